@@ -1,0 +1,71 @@
+// The sandbox init's side of start-up, after clone. It only applies what the parent prepared:
+// no allocation, no logging, failures reported as {step, errno} over the sync socket.
+#pragma once
+
+#include <sys/resource.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "launcher/landlock.h"
+#include "launcher/sandbox.h"
+
+namespace gander::launcher {
+
+// Setup steps, in the order the child runs them; their names are in kChildStepNames.
+enum class ChildStep : int32_t {
+  kWaitParent,
+  kSetsid,
+  kMountPrivate,
+  kMountBase,
+  kPivotBase,
+  kMount,
+  kPidMax,
+  kUnmountOld,
+  kPivotRoot,
+  kRootReadOnly,
+  kChdir,
+  kHostname,
+  kLoopback,
+  kRlimit,
+  kCapabilities,
+  kNoNewPrivs,
+  kLandlock,
+  kSeccomp,
+  kFork,
+  kExec,
+  kStarted,  // not a failure: the extension was exec'd
+};
+const char* ChildStepName(ChildStep step);
+
+// What the child sends the parent: one message per outcome.
+struct ChildReport {
+  ChildStep step;
+  int32_t err;     // errno, 0 with kStarted
+  int32_t detail;  // index of the mount or rlimit at fault; the extension's pid with kStarted
+};
+
+// A mount with its paths already joined to the staging directories.
+struct PreparedMount {
+  MountOp::Kind kind;
+  std::string source;  // "/oldroot/..." (or link text for a symlink)
+  std::string target;  // "/newroot/..."
+  std::string options; // tmpfs mount data
+  bool writable;
+  bool executable;
+};
+
+// Everything ChildMain reads; built by the parent before clone, never modified after.
+struct ChildPlan {
+  const SandboxSpec* spec;
+  std::vector<PreparedMount> mounts;
+  std::vector<char*> argv;  // null-terminated, pointing into spec
+  std::vector<char*> envp;
+  int sync_fd;
+};
+
+// Runs as the sandbox init (pid 1 of the new pid namespace, or a plain child without one).
+// Never returns.
+[[noreturn]] void ChildMain(const ChildPlan& plan);
+
+}  // namespace gander::launcher

@@ -1,0 +1,116 @@
+#include "launcher/cli.h"
+
+#include <spdlog/sinks/stdout_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <iostream>
+
+#include "launcher/doctor.h"
+#include "launcher/isolation.h"
+#include "launcher/run.h"
+#include "policies/expand.h"
+#include "policies/loader.h"
+
+namespace gander::launcher {
+namespace {
+
+// Diagnostics go to stderr only: while wrapping an extension, stdout carries nothing but the
+// extension's MCP messages.
+void SetUpLogging(const std::string& level) {
+  auto logger = spdlog::stderr_logger_st("gander");
+  logger->set_pattern("gander: %^%l%$: %v");
+  logger->set_level(spdlog::level::from_str(level));
+  spdlog::set_default_logger(logger);
+}
+
+int PolicyCheck(const std::string& file) {
+  auto policy = LoadEffectivePolicy(file, "");
+  if (!policy) {
+    spdlog::error("{}", policy.error().Describe());
+    return kExitUsage;
+  }
+  std::cout << file << ": ok (" << policy->source << ")\n";
+  return 0;
+}
+
+int PolicyShow(const std::string& name) {
+  bool is_file = name.find('/') != std::string::npos || name.ends_with(".yaml");
+  auto policy = LoadEffectivePolicy(is_file ? name : "", is_file ? "" : name);
+  if (!policy) {
+    spdlog::error("{}", policy.error().Describe());
+    return kExitUsage;
+  }
+  std::cout << policies::ToYaml(*policy);
+  return 0;
+}
+
+}  // namespace
+
+int Main(int argc, char** argv) {
+  CLI::App app{"gander: runs an MCP stdio extension in its own sandbox and reports what it did"};
+  app.require_subcommand(1);
+  std::string log_level = "warn";
+  app.add_option("--log-level", log_level, "trace, debug, info, warn, error or off")
+      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}));
+
+  RunOptions run;
+  std::string require;
+  auto* run_cmd = app.add_subcommand("run", "Run COMMAND in a sandbox (gander run -- CMD ARGS)");
+  auto* policy_opt = run_cmd->add_option("--policy", run.policy_file, "Policy file (YAML)");
+  run_cmd->add_option("--profile", run.profile, "Shipped or user profile name (default: default)")
+      ->excludes(policy_opt);
+  run_cmd->add_option("--name", run.name,
+                      "Extension name (default: the name gander was invoked as when that is a "
+                      "symlink, else the command's basename)");
+  run_cmd->add_option("--workspace", run.workspace, "Workspace directory (default: cwd)");
+  run_cmd->add_option("--require", require, "Refuse to start below this isolation level")
+      ->check(CLI::IsMember({"basic", "seccomp", "landlock", "full"}));
+  run_cmd->add_flag("--no-namespaces", run.no_namespaces,
+                    "Do not use namespaces: Landlock and seccomp only (what gander falls back "
+                    "to where user namespaces are refused)");
+  run_cmd->add_option("command", run.command, "The extension's command and arguments")
+      ->required();
+  run_cmd->positionals_at_end();
+
+  auto* policy_cmd = app.add_subcommand("policy", "Check or show policies");
+  policy_cmd->require_subcommand(1);
+  std::string check_file, show_name;
+  auto* check_cmd = policy_cmd->add_subcommand("check", "Validate a policy file");
+  check_cmd->add_option("file", check_file, "Policy file")->required();
+  auto* show_cmd =
+      policy_cmd->add_subcommand("show", "Print the effective policy (after extends) as YAML");
+  show_cmd->add_option("name", show_name, "Profile name or policy file")->required();
+
+  auto* doctor_cmd = app.add_subcommand("doctor", "What this kernel allows, and what run applies");
+  auto* version_cmd = app.add_subcommand("version", "Print gander's version");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);  // help goes to stdout: asked for, and nothing is being wrapped
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::cerr << "gander: " << e.what() << "\n";
+    return kExitUsage;
+  }
+  SetUpLogging(log_level);
+
+  if (*run_cmd) {
+    if (!require.empty()) run.require = *ParseLevel(require);
+    if (run.name.empty()) run.name = DefaultExtensionName(argv[0], run.command.at(0));
+    return Run(run);
+  }
+  if (*check_cmd) return PolicyCheck(check_file);
+  if (*show_cmd) return PolicyShow(show_name);
+  if (*doctor_cmd) return Doctor(std::cout);
+  if (*version_cmd) {
+    std::cout << "gander " << GANDER_VERSION << "\n";
+    return 0;
+  }
+  return kExitUsage;
+}
+
+}  // namespace gander::launcher

@@ -1,0 +1,308 @@
+#include "launcher/run.h"
+
+#include <fcntl.h>
+#include <ftw.h>
+#include <pwd.h>
+#include <spdlog/spdlog.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <climits>
+#include <cstdlib>
+#include <map>
+
+#include "common/unique_fd.h"
+#include "launcher/command.h"
+#include "launcher/environment.h"
+#include "launcher/filesystem_plan.h"
+#include "launcher/landlock.h"
+#include "launcher/sandbox.h"
+#include "launcher/seccomp_filter.h"
+#include "monitor/supervisor.h"
+#include "policies/expand.h"
+#include "policies/loader.h"
+
+namespace gander::launcher {
+namespace {
+
+std::string Basename(const std::string& path) {
+  auto slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+std::optional<std::string> RealPath(const std::string& path) {
+  char buf[PATH_MAX];
+  if (!realpath(path.c_str(), buf)) return std::nullopt;
+  return std::string(buf);
+}
+
+std::string CurrentDirectory() {
+  char buf[PATH_MAX];
+  return getcwd(buf, sizeof(buf)) ? std::string(buf) : std::string("/");
+}
+
+std::string HomeDirectory(const std::map<std::string, std::string>& env) {
+  std::string home;
+  if (auto it = env.find("HOME"); it != env.end() && !it->second.empty()) {
+    home = it->second;
+  } else if (const passwd* pw = getpwuid(getuid())) {
+    home = pw->pw_dir;
+  }
+  if (home.empty()) return "/nonexistent";
+  return RealPath(home).value_or(home);
+}
+
+// Private directories on the host, for a run without a mount namespace; removed at exit.
+class PrivateDirs {
+ public:
+  ~PrivateDirs() {
+    if (!base_.empty()) {
+      nftw(base_.c_str(), [](const char* path, const struct stat*, int, FTW*) {
+        return remove(path);
+      }, 16, FTW_DEPTH | FTW_PHYS);
+    }
+  }
+  Result<std::string> Make(const std::string& name) {
+    if (base_.empty()) {
+      std::string pattern = "/tmp/gander-" + name + "-XXXXXX";
+      if (!mkdtemp(pattern.data())) return ErrnoError("mkdtemp " + pattern);
+      base_ = pattern;
+    }
+    std::string dir = base_ + "/" + std::to_string(count_++);
+    if (mkdir(dir.c_str(), 0700) != 0) return ErrnoError("mkdir " + dir);
+    return dir;
+  }
+
+ private:
+  std::string base_;
+  int count_ = 0;
+};
+
+std::vector<std::pair<int, rlim_t>> Rlimits(const policies::Limits& limits) {
+  std::vector<std::pair<int, rlim_t>> out;
+  if (limits.processes) out.emplace_back(RLIMIT_NPROC, *limits.processes);
+  if (limits.open_files) out.emplace_back(RLIMIT_NOFILE, *limits.open_files);
+  if (limits.file_size) out.emplace_back(RLIMIT_FSIZE, *limits.file_size);
+  if (limits.core_dumps && !*limits.core_dumps) out.emplace_back(RLIMIT_CORE, 0);
+  // Per process: a whole-sandbox memory cap needs a delegated cgroup (not yet).
+  if (limits.memory) out.emplace_back(RLIMIT_DATA, *limits.memory);
+  return out;
+}
+
+// Everything a start attempt needs that does not depend on namespaces being available.
+struct Prepared {
+  std::string name;
+  std::string workspace;
+  std::string home;
+  policies::ExpandedPolicy policy;
+  ResolvedCommand command;
+  std::vector<std::string> argv;
+  std::map<std::string, std::string> environ;
+  SeccompProgram seccomp;
+  int landlock_abi = 0;
+};
+
+Result<SandboxSpec> BuildSpec(const Prepared& p, bool use_namespaces, PrivateDirs& dirs) {
+  SandboxSpec spec;
+  spec.use_namespaces = use_namespaces;
+  FilesystemInputs inputs{p.policy, p.command.readable, {}};
+  std::map<std::string, std::string> fixed{{"HOME", p.home}};
+  if (!use_namespaces) {
+    for (const auto& path : p.policy.private_) {
+      auto dir = dirs.Make(p.name);
+      if (!dir) return dir.error();
+      inputs.private_host_dirs.emplace_back(path, *dir);
+      if (path == p.home) fixed["HOME"] = *dir;
+      if (path == "/tmp") fixed["TMPDIR"] = *dir;
+    }
+  }
+  FilesystemPlan plan = PlanFilesystem(inputs, use_namespaces, ProbeHostPath, ListHostDir);
+  for (const auto& note : plan.notes) spdlog::debug("filesystem: {}", note);
+  spec.mounts = std::move(plan.mounts);
+
+  if (p.landlock_abi > 0) {
+    spec.landlock.abi = p.landlock_abi;
+    spec.landlock.handled_fs = landlock::HandledFsRights(p.landlock_abi);
+    // With a network namespace the sandbox's own loopback must keep working; without one,
+    // Landlock is the only TCP backstop: every connect and bind is refused.
+    if (!use_namespaces && p.landlock_abi >= 4) {
+      spec.landlock.handled_net = landlock::kNetBindTcp | landlock::kNetConnectTcp;
+    }
+    if (p.landlock_abi >= 6) {
+      spec.landlock.scoped = landlock::kScopeAbstractUnixSocket | landlock::kScopeSignal;
+    }
+    spec.landlock.rules = std::move(plan.rules);
+  }
+  spec.seccomp = p.seccomp;
+  spec.rlimits = Rlimits(p.policy.limits);
+  if (use_namespaces && p.policy.limits.processes) {
+    // pid_max bounds pid numbers (1..pid_max-1); the kernel refuses values below 301.
+    spec.pid_max = std::max<uint64_t>(*p.policy.limits.processes + 1, 301);
+  }
+  spec.cwd = p.workspace;
+  spec.exec_path = p.command.exec_path;
+  spec.argv = p.argv;
+  spec.envp = BuildEnvironment(p.policy, p.command.path_dirs, fixed, p.environ);
+  return spec;
+}
+
+// Did the start fail because user namespaces are unavailable here (refused at clone, or
+// created without the power to mount, as under AppArmor's restriction)?
+bool NamespacesRefused(const Error& error, const StartFailure& failure) {
+  if (error.message == "clone") {
+    return error.code == EPERM || error.code == ENOSPC || error.code == EINVAL ||
+           error.code == EUSERS;
+  }
+  bool setup_step = failure.step.starts_with("make mounts private") ||
+                    failure.step.starts_with("mount staging") ||
+                    failure.step.starts_with("write uid");
+  return setup_step && (failure.err == EPERM || failure.err == EACCES);
+}
+
+int Fail(int status, const std::string& message) {
+  spdlog::error("{}", message);
+  return status;
+}
+
+}  // namespace
+
+std::vector<std::string> UserPolicyDirs() {
+  std::vector<std::string> dirs;
+  if (const char* xdg = getenv("XDG_CONFIG_HOME"); xdg && *xdg) {
+    dirs.push_back(std::string(xdg) + "/gander/policies");
+  } else if (const char* home = getenv("HOME"); home && *home) {
+    dirs.push_back(std::string(home) + "/.config/gander/policies");
+  }
+  return dirs;
+}
+
+Result<policies::Policy> LoadEffectivePolicy(const std::string& policy_file,
+                                             const std::string& profile) {
+  auto dirs = UserPolicyDirs();
+  auto leaf = policy_file.empty() ? policies::LoadProfile(profile, dirs)
+                                  : policies::LoadPolicyFile(policy_file);
+  if (!leaf) return leaf.error();
+  return policies::ResolveExtends(std::move(leaf).value(), dirs);
+}
+
+std::string DefaultExtensionName(const std::string& argv0, const std::string& command) {
+  struct stat st;
+  std::string invoked = Basename(argv0);
+  if (!invoked.empty() && invoked != "gander" && lstat(argv0.c_str(), &st) == 0 &&
+      S_ISLNK(st.st_mode)) {
+    return invoked;
+  }
+  if (argv0.find('/') == std::string::npos && invoked != "gander") {
+    return invoked;  // found through PATH under another name: a symlink or a copy
+  }
+  return Basename(command);
+}
+
+int Run(const RunOptions& o) {
+  Prepared p;
+  p.environ = CurrentEnvironment();
+  p.name = o.name.empty() ? Basename(o.command.at(0)) : o.name;
+  const std::string cwd = CurrentDirectory();
+
+  // The workspace: an existing directory, never `/`, never inside a denied path.
+  std::string workspace = o.workspace.empty() ? cwd : o.workspace;
+  auto real_workspace = RealPath(workspace);
+  struct stat st;
+  if (!real_workspace || stat(real_workspace->c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+    return Fail(kExitUsage, "workspace " + workspace + " is not an existing directory");
+  }
+  if (*real_workspace == "/") return Fail(kExitUsage, "the workspace cannot be /");
+  p.workspace = *real_workspace;
+  p.home = HomeDirectory(p.environ);
+
+  auto policy = LoadEffectivePolicy(o.policy_file, o.profile);
+  if (!policy) return Fail(kExitUsage, policy.error().Describe());
+  auto expanded = policies::Expand(*policy, {p.workspace, p.home, p.environ});
+  if (!expanded) return Fail(kExitUsage, expanded.error().Describe());
+  p.policy = std::move(expanded).value();
+  for (const auto& denied : p.policy.deny) {
+    if (IsWithin(p.workspace, denied)) {
+      return Fail(kExitUsage, "workspace " + p.workspace + " lies inside denied path " + denied);
+    }
+  }
+
+  auto command = ResolveCommand(o.command, p.environ["PATH"], cwd, p.home);
+  if (!command) {
+    const Error& e = command.error();
+    if (e.code == EACCES) return Fail(kExitCannotExecute, e.message + ": permission denied");
+    return Fail(kExitNotFound, e.message + ": command not found");
+  }
+  p.command = std::move(command).value();
+  p.argv = o.command;
+
+  auto seccomp = CompileSeccompFilter();
+  if (!seccomp) return Fail(kExitSetupFailed, seccomp.error().Describe());
+  p.seccomp = std::move(seccomp).value();
+  p.landlock_abi = landlock::ProbeAbi();
+
+  const IsolationLevel required = o.require.value_or(IsolationLevel::kBasic);
+  bool use_namespaces = !o.no_namespaces;
+  if (!use_namespaces && required == IsolationLevel::kFull) {
+    return Fail(kExitSetupFailed, "--require full refuses --no-namespaces");
+  }
+
+  // The extension's stdio: pipes whose far ends only the extension holds.
+  int in_pipe[2], out_pipe[2];
+  if (pipe2(in_pipe, O_CLOEXEC) != 0 || pipe2(out_pipe, O_CLOEXEC) != 0) {
+    return Fail(kExitSetupFailed, ErrnoError("pipe2").Describe());
+  }
+  UniqueFd child_stdin(in_pipe[0]), to_child(in_pipe[1]);
+  UniqueFd from_child(out_pipe[0]), child_stdout(out_pipe[1]);
+  fcntl(to_child.get(), F_SETFL, O_NONBLOCK);
+  fcntl(from_child.get(), F_SETFL, O_NONBLOCK);
+
+  PrivateDirs private_dirs;
+  Result<SandboxProcess> sandbox = MakeError("not started");
+  for (;;) {
+    IsolationLevel level = LevelOf(use_namespaces, p.landlock_abi > 0, true);
+    if (level < required) {
+      return Fail(kExitSetupFailed,
+                  std::string("--require ") + LevelName(required) + ": this host gives '" +
+                      LevelName(level) + "'" +
+                      (p.landlock_abi == 0 ? " (Landlock is not available)" : "") +
+                      "; see `gander doctor`");
+    }
+    auto spec = BuildSpec(p, use_namespaces, private_dirs);
+    if (!spec) return Fail(kExitSetupFailed, spec.error().Describe());
+    spec->stdin_fd = child_stdin.get();
+    spec->stdout_fd = child_stdout.get();
+    StartFailure failure;
+    sandbox = StartSandbox(*spec, &failure);
+    if (sandbox) {
+      spdlog::info("{}: started, isolation {} (namespaces {}, landlock ABI {}, seccomp on)",
+                   p.name, LevelName(level), use_namespaces ? "on" : "off", p.landlock_abi);
+      break;
+    }
+    if (use_namespaces && NamespacesRefused(sandbox.error(), failure) &&
+        required < IsolationLevel::kFull) {
+      spdlog::warn("{}: user namespaces are not available here ({}); running with Landlock and "
+                   "seccomp only. `gander doctor` explains; --require full refuses instead.",
+                   p.name, sandbox.error().Describe());
+      use_namespaces = false;
+      continue;
+    }
+    if (failure.exec_failed) {
+      return Fail(failure.err == ENOENT ? kExitNotFound : kExitCannotExecute,
+                  "cannot execute " + p.command.exec_path + ": " + std::strerror(failure.err));
+    }
+    return Fail(kExitSetupFailed, sandbox.error().Describe());
+  }
+  child_stdin.Reset();
+  child_stdout.Reset();
+
+  monitor::SupervisorOptions supervise;
+  supervise.child_in = to_child.Release();
+  supervise.child_out = from_child.get();
+  supervise.pidfd = sandbox->pidfd.get();
+  if (!sandbox->namespaces) supervise.kill_group = sandbox->extension_pid;
+  int status = monitor::Supervise(supervise);
+  spdlog::info("{}: exited with status {}", p.name, status);
+  return status;
+}
+
+}  // namespace gander::launcher

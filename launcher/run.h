@@ -1,0 +1,45 @@
+// `gander run`: from the command line to a running, supervised sandbox and its exit status.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+#include "launcher/isolation.h"
+#include "policies/policy.h"
+
+namespace gander::launcher {
+
+// Exit statuses of gander itself (anything else is the extension's).
+inline constexpr int kExitUsage = 2;          // bad arguments or policy: nothing started
+inline constexpr int kExitSetupFailed = 125;  // the sandbox could not be built
+inline constexpr int kExitCannotExecute = 126;
+inline constexpr int kExitNotFound = 127;
+
+struct RunOptions {
+  std::string policy_file;         // --policy; empty: use `profile`
+  std::string profile = "default"; // --profile
+  std::string name;                // --name; empty: derived (see DefaultExtensionName)
+  std::string workspace;           // --workspace; empty: the current directory
+  std::optional<IsolationLevel> require;
+  bool no_namespaces = false;      // run with Landlock + seccomp only
+  std::vector<std::string> command;
+};
+
+// The user's policy directories, searched before the shipped profiles:
+// $XDG_CONFIG_HOME/gander/policies (or ~/.config/gander/policies).
+std::vector<std::string> UserPolicyDirs();
+
+// --policy FILE or --profile NAME, with `extends` merged in.
+Result<policies::Policy> LoadEffectivePolicy(const std::string& policy_file,
+                                             const std::string& profile);
+
+// The extension's name when --name is absent: the name gander was invoked as when that is a
+// symlink to gander (so Goose names the extension after it), else the command's basename.
+std::string DefaultExtensionName(const std::string& argv0, const std::string& command);
+
+// Runs the extension; returns gander's exit status. Errors are printed on stderr.
+int Run(const RunOptions& options);
+
+}  // namespace gander::launcher

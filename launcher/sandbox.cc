@@ -1,0 +1,125 @@
+// The parent's half of starting a sandbox (the child's half is child_setup.cc).
+#include "launcher/sandbox.h"
+
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <string>
+
+#include "launcher/child_setup.h"
+
+namespace gander::launcher {
+namespace {
+
+constexpr unsigned long kNamespaceFlags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID |
+                                          CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS |
+                                          CLONE_NEWCGROUP;
+
+Status WriteFile(const std::string& path, const std::string& text) {
+  UniqueFd fd(open(path.c_str(), O_WRONLY | O_CLOEXEC));
+  if (!fd) return ErrnoError("open " + path);
+  if (write(fd.get(), text.data(), text.size()) != static_cast<ssize_t>(text.size())) {
+    return ErrnoError("write " + path);
+  }
+  return {};
+}
+
+// Maps the caller's uid and gid to themselves, so workspace files keep their owner.
+Status WriteIdMaps(pid_t pid, uid_t uid, gid_t gid) {
+  std::string proc = "/proc/" + std::to_string(pid);
+  if (auto s = WriteFile(proc + "/setgroups", "deny"); !s) return s;
+  if (auto s = WriteFile(proc + "/uid_map", std::to_string(uid) + " " + std::to_string(uid) + " 1");
+      !s) {
+    return s;
+  }
+  return WriteFile(proc + "/gid_map", std::to_string(gid) + " " + std::to_string(gid) + " 1");
+}
+
+std::string TmpfsOptions(const std::string& target) {
+  return target == "/tmp" ? "mode=1777" : "mode=0700";
+}
+
+ChildPlan PrepareChildPlan(const SandboxSpec& spec, int sync_fd) {
+  ChildPlan plan{&spec, {}, {}, {}, sync_fd};
+  for (const MountOp& op : spec.mounts) {
+    PreparedMount m{op.kind, op.source, "/newroot" + op.target, "", op.writable, op.executable};
+    if (op.kind == MountOp::Kind::kBind) m.source = "/oldroot" + op.source;
+    if (op.kind == MountOp::Kind::kTmpfs) m.options = TmpfsOptions(op.target);
+    plan.mounts.push_back(std::move(m));
+  }
+  for (const auto& arg : spec.argv) plan.argv.push_back(const_cast<char*>(arg.c_str()));
+  plan.argv.push_back(nullptr);
+  for (const auto& env : spec.envp) plan.envp.push_back(const_cast<char*>(env.c_str()));
+  plan.envp.push_back(nullptr);
+  return plan;
+}
+
+}  // namespace
+
+Result<SandboxProcess> StartSandbox(const SandboxSpec& spec, StartFailure* failure) {
+  int pair[2];
+  if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0) {
+    return ErrnoError("socketpair");
+  }
+  UniqueFd parent_end(pair[0]);
+  UniqueFd child_end(pair[1]);
+  ChildPlan plan = PrepareChildPlan(spec, child_end.get());
+
+  const uid_t uid = getuid();
+  const gid_t gid = getgid();
+  unsigned long flags = SIGCHLD | (spec.use_namespaces ? kNamespaceFlags : 0);
+  // A fork-like clone (no new stack): the child continues here with a copy of our memory.
+  long rc = syscall(SYS_clone, flags, nullptr, nullptr, nullptr, 0);
+  if (rc < 0) return ErrnoError("clone");
+  if (rc == 0) {
+    parent_end.Release();  // the child must not close what it did not open
+    ChildMain(plan);
+  }
+  const pid_t pid = static_cast<pid_t>(rc);
+  child_end.Reset();
+
+  SandboxProcess process;
+  process.pid = pid;
+  process.namespaces = spec.use_namespaces;
+  process.pidfd = UniqueFd(static_cast<int>(syscall(SYS_pidfd_open, pid, 0)));
+  auto abandon = [&](Error error) -> Result<SandboxProcess> {
+    kill(pid, SIGKILL);
+    waitpid(pid, nullptr, 0);
+    return error;
+  };
+  if (!process.pidfd) return abandon(ErrnoError("pidfd_open"));
+
+  if (spec.use_namespaces) {
+    if (auto s = WriteIdMaps(pid, uid, gid); !s) return abandon(std::move(s).error());
+  }
+  if (write(parent_end.get(), "g", 1) != 1) return abandon(ErrnoError("start the sandbox"));
+
+  ChildReport report{};
+  ssize_t n;
+  do {
+    n = recv(parent_end.get(), &report, sizeof(report), 0);
+  } while (n < 0 && errno == EINTR);
+  if (n == static_cast<ssize_t>(sizeof(report)) && report.step == ChildStep::kStarted) {
+    process.extension_pid = report.detail;
+    return process;
+  }
+  if (n != static_cast<ssize_t>(sizeof(report))) {
+    return abandon(MakeError("the sandbox init exited during set-up"));
+  }
+  std::string step = ChildStepName(report.step);
+  if (report.step == ChildStep::kMount && report.detail >= 0 &&
+      static_cast<size_t>(report.detail) < spec.mounts.size()) {
+    step += " " + spec.mounts[report.detail].target;
+  }
+  if (failure) *failure = StartFailure{step, report.err, report.step == ChildStep::kExec};
+  waitpid(pid, nullptr, 0);
+  return Error{report.err, "sandbox set-up failed at '" + step + "'"};
+}
+
+}  // namespace gander::launcher

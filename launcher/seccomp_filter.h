@@ -1,0 +1,24 @@
+// The seccomp filter every sandbox gets: denies what no MCP server needs, refuses clone3
+// (its flags are out of the filter's reach, so libc falls back to clone), and kills any
+// process that enters the kernel through a foreign ABI (i386 int 0x80, x32).
+//
+// Compiled in the parent with libseccomp into plain BPF bytes; the child only installs them.
+#pragma once
+
+#include <linux/filter.h>
+
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+
+namespace gander::launcher {
+
+struct SeccompProgram {
+  std::vector<sock_filter> instructions;
+  std::vector<std::string> denied_syscalls;  // for doctor and docs
+};
+
+Result<SeccompProgram> CompileSeccompFilter();
+
+}  // namespace gander::launcher

@@ -1,0 +1,101 @@
+// The policy model: what one extension may see and do, as plain data.
+//
+// A policy file (YAML, version 1) is parsed into a Policy, merged with the chain of policies it
+// `extends`, then expanded (variables, `~`) into an ExpandedPolicy with absolute paths that the
+// launcher compiles into a sandbox. Nothing here touches the kernel.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gander::policies {
+
+// Where a value came from, for error messages: file:line:column (1-based).
+struct SourceMark {
+  std::string file;
+  int line = 0;
+  int column = 0;
+  friend bool operator==(const SourceMark&, const SourceMark&) = default;
+};
+
+// A path pattern as written in the policy (may hold ${WORKSPACE}, ${HOME}, ${VAR}, a leading ~).
+struct PathEntry {
+  std::string path;
+  SourceMark mark;
+  friend bool operator==(const PathEntry&, const PathEntry&) = default;
+};
+
+struct FilesystemRules {
+  std::vector<PathEntry> read;      // read-only, no execve (mounted noexec)
+  std::vector<PathEntry> exec;      // read and execute (binaries, shared libraries)
+  std::vector<PathEntry> write;     // read and write (and execute, if also listed in exec)
+  std::vector<PathEntry> private_;  // YAML `private`: an empty private tmpfs at this path
+  std::vector<PathEntry> deny;      // never visible, even under a read/write/exec rule
+  friend bool operator==(const FilesystemRules&, const FilesystemRules&) = default;
+};
+
+struct EnvRules {
+  std::vector<std::string> pass;                // names copied from the launcher's environment
+  std::map<std::string, std::string> set;       // fixed values (may use ${VAR} expansion)
+  std::map<std::string, SourceMark> set_marks;  // where each `set` entry was written
+  friend bool operator==(const EnvRules&, const EnvRules&) = default;
+};
+
+struct Limits {
+  std::optional<uint64_t> processes;   // max processes in the sandbox
+  std::optional<uint64_t> open_files;  // RLIMIT_NOFILE
+  std::optional<uint64_t> file_size;   // bytes, RLIMIT_FSIZE
+  std::optional<bool> core_dumps;      // false -> RLIMIT_CORE = 0
+  std::optional<uint64_t> memory;      // bytes; enforced where the kernel lets us
+  friend bool operator==(const Limits&, const Limits&) = default;
+};
+
+struct NetworkRule {
+  std::string host;             // a name, *.suffix, an IP address or a CIDR
+  std::vector<uint16_t> ports;  // empty only in a deny rule: every port
+  SourceMark mark;
+  friend bool operator==(const NetworkRule&, const NetworkRule&) = default;
+};
+
+struct NetworkRules {
+  std::vector<NetworkRule> allow;
+  std::vector<NetworkRule> deny;
+  friend bool operator==(const NetworkRules&, const NetworkRules&) = default;
+};
+
+// One policy file as written (before merging with what it extends).
+struct Policy {
+  int version = 1;
+  std::optional<std::string> extends;  // a profile name or a path relative to this file
+  SourceMark extends_mark;             // where `extends` was written
+  FilesystemRules filesystem;
+  EnvRules env;
+  Limits limits;
+  NetworkRules network;
+  std::string source;  // file name or "profile:NAME"; merged: "a.yaml <- profile:default"
+  std::vector<std::string> chain;  // each merged policy's source, most derived first
+  friend bool operator==(const Policy&, const Policy&) = default;
+};
+
+// A policy after `extends` is merged in and variables are expanded: every path absolute and
+// normalised (no `.`, `..`, duplicate or trailing slashes); symlinks are NOT resolved here.
+struct ExpandedPolicy {
+  std::vector<std::string> read, exec, write, private_, deny;
+  std::vector<std::string> env_pass;
+  std::map<std::string, std::string> env_set;
+  Limits limits;
+  NetworkRules network;
+  std::vector<std::string> sources;  // the chain, most derived first
+};
+
+// Values the expansion step substitutes.
+struct ExpansionContext {
+  std::string workspace;                       // absolute
+  std::string home;                            // absolute
+  std::map<std::string, std::string> environ;  // the launcher's environment
+};
+
+}  // namespace gander::policies
