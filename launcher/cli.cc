@@ -20,7 +20,9 @@ namespace {
 // extension's MCP messages.
 void SetUpLogging(const std::string& level) {
   auto logger = spdlog::stderr_logger_st("gander");
-  logger->set_pattern("gander: %^%l%$: %v");
+  // Debug lines carry a microsecond clock: they time the start-up phases.
+  logger->set_pattern(level == "debug" || level == "trace" ? "gander: %H:%M:%S.%f %^%l%$: %v"
+                                                          : "gander: %^%l%$: %v");
   logger->set_level(spdlog::level::from_str(level));
   spdlog::set_default_logger(logger);
 }

@@ -199,6 +199,7 @@ std::string DefaultExtensionName(const std::string& argv0, const std::string& co
 }
 
 int Run(const RunOptions& o) {
+  spdlog::debug("phase: arguments parsed");
   Prepared p;
   p.environ = CurrentEnvironment();
   p.name = o.name.empty() ? Basename(o.command.at(0)) : o.name;
@@ -226,6 +227,7 @@ int Run(const RunOptions& o) {
     }
   }
 
+  spdlog::debug("phase: policy loaded");
   auto command = ResolveCommand(o.command, p.environ["PATH"], cwd, p.home);
   if (!command) {
     const Error& e = command.error();
@@ -235,6 +237,7 @@ int Run(const RunOptions& o) {
   p.command = std::move(command).value();
   p.argv = o.command;
 
+  spdlog::debug("phase: command resolved");
   auto seccomp = CompileSeccompFilter();
   if (!seccomp) return Fail(kExitSetupFailed, seccomp.error().Describe());
   p.seccomp = std::move(seccomp).value();
@@ -267,11 +270,13 @@ int Run(const RunOptions& o) {
                       (p.landlock_abi == 0 ? " (Landlock is not available)" : "") +
                       "; see `gander doctor`");
     }
+    spdlog::debug("phase: seccomp compiled");
     auto spec = BuildSpec(p, use_namespaces, private_dirs);
     if (!spec) return Fail(kExitSetupFailed, spec.error().Describe());
     spec->stdin_fd = child_stdin.get();
     spec->stdout_fd = child_stdout.get();
     StartFailure failure;
+    spdlog::debug("phase: sandbox planned");
     sandbox = StartSandbox(*spec, &failure);
     if (sandbox) {
       spdlog::info("{}: started, isolation {} (namespaces {}, landlock ABI {}, seccomp on)",

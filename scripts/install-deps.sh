@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Installs what gander's build, demo and tests need on Debian 12, and only what is missing:
+# Debian packages with apt-get, the MCP servers of the test corpus with `npm ci`.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+packages=(
+  build-essential cmake pkg-config git
+  libseccomp-dev libcap-dev libyaml-cpp-dev libspdlog-dev libcli11-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+  nlohmann-json3-dev libsimdjson-dev prometheus-cpp-dev
+  util-linux iproute2 procps bc
+  bubblewrap firejail runsc hyperfine prometheus clang-format
+)
+# Node.js runs the MCP servers and the MCP client; any node >= 18 with npm will do.
+command -v node >/dev/null && command -v npm >/dev/null || packages+=(nodejs npm)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "install-deps: installing ${missing[*]}" >&2
+  sudo=()
+  [[ $(id -u) -eq 0 ]] || sudo=(sudo)
+  "${sudo[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends \
+    "${missing[@]}" >/dev/null
+fi
+
+tests/e2e/install.sh
