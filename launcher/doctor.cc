@@ -50,9 +50,10 @@ int Doctor(std::ostream& out) {
     case IsolationLevel::kLandlock:
       out << "  user namespaces are refused here, so gander run falls back to Landlock and\n"
              "  seccomp: files outside the policy stay unreadable, but there is no private\n"
-             "  /tmp or network namespace (TCP is refused through Landlock"
-          << (f.landlock_abi >= 4 ? "" : " -- not on this ABI") << "; UDP and unix\n"
-          << "  sockets are not confined) and the process tree is not in its own pid namespace.\n";
+             "  /tmp, network or pid namespace. seccomp refuses IPv4, IPv6 and unix sockets\n"
+             "  (socketpair still works)"
+          << (f.landlock_abi >= 4 ? " and Landlock refuses TCP" : "")
+          << "; a descendant that leaves its process group may outlive gander.\n";
       break;
     case IsolationLevel::kSeccomp:
       out << "  neither user namespaces nor Landlock are available: only the syscall filter\n"

@@ -98,7 +98,6 @@ struct Prepared {
   ResolvedCommand command;
   std::vector<std::string> argv;
   std::map<std::string, std::string> environ;
-  SeccompProgram seccomp;
   int landlock_abi = 0;
 };
 
@@ -133,7 +132,9 @@ Result<SandboxSpec> BuildSpec(const Prepared& p, bool use_namespaces, PrivateDir
     }
     spec.landlock.rules = std::move(plan.rules);
   }
-  spec.seccomp = p.seccomp;
+  auto seccomp = CompileSeccompFilter({.deny_host_sockets = !use_namespaces});
+  if (!seccomp) return seccomp.error();
+  spec.seccomp = std::move(seccomp).value();
   spec.rlimits = Rlimits(p.policy.limits);
   if (use_namespaces && p.policy.limits.processes) {
     // pid_max bounds pid numbers (1..pid_max-1); the kernel refuses values below 301.
@@ -238,9 +239,6 @@ int Run(const RunOptions& o) {
   p.argv = o.command;
 
   spdlog::debug("phase: command resolved");
-  auto seccomp = CompileSeccompFilter();
-  if (!seccomp) return Fail(kExitSetupFailed, seccomp.error().Describe());
-  p.seccomp = std::move(seccomp).value();
   p.landlock_abi = landlock::ProbeAbi();
 
   const IsolationLevel required = o.require.value_or(IsolationLevel::kBasic);
@@ -270,13 +268,12 @@ int Run(const RunOptions& o) {
                       (p.landlock_abi == 0 ? " (Landlock is not available)" : "") +
                       "; see `gander doctor`");
     }
-    spdlog::debug("phase: seccomp compiled");
     auto spec = BuildSpec(p, use_namespaces, private_dirs);
     if (!spec) return Fail(kExitSetupFailed, spec.error().Describe());
     spec->stdin_fd = child_stdin.get();
     spec->stdout_fd = child_stdout.get();
     StartFailure failure;
-    spdlog::debug("phase: sandbox planned");
+    spdlog::debug("phase: sandbox planned, seccomp compiled");
     sandbox = StartSandbox(*spec, &failure);
     if (sandbox) {
       spdlog::info("{}: started, isolation {} (namespaces {}, landlock ABI {}, seccomp on)",

@@ -4,6 +4,7 @@
 #include <seccomp.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -51,7 +52,7 @@ Error SeccompError(int rc, const std::string& what) { return Error{-rc, "seccomp
 
 }  // namespace
 
-Result<SeccompProgram> CompileSeccompFilter() {
+Result<SeccompProgram> CompileSeccompFilter(const SeccompOptions& options) {
   Ctx ctx(seccomp_init(SCMP_ACT_ALLOW));
   if (!ctx) return MakeError("seccomp_init failed");
   SeccompProgram program;
@@ -108,6 +109,17 @@ Result<SeccompProgram> CompileSeccompFilter() {
   }
   program.denied_syscalls.emplace_back("ioctl(TIOCSTI)");
   program.denied_syscalls.emplace_back("ioctl(TIOCLINUX)");
+
+  if (options.deny_host_sockets) {
+    for (int family : {AF_INET, AF_INET6, AF_UNIX}) {
+      if (int rc = seccomp_rule_add(ctx.get(), SCMP_ACT_ERRNO(EACCES), SCMP_SYS(socket), 1,
+                                    SCMP_A0(SCMP_CMP_EQ, static_cast<scmp_datum_t>(family)));
+          rc < 0) {
+        return SeccompError(rc, "deny host sockets");
+      }
+    }
+    program.denied_syscalls.emplace_back("socket(AF_INET/AF_INET6/AF_UNIX)");
+  }
 
   // Export the BPF program into memory: the child installs it with one seccomp() call.
   UniqueFd memfd(memfd_create("gander-seccomp", MFD_CLOEXEC));

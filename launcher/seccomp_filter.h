@@ -19,6 +19,14 @@ struct SeccompProgram {
   std::vector<std::string> denied_syscalls;  // for doctor and docs
 };
 
-Result<SeccompProgram> CompileSeccompFilter();
+struct SeccompOptions {
+  // Without a network and mount namespace nothing else keeps the extension off the network
+  // and off the host's unix sockets (Landlock does not govern connect() to a socket path:
+  // think docker.sock): socket() for AF_INET, AF_INET6 and AF_UNIX is refused (EACCES).
+  // socketpair() still works, so processes can talk to their own children.
+  bool deny_host_sockets = false;
+};
+
+Result<SeccompProgram> CompileSeccompFilter(const SeccompOptions& options = {});
 
 }  // namespace gander::launcher
