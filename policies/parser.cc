@@ -1,0 +1,666 @@
+// Parsing and writing policy YAML; see parser.h. yaml-cpp stays inside this file: every
+// yaml-cpp exception is caught here and becomes an Error with the file, line and column.
+#include "policies/parser.h"
+
+#include <yaml-cpp/eventhandler.h>
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <exception>
+#include <limits>
+#include <optional>
+#include <set>
+#include <span>
+#include <sstream>
+#include <utility>
+#include <vector>
+
+#include "policies/expand.h"
+#include "policies/network_host.h"
+
+namespace gander::policies {
+namespace {
+
+// A key allowed in a mapping, and what its value must be (used in error messages).
+struct KeySpec {
+  std::string_view name;
+  std::string_view expected;
+};
+
+constexpr KeySpec kPolicyKeys[] = {
+    {"version", "1"},
+    {"extends", "a profile name or a path to a .yaml file"},
+    {"filesystem", "a mapping with keys: read, exec, write, private, deny"},
+    {"env", "a mapping with keys: pass, set"},
+    {"limits", "a mapping with keys: processes, open_files, file_size, memory, core_dumps"},
+    {"network", "a mapping with keys: allow, deny"},
+};
+constexpr KeySpec kFilesystemKeys[] = {
+    {"read", "a list of path strings"},  {"exec", "a list of path strings"},
+    {"write", "a list of path strings"}, {"private", "a list of path strings"},
+    {"deny", "a list of path strings"},
+};
+constexpr KeySpec kEnvKeys[] = {
+    {"pass", "a list of variable names"},
+    {"set", "a mapping of variable names to strings"},
+};
+constexpr KeySpec kLimitsKeys[] = {
+    {"processes", "a positive integer"},
+    {"open_files", "a positive integer"},
+    {"file_size", "a positive size (bytes, or a number with a unit: 64MiB, 1GiB)"},
+    {"memory", "a positive size (bytes, or a number with a unit: 64MiB, 1GiB)"},
+    {"core_dumps", "true or false"},
+};
+constexpr KeySpec kNetworkKeys[] = {
+    {"allow", "a list of rules like {host: example.com, ports: [443]}"},
+    {"deny", "a list of rules like {host: example.com, ports: [443]}"},
+};
+constexpr KeySpec kRuleKeys[] = {
+    {"host", "a DNS name, *.suffix, IP address or CIDR block"},
+    {"ports", "a non-empty list of port numbers (1-65535)"},
+};
+
+constexpr std::string_view kEnvNameSyntax = "[A-Za-z_][A-Za-z0-9_]*";
+
+struct SizeUnit {
+  std::string_view name;
+  uint64_t bytes;
+};
+constexpr SizeUnit kSizeUnits[] = {
+    {"B", 1},
+    {"KiB", 1ULL << 10},
+    {"MiB", 1ULL << 20},
+    {"GiB", 1ULL << 30},
+    {"TiB", 1ULL << 40},
+    {"K", 1ULL << 10},
+    {"M", 1ULL << 20},
+    {"G", 1ULL << 30},
+    {"T", 1ULL << 40},
+};
+
+std::string JoinNames(std::span<const KeySpec> keys) {
+  std::string out;
+  for (const KeySpec& key : keys) {
+    if (!out.empty()) out += ", ";
+    out += key.name;
+  }
+  return out;
+}
+
+std::string Quote(std::string_view s) { return "'" + std::string(s) + "'"; }
+
+// Plain (unquoted) scalars only: `processes: "10"` is a string, not a number.
+bool IsPlainScalar(const YAML::Node& node) { return node.IsScalar() && node.Tag() != "!"; }
+
+std::optional<uint64_t> ParseUnsigned(std::string_view text) {
+  if (text.empty() || !std::all_of(text.begin(), text.end(),
+                                   [](unsigned char c) { return std::isdigit(c) != 0; })) {
+    return std::nullopt;
+  }
+  uint64_t value = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
+  return value;
+}
+
+// Paths must be able to become absolute: "/...", "~", "~/..." or "${VAR}...".
+Status CheckPathSyntax(const std::string& path) {
+  if (path.empty()) return MakeError("empty path");
+  if (path.find('\0') != std::string::npos) return MakeError("path contains a NUL character");
+  if (path.starts_with('~')) {
+    if (path.size() > 1 && path[1] != '/') {
+      return MakeError(Quote(path) + ": ~user paths are not supported (use ~/ or ${HOME})");
+    }
+  } else if (!path.starts_with('/') && !path.starts_with("${")) {
+    return MakeError(Quote(path) + " is not absolute (expected /..., ~/... or ${VAR}/...)");
+  }
+  return CheckVariableSyntax(path);
+}
+
+class Parser {
+ public:
+  explicit Parser(std::string file) : file_(std::move(file)) {}
+
+  Result<Policy> Parse(const YAML::Node& root) const;
+
+ private:
+  SourceMark MarkOf(const YAML::Node& node) const {
+    const YAML::Mark mark = node.Mark();
+    if (mark.is_null()) return SourceMark{file_, 1, 1};
+    return SourceMark{file_, mark.line + 1, mark.column + 1};
+  }
+  Error Fail(const YAML::Node& at, const std::string& what) const {
+    return MakeError(FormatMark(MarkOf(at)) + ": " + what);
+  }
+
+  // Calls handle(spec, key_path, value) for each entry of the mapping `node` (called `where` in
+  // errors). Rejects a non-mapping, non-scalar keys, unknown and duplicate keys, and null values
+  // (reported at the key: a missing value's own mark points at whatever follows it).
+  template <typename Handler>
+  Status ForEachEntry(const YAML::Node& node, const std::string& where,
+                      std::span<const KeySpec> keys, Handler handle) const {
+    if (!node.IsMap()) {
+      return Fail(node, where + ": expected a mapping with keys: " + JoinNames(keys));
+    }
+    std::set<std::string> seen;
+    for (auto it = node.begin(); it != node.end(); ++it) {
+      const YAML::Node key_node = it->first;
+      const YAML::Node value = it->second;
+      Result<std::string> key = KeyName(key_node, where, seen);
+      if (!key) return key.error();
+      auto spec =
+          std::find_if(keys.begin(), keys.end(), [&](const KeySpec& k) { return k.name == *key; });
+      if (spec == keys.end()) {
+        return Fail(key_node, "unknown key " + Quote(*key) + " in " + where +
+                                  " (expected one of: " + JoinNames(keys) + ")");
+      }
+      std::string path = where == "policy" ? *key : where + "." + *key;
+      if (value.IsNull()) return Fail(key_node, path + ": expected " + std::string(spec->expected));
+      if (Status status = handle(*spec, path, value); !status) return status;
+    }
+    return {};
+  }
+
+  // The name of a mapping key, rejecting non-scalar and duplicate keys.
+  Result<std::string> KeyName(const YAML::Node& key_node, const std::string& where,
+                              std::set<std::string>& seen) const {
+    if (!key_node.IsScalar()) return Fail(key_node, where + ": expected a key name");
+    const std::string& key = key_node.Scalar();
+    if (!seen.insert(key).second) {
+      return Fail(key_node, "duplicate key " + Quote(key) + " in " + where);
+    }
+    return key;
+  }
+
+  Result<std::string> String(const YAML::Node& node, const std::string& where,
+                             std::string_view expected) const {
+    if (!node.IsScalar()) return Fail(node, where + ": expected " + std::string(expected));
+    if (node.Scalar().find('\0') != std::string::npos) {
+      return Fail(node, where + ": contains a NUL character");
+    }
+    return node.Scalar();
+  }
+
+  Result<uint64_t> PositiveInteger(const YAML::Node& node, const std::string& where) const {
+    std::optional<uint64_t> value;
+    if (IsPlainScalar(node)) value = ParseUnsigned(node.Scalar());
+    if (!value || *value == 0) {
+      return Fail(node, where + ": expected a positive integer" +
+                            (node.IsScalar() ? ", got " + Quote(node.Scalar()) : ""));
+    }
+    return *value;
+  }
+
+  Result<uint64_t> PositiveSize(const YAML::Node& node, const std::string& where,
+                                std::string_view expected) const {
+    if (!node.IsScalar()) return Fail(node, where + ": expected " + std::string(expected));
+    Result<uint64_t> size = ParseSize(node.Scalar());
+    if (!size) return Fail(node, where + ": " + size.error().message);
+    if (*size == 0) return Fail(node, where + ": expected " + std::string(expected) + ", got 0");
+    return *size;
+  }
+
+  Result<std::vector<PathEntry>> Paths(const YAML::Node& node, const std::string& where) const;
+  Status Filesystem(const YAML::Node& node, FilesystemRules& out) const;
+  Status Env(const YAML::Node& node, EnvRules& out) const;
+  Status LimitsSection(const YAML::Node& node, Limits& out) const;
+  Status Network(const YAML::Node& node, NetworkRules& out) const;
+  Result<NetworkRule> Rule(const YAML::Node& node, const std::string& where,
+                           bool ports_required) const;
+
+  std::string file_;
+};
+
+Result<Policy> Parser::Parse(const YAML::Node& root) const {
+  Policy policy;
+  policy.source = file_;
+  policy.chain = {file_};
+  bool has_version = false;
+  if (!root.IsMap()) {
+    return Fail(root, "expected a mapping of policy keys (" + JoinNames(kPolicyKeys) + ")");
+  }
+  Status status = ForEachEntry(
+      root, "policy", kPolicyKeys,
+      [&](const KeySpec& spec, const std::string& where, const YAML::Node& value) -> Status {
+        if (spec.name == "version") {
+          if (!IsPlainScalar(value) || value.Scalar() != std::to_string(kPolicyVersion)) {
+            return Fail(value, "version: unsupported policy version " +
+                                   Quote(value.IsScalar() ? value.Scalar() : "?") + " (expected " +
+                                   std::to_string(kPolicyVersion) + ")");
+          }
+          has_version = true;
+          return {};
+        }
+        if (spec.name == "extends") {
+          Result<std::string> ref = String(value, where, spec.expected);
+          if (!ref) return ref.error();
+          bool is_path = ref->find('/') != std::string::npos || ref->ends_with(".yaml");
+          if (!is_path && !IsValidProfileName(*ref)) {
+            return Fail(value, "extends: " + Quote(*ref) +
+                                   " is neither a profile name ([A-Za-z0-9_-]+) nor a path "
+                                   "(containing '/' or ending in .yaml)");
+          }
+          policy.extends = std::move(*ref);
+          policy.extends_mark = MarkOf(value);
+          return {};
+        }
+        if (spec.name == "filesystem") return Filesystem(value, policy.filesystem);
+        if (spec.name == "env") return Env(value, policy.env);
+        if (spec.name == "limits") return LimitsSection(value, policy.limits);
+        return Network(value, policy.network);
+      });
+  if (!status) return status.error();
+  if (!has_version) {
+    return Fail(root, "missing required key 'version' in policy (expected 'version: " +
+                          std::to_string(kPolicyVersion) + "')");
+  }
+  return policy;
+}
+
+Result<std::vector<PathEntry>> Parser::Paths(const YAML::Node& node,
+                                             const std::string& where) const {
+  if (!node.IsSequence()) return Fail(node, where + ": expected a list of path strings");
+  std::vector<PathEntry> out;
+  for (const YAML::Node& item : node) {
+    std::string item_where = where + "[" + std::to_string(out.size()) + "]";
+    if (item.IsNull()) {
+      return Fail(item, item_where +
+                            ": expected a path string (a bare ~ is YAML null; "
+                            "write \"~\" or ~/...)");
+    }
+    Result<std::string> path = String(item, item_where, "a path string");
+    if (!path) return path.error();
+    if (Status status = CheckPathSyntax(*path); !status) {
+      return Fail(item, item_where + ": " + status.error().message);
+    }
+    out.push_back(PathEntry{std::move(*path), MarkOf(item)});
+  }
+  return out;
+}
+
+Status Parser::Filesystem(const YAML::Node& node, FilesystemRules& out) const {
+  return ForEachEntry(
+      node, "filesystem", kFilesystemKeys,
+      [&](const KeySpec& spec, const std::string& where, const YAML::Node& value) -> Status {
+        Result<std::vector<PathEntry>> paths = Paths(value, where);
+        if (!paths) return paths.error();
+        std::vector<PathEntry>* list = spec.name == "read"    ? &out.read
+                                       : spec.name == "exec"  ? &out.exec
+                                       : spec.name == "write" ? &out.write
+                                       : spec.name == "deny"  ? &out.deny
+                                                              : &out.private_;
+        *list = std::move(*paths);
+        return {};
+      });
+}
+
+Status Parser::Env(const YAML::Node& node, EnvRules& out) const {
+  const std::string bad_name =
+      " is not a valid variable name (expected " + std::string(kEnvNameSyntax) + ")";
+  return ForEachEntry(
+      node, "env", kEnvKeys,
+      [&](const KeySpec& spec, const std::string& where, const YAML::Node& value) -> Status {
+        if (spec.name == "pass") {
+          if (!value.IsSequence()) {
+            return Fail(value, where + ": expected " + std::string(spec.expected));
+          }
+          for (const YAML::Node& item : value) {
+            std::string item_where = where + "[" + std::to_string(out.pass.size()) + "]";
+            Result<std::string> name = String(item, item_where, "a variable name");
+            if (!name) return name.error();
+            if (!IsValidEnvName(*name)) {
+              return Fail(item, item_where + ": " + Quote(*name) + bad_name);
+            }
+            out.pass.push_back(std::move(*name));
+          }
+          return {};
+        }
+        if (!value.IsMap()) return Fail(value, where + ": expected " + std::string(spec.expected));
+        std::set<std::string> seen;
+        for (auto it = value.begin(); it != value.end(); ++it) {
+          Result<std::string> name = KeyName(it->first, where, seen);
+          if (!name) return name.error();
+          if (!IsValidEnvName(*name)) {
+            return Fail(it->first, where + ": " + Quote(*name) + bad_name);
+          }
+          std::string value_where = where + "." + *name;
+          const std::string expected = "a string (write \"\" for an empty value)";
+          if (it->second.IsNull()) return Fail(it->first, value_where + ": expected " + expected);
+          Result<std::string> text = String(it->second, value_where, expected);
+          if (!text) return text.error();
+          if (Status status = CheckVariableSyntax(*text); !status) {
+            return Fail(it->second, value_where + ": " + status.error().message);
+          }
+          out.set[*name] = std::move(*text);
+          out.set_marks[*name] = MarkOf(it->second);
+        }
+        return {};
+      });
+}
+
+Status Parser::LimitsSection(const YAML::Node& node, Limits& out) const {
+  return ForEachEntry(
+      node, "limits", kLimitsKeys,
+      [&](const KeySpec& spec, const std::string& where, const YAML::Node& value) -> Status {
+        if (spec.name == "core_dumps") {
+          if (!IsPlainScalar(value) || (value.Scalar() != "true" && value.Scalar() != "false")) {
+            return Fail(value, where + ": expected true or false");
+          }
+          out.core_dumps = value.Scalar() == "true";
+          return {};
+        }
+        bool is_size = spec.name == "file_size" || spec.name == "memory";
+        Result<uint64_t> number =
+            is_size ? PositiveSize(value, where, spec.expected) : PositiveInteger(value, where);
+        if (!number) return number.error();
+        (spec.name == "processes"    ? out.processes
+         : spec.name == "open_files" ? out.open_files
+         : spec.name == "file_size"  ? out.file_size
+                                     : out.memory) = *number;
+        return {};
+      });
+}
+
+Status Parser::Network(const YAML::Node& node, NetworkRules& out) const {
+  return ForEachEntry(
+      node, "network", kNetworkKeys,
+      [&](const KeySpec& spec, const std::string& where, const YAML::Node& value) -> Status {
+        if (!value.IsSequence()) {
+          return Fail(value, where + ": expected " + std::string(spec.expected));
+        }
+        std::vector<NetworkRule>& rules = spec.name == "allow" ? out.allow : out.deny;
+        for (const YAML::Node& item : value) {
+          Result<NetworkRule> rule =
+              Rule(item, where + "[" + std::to_string(rules.size()) + "]", spec.name == "allow");
+          if (!rule) return rule.error();
+          rules.push_back(std::move(*rule));
+        }
+        return {};
+      });
+}
+
+// One {host, ports} rule. Allow rules must name their ports; a deny rule without ports denies
+// every port of the host.
+Result<NetworkRule> Parser::Rule(const YAML::Node& node, const std::string& where,
+                                 bool ports_required) const {
+  NetworkRule rule;
+  rule.mark = MarkOf(node);
+  bool has_host = false;
+  bool has_ports = false;
+  Status status = ForEachEntry(
+      node, where, kRuleKeys,
+      [&](const KeySpec& spec, const std::string& key_where, const YAML::Node& value) -> Status {
+        if (spec.name == "host") {
+          Result<std::string> host = String(value, key_where, spec.expected);
+          if (!host) return host.error();
+          if (Result<HostKind> kind = ClassifyHost(*host); !kind) {
+            return Fail(value, key_where + ": " + kind.error().message);
+          }
+          rule.host = std::move(*host);
+          has_host = true;
+          return {};
+        }
+        if (!value.IsSequence() || value.size() == 0) {
+          return Fail(value, key_where + ": expected " + std::string(spec.expected));
+        }
+        for (const YAML::Node& item : value) {
+          std::optional<uint64_t> port;
+          if (IsPlainScalar(item)) port = ParseUnsigned(item.Scalar());
+          if (!port || *port == 0 || *port > std::numeric_limits<uint16_t>::max()) {
+            return Fail(item, key_where + "[" + std::to_string(rule.ports.size()) +
+                                  "]: expected a port number (1-65535)" +
+                                  (item.IsScalar() ? ", got " + Quote(item.Scalar()) : ""));
+          }
+          rule.ports.push_back(static_cast<uint16_t>(*port));
+        }
+        has_ports = true;
+        return {};
+      });
+  if (!status) return status.error();
+  if (!has_host) return Fail(node, where + ": missing required key 'host'");
+  if (ports_required && !has_ports) {
+    return Fail(node, where + ": missing required key 'ports' (allow rules list their ports)");
+  }
+  return rule;
+}
+
+SourceMark ToSourceMark(const YAML::Mark& mark, const std::string& file) {
+  if (mark.is_null()) return SourceMark{file, 0, 0};
+  return SourceMark{file, mark.line + 1, mark.column + 1};
+}
+
+// Records where each document starts.
+class DocumentStarts : public YAML::EventHandler {
+ public:
+  void OnDocumentStart(const YAML::Mark& mark) override { starts.push_back(mark); }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                const std::string&) override {}
+  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                       YAML::EmitterStyle::value) override {}
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                  YAML::EmitterStyle::value) override {}
+  void OnMapEnd() override {}
+
+  std::vector<YAML::Mark> starts;
+};
+
+// Checks that `text` holds at most one YAML document (syntax errors throw, as in YAML::Load);
+// returns how many (0 or 1). YAML::LoadAll is not used: yaml-cpp 0.7 loops forever, allocating,
+// when a token cannot start a node (a leading ',': jbeder/yaml-cpp#1040), yielding the same
+// null document again and again. Here a document that starts where the previous one did is
+// that case, and a syntax error.
+Result<int> CountDocuments(const std::string& text, const std::string& file) {
+  std::istringstream in(text);
+  YAML::Parser parser(in);
+  DocumentStarts handler;
+  while (handler.starts.size() < 2 && parser.HandleNextDocument(handler)) {
+  }
+  if (handler.starts.size() < 2) return static_cast<int>(handler.starts.size());
+  const YAML::Mark& second = handler.starts[1];
+  if (second.pos == handler.starts[0].pos) {
+    return MakeError(FormatMark(ToSourceMark(second, file)) +
+                     ": YAML syntax error: unexpected character");
+  }
+  return MakeError(FormatMark(ToSourceMark(second, file)) +
+                   ": a policy file holds one YAML document, found a second");
+}
+
+// Writes `s` plain when that is unambiguous, else double-quoted (e.g. "${WORKSPACE}", "~").
+void EmitString(YAML::Emitter& out, const std::string& s) {
+  bool plain =
+      !s.empty() && (std::isalnum(static_cast<unsigned char>(s[0])) != 0 || s[0] == '/' ||
+                     s[0] == '_' || s[0] == '.' || (s[0] == '~' && s.size() > 1 && s[1] == '/'));
+  plain = plain && std::all_of(s.begin(), s.end(), [](unsigned char c) {
+            return std::isalnum(c) != 0 ||
+                   std::string_view("/_.~+@=-").find(c) != std::string_view::npos;
+          });
+  plain = plain && s != "null" && s != "Null" && s != "NULL";
+  if (plain) {
+    out << s;
+  } else {
+    out << YAML::DoubleQuoted << s;
+  }
+}
+
+void EmitList(YAML::Emitter& out, const std::vector<std::string>& items) {
+  if (items.empty()) out << YAML::Flow;
+  out << YAML::BeginSeq;
+  for (const std::string& item : items) EmitString(out, item);
+  out << YAML::EndSeq;
+}
+
+void EmitPaths(YAML::Emitter& out, const std::vector<PathEntry>& entries) {
+  std::vector<std::string> paths;
+  for (const PathEntry& entry : entries) paths.push_back(entry.path);
+  EmitList(out, paths);
+}
+
+void EmitRules(YAML::Emitter& out, const std::vector<NetworkRule>& rules) {
+  if (rules.empty()) out << YAML::Flow;
+  out << YAML::BeginSeq;
+  for (const NetworkRule& rule : rules) {
+    out << YAML::Flow << YAML::BeginMap << YAML::Key << "host" << YAML::Value;
+    EmitString(out, rule.host);
+    if (!rule.ports.empty()) {
+      out << YAML::Key << "ports" << YAML::Value << YAML::Flow << YAML::BeginSeq;
+      for (uint16_t port : rule.ports) out << static_cast<unsigned>(port);
+      out << YAML::EndSeq;
+    }
+    out << YAML::EndMap;
+  }
+  out << YAML::EndSeq;
+}
+
+}  // namespace
+
+Result<Policy> ParsePolicy(std::string_view yaml_text, const std::string& source_name) {
+  try {
+    const std::string text(yaml_text);
+    Result<int> documents = CountDocuments(text, source_name);
+    if (!documents) return documents.error();
+    YAML::Node root = YAML::Load(text);
+    if (*documents == 0 || root.IsNull()) {
+      return MakeError(source_name + ":1:1: empty policy (expected a mapping starting with " +
+                       "'version: " + std::to_string(kPolicyVersion) + "')");
+    }
+    return Parser(source_name).Parse(root);
+  } catch (const YAML::Exception& e) {
+    return MakeError(FormatMark(ToSourceMark(e.mark, source_name)) +
+                     ": YAML syntax error: " + e.msg);
+  } catch (const std::exception& e) {
+    return MakeError(source_name + ": cannot parse policy: " + e.what());
+  }
+}
+
+Result<uint64_t> ParseSize(std::string_view text) {
+  const std::string expected = " (expected bytes, or a number with a unit: 512MiB, 2GiB)";
+  size_t digits = 0;
+  while (digits < text.size() && std::isdigit(static_cast<unsigned char>(text[digits])) != 0) {
+    ++digits;
+  }
+  if (digits == 0) return MakeError(Quote(text) + " is not a size" + expected);
+  std::optional<uint64_t> number = ParseUnsigned(text.substr(0, digits));
+  if (!number) return MakeError(Quote(text) + " is too large");
+  std::string_view unit = text.substr(digits);
+  while (unit.starts_with(' ')) unit.remove_prefix(1);
+  if (unit.empty()) return *number;
+  for (const SizeUnit& known : kSizeUnits) {
+    if (known.name != unit) continue;
+    if (*number > std::numeric_limits<uint64_t>::max() / known.bytes) {
+      return MakeError(Quote(text) + " is too large");
+    }
+    return *number * known.bytes;
+  }
+  if (unit.starts_with('.') || unit.starts_with(',')) {
+    return MakeError(Quote(text) + ": fractions are not supported; use a smaller unit (1536MiB)");
+  }
+  if (unit == "KB" || unit == "kB" || unit == "MB" || unit == "GB" || unit == "TB") {
+    return MakeError(Quote(text) + ": decimal unit " + Quote(unit) +
+                     " is ambiguous; use KiB, MiB, GiB or TiB (powers of 1024)");
+  }
+  return MakeError(Quote(text) + ": unknown unit " + Quote(unit) +
+                   " (expected B, KiB, MiB, GiB, TiB, or K, M, G, T for the same)");
+}
+
+std::string FormatSize(uint64_t bytes) {
+  constexpr SizeUnit kLargestFirst[] = {
+      {"TiB", 1ULL << 40}, {"GiB", 1ULL << 30}, {"MiB", 1ULL << 20}, {"KiB", 1ULL << 10}};
+  for (const SizeUnit& unit : kLargestFirst) {
+    if (bytes != 0 && bytes % unit.bytes == 0) {
+      return std::to_string(bytes / unit.bytes) + std::string(unit.name);
+    }
+  }
+  return std::to_string(bytes);
+}
+
+std::string ToYaml(const Policy& policy) {
+  YAML::Emitter out;
+  out << YAML::BeginMap;
+  out << YAML::Key << "version" << YAML::Value << kPolicyVersion;
+  if (policy.extends) {
+    out << YAML::Key << "extends" << YAML::Value;
+    EmitString(out, *policy.extends);
+  }
+
+  const FilesystemRules& fs = policy.filesystem;
+  out << YAML::Key << "filesystem" << YAML::Value << YAML::BeginMap;
+  out << YAML::Key << "read" << YAML::Value;
+  EmitPaths(out, fs.read);
+  out << YAML::Key << "exec" << YAML::Value;
+  EmitPaths(out, fs.exec);
+  out << YAML::Key << "write" << YAML::Value;
+  EmitPaths(out, fs.write);
+  out << YAML::Key << "private" << YAML::Value;
+  EmitPaths(out, fs.private_);
+  out << YAML::Key << "deny" << YAML::Value;
+  EmitPaths(out, fs.deny);
+  out << YAML::EndMap;
+
+  out << YAML::Key << "env" << YAML::Value << YAML::BeginMap;
+  out << YAML::Key << "pass" << YAML::Value;
+  EmitList(out, policy.env.pass);
+  out << YAML::Key << "set" << YAML::Value;
+  if (policy.env.set.empty()) out << YAML::Flow;
+  out << YAML::BeginMap;
+  for (const auto& [name, value] : policy.env.set) {
+    out << YAML::Key << name << YAML::Value;
+    EmitString(out, value);
+  }
+  out << YAML::EndMap << YAML::EndMap;
+
+  const Limits& limits = policy.limits;
+  out << YAML::Key << "limits" << YAML::Value;
+  if (!limits.processes && !limits.open_files && !limits.file_size && !limits.memory &&
+      !limits.core_dumps) {
+    out << YAML::Flow;
+  }
+  out << YAML::BeginMap;
+  if (limits.processes) out << YAML::Key << "processes" << YAML::Value << *limits.processes;
+  if (limits.open_files) out << YAML::Key << "open_files" << YAML::Value << *limits.open_files;
+  if (limits.file_size) {
+    out << YAML::Key << "file_size" << YAML::Value << FormatSize(*limits.file_size);
+  }
+  if (limits.memory) out << YAML::Key << "memory" << YAML::Value << FormatSize(*limits.memory);
+  if (limits.core_dumps) {
+    out << YAML::Key << "core_dumps" << YAML::Value << (*limits.core_dumps ? "true" : "false");
+  }
+  out << YAML::EndMap;
+
+  out << YAML::Key << "network" << YAML::Value << YAML::BeginMap;
+  out << YAML::Key << "allow" << YAML::Value;
+  EmitRules(out, policy.network.allow);
+  out << YAML::Key << "deny" << YAML::Value;
+  EmitRules(out, policy.network.deny);
+  out << YAML::EndMap;
+  out << YAML::EndMap;
+
+  std::string source = policy.source;
+  std::replace(source.begin(), source.end(), '\n', ' ');
+  return "# effective policy: " + source + "\n" + out.c_str() + "\n";
+}
+
+bool IsValidEnvName(std::string_view name) {
+  if (name.empty() || std::isdigit(static_cast<unsigned char>(name[0])) != 0) return false;
+  return std::all_of(name.begin(), name.end(), [](unsigned char c) {
+    return (c < 0x80 && std::isalnum(c) != 0) || c == '_';
+  });
+}
+
+bool IsValidProfileName(std::string_view name) {
+  return !name.empty() && std::all_of(name.begin(), name.end(), [](unsigned char c) {
+    return (c < 0x80 && std::isalnum(c) != 0) || c == '_' || c == '-';
+  });
+}
+
+std::string FormatMark(const SourceMark& mark) {
+  if (mark.line <= 0) return mark.file;
+  return mark.file + ":" + std::to_string(mark.line) + ":" + std::to_string(mark.column);
+}
+
+}  // namespace gander::policies

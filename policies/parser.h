@@ -1,0 +1,49 @@
+// YAML <-> Policy: parsing and validating one policy document (format v1, see README.md), and
+// writing a Policy back out as YAML. No file access; see loader.h for files and profiles.
+//
+// Every error is Error{0, "FILE:LINE:COL: what went wrong"} with a 1-based position, naming the
+// key at fault and what was expected, e.g.
+//   my.yaml:4:1: unknown key 'filesytem' in policy (expected one of: version, extends, ...)
+//   my.yaml:7:9: filesystem.read: expected a list of path strings
+// No yaml-cpp exception escapes these functions.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "common/result.h"
+#include "policies/policy.h"
+
+namespace gander::policies {
+
+// The only policy format version this build reads and writes.
+inline constexpr int kPolicyVersion = 1;
+
+// Parses one policy document. `source_name` names it in marks and errors (a path, or
+// "profile:NAME" for a built-in profile); it becomes Policy::source and Policy::chain.
+Result<Policy> ParsePolicy(std::string_view yaml_text, const std::string& source_name);
+
+// Parses a size: an integer number of bytes, optionally followed by a unit (spaces allowed in
+// between): B, KiB, MiB, GiB, TiB, or the shorthands K, M, G, T for the same binary units.
+// "512MiB" = 512 * 2^20. Decimal units (KB, MB, GB, TB), fractions, signs and lower-case units
+// are rejected (KB is ambiguous; say what you mean). Zero parses; callers decide if it is legal.
+Result<uint64_t> ParseSize(std::string_view text);
+
+// The inverse for display: "1GiB" when `bytes` is an exact multiple of a unit, else "12345".
+std::string FormatSize(uint64_t bytes);
+
+// The policy as YAML, variables left unexpanded, with a leading comment naming its source chain.
+// ParsePolicy(ToYaml(p)) gives back p (apart from marks and source names).
+std::string ToYaml(const Policy& policy);
+
+// True when `name` is a valid environment variable name: [A-Za-z_][A-Za-z0-9_]*.
+bool IsValidEnvName(std::string_view name);
+
+// True when `name` is a valid profile name: [A-Za-z0-9_-]+.
+bool IsValidProfileName(std::string_view name);
+
+// "file:line:col", or just "file" when the mark has no position.
+std::string FormatMark(const SourceMark& mark);
+
+}  // namespace gander::policies

@@ -1,0 +1,289 @@
+// Policy files, profiles and `extends` chains (policies/loader.h).
+#include "policies/loader.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+namespace gander::policies {
+namespace {
+
+using ::testing::AllOf;
+using ::testing::Contains;
+using ::testing::ElementsAre;
+using ::testing::EndsWith;
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+const std::string kDataDir = GANDER_TEST_DATA_DIR;
+const std::string kExtendsDir = kDataDir + "/extends";
+
+std::vector<std::string> Paths(const std::vector<PathEntry>& entries) {
+  std::vector<std::string> out;
+  for (const PathEntry& entry : entries) out.push_back(entry.path);
+  return out;
+}
+
+// A fresh directory under the test temp dir, removed at the end of the test.
+class TempDir {
+ public:
+  TempDir() {
+    std::string pattern =
+        (std::filesystem::path(::testing::TempDir()) / "gander-policies-XXXXXX").string();
+    path_ = ::mkdtemp(pattern.data());
+    EXPECT_FALSE(path_.empty()) << std::strerror(errno);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  const std::string& path() const { return path_; }
+  std::string Write(const std::string& name, const std::string& text) const {
+    std::string file = path_ + "/" + name;
+    std::ofstream(file) << text;
+    return file;
+  }
+
+ private:
+  std::string path_;
+};
+
+TEST(LoadPolicyFileTest, MissingFileNamesPathAndErrno) {
+  Result<Policy> policy = LoadPolicyFile(kDataDir + "/no-such.yaml");
+  ASSERT_FALSE(policy.ok());
+  EXPECT_EQ(policy.error().code, ENOENT);
+  EXPECT_EQ(policy.error().Describe(), "cannot load policy: cannot open " + kDataDir +
+                                           "/no-such.yaml: " + std::strerror(ENOENT));
+}
+
+TEST(LoadPolicyFileTest, DirectoryIsAnError) {
+  Result<Policy> policy = LoadPolicyFile(kDataDir);
+  ASSERT_FALSE(policy.ok());
+  EXPECT_EQ(policy.error().code, EISDIR);
+  EXPECT_THAT(policy.error().Describe(), HasSubstr(kDataDir));
+}
+
+TEST(LoadPolicyFileTest, ParseErrorsNameTheFile) {
+  Result<Policy> policy = LoadPolicyFile(kDataDir + "/profiles/broken.yaml");
+  ASSERT_FALSE(policy.ok());
+  EXPECT_EQ(policy.error().message, kDataDir +
+                                        "/profiles/broken.yaml:3:14: limits.processes: expected "
+                                        "a positive integer, got 'lots'");
+}
+
+TEST(LoadProfileTest, BuiltinDefaultExists) {
+  EXPECT_THAT(BuiltinProfileNames(), Contains("default"));
+  Result<Policy> policy = LoadProfile("default", {});
+  ASSERT_TRUE(policy.ok()) << policy.error().message;
+  EXPECT_EQ(policy->source, "profile:default");
+  EXPECT_FALSE(policy->filesystem.deny.empty());
+  EXPECT_EQ(policy->filesystem.deny[0].mark.file, "profile:default");
+}
+
+TEST(LoadProfileTest, SearchDirsComeFirstInOrder) {
+  Result<Policy> policy = LoadProfile(
+      "default", {kDataDir + "/nowhere", kDataDir + "/override", kDataDir + "/profiles"});
+  ASSERT_TRUE(policy.ok()) << policy.error().message;
+  EXPECT_EQ(policy->source, kDataDir + "/override/default.yaml");
+  EXPECT_THAT(Paths(policy->filesystem.read), ElementsAre("/override"));
+
+  policy = LoadProfile("custom", {kDataDir + "/override", kDataDir + "/profiles"});
+  ASSERT_TRUE(policy.ok()) << policy.error().message;
+  EXPECT_EQ(policy->source, kDataDir + "/profiles/custom.yaml");
+}
+
+TEST(LoadProfileTest, UnknownNameListsTheAvailableOnes) {
+  Result<Policy> policy = LoadProfile("nodejs", {kDataDir + "/profiles", kDataDir + "/override"});
+  ASSERT_FALSE(policy.ok());
+  EXPECT_THAT(policy.error().message, StartsWith("unknown profile 'nodejs' (available: "));
+  EXPECT_THAT(policy.error().message,
+              AllOf(HasSubstr("broken"), HasSubstr("custom"), HasSubstr("default")));
+}
+
+TEST(LoadProfileTest, RejectsNamesThatCouldBePaths) {
+  for (const char* name : {"", "../default", "a/b", "default.yaml", "x y"}) {
+    Result<Policy> policy = LoadProfile(name, {kDataDir + "/profiles"});
+    ASSERT_FALSE(policy.ok()) << name;
+    EXPECT_EQ(policy.error().message,
+              "invalid profile name '" + std::string(name) + "' (expected [A-Za-z0-9_-]+)");
+  }
+}
+
+TEST(LoadProfileTest, ParseErrorInASearchDirIsReported) {
+  Result<Policy> policy = LoadProfile("broken", {kDataDir + "/profiles"});
+  ASSERT_FALSE(policy.ok());
+  EXPECT_THAT(policy.error().message, StartsWith(kDataDir + "/profiles/broken.yaml:3:14: "));
+}
+
+TEST(ResolveExtendsTest, PolicyWithoutExtendsIsItsOwnChain) {
+  Result<Policy> leaf = ParsePolicy("version: 1\nfilesystem: {read: [/a]}\n", "solo.yaml");
+  ASSERT_TRUE(leaf.ok());
+  Result<Policy> merged = ResolveExtends(*leaf, {});
+  ASSERT_TRUE(merged.ok()) << merged.error().message;
+  EXPECT_EQ(merged->source, "solo.yaml");
+  EXPECT_THAT(merged->chain, ElementsAre("solo.yaml"));
+  EXPECT_THAT(Paths(merged->filesystem.read), ElementsAre("/a"));
+}
+
+TEST(ResolveExtendsTest, MergesTheChainBaseFirst) {
+  Result<Policy> leaf = LoadPolicyFile(kExtendsDir + "/child.yaml");
+  ASSERT_TRUE(leaf.ok()) << leaf.error().Describe();
+  Result<Policy> merged = ResolveExtends(*leaf, {});
+  ASSERT_TRUE(merged.ok()) << merged.error().Describe();
+  const Policy& p = *merged;
+
+  // Relative extends resolve against the extending file's own directory at every step.
+  EXPECT_THAT(p.chain, ElementsAre(kExtendsDir + "/child.yaml", kExtendsDir + "/base/middle.yaml",
+                                   kExtendsDir + "/shared.yaml", "profile:default"));
+  EXPECT_EQ(p.source, kExtendsDir + "/child.yaml <- " + kExtendsDir + "/base/middle.yaml <- " +
+                          kExtendsDir + "/shared.yaml <- profile:default");
+  EXPECT_FALSE(p.extends.has_value());
+
+  Result<Policy> base = LoadProfile("default", {});
+  ASSERT_TRUE(base.ok());
+  // Lists: base entries first, duplicates kept once at their first (base) position.
+  std::vector<std::string> exec = Paths(base->filesystem.exec);
+  exec.push_back("/opt/middle");
+  exec.push_back("/opt/child");
+  EXPECT_EQ(Paths(p.filesystem.exec), exec);
+  EXPECT_EQ(p.filesystem.exec[0].mark.file, "profile:default");  // /usr: the default's entry
+  std::vector<std::string> read = Paths(base->filesystem.read);
+  read.push_back("/srv/shared");
+  EXPECT_EQ(Paths(p.filesystem.read), read);
+  std::vector<std::string> deny = Paths(base->filesystem.deny);
+  deny.push_back("~/child-secret");
+  EXPECT_EQ(Paths(p.filesystem.deny), deny);
+  EXPECT_EQ(p.filesystem.deny.back().mark, (SourceMark{kExtendsDir + "/child.yaml", 5, 18}));
+
+  EXPECT_THAT(p.env.pass, ElementsAre("LANG", "LC_ALL", "LC_CTYPE", "TZ", "CHILD_VAR"));
+  EXPECT_EQ(p.env.set, (std::map<std::string, std::string>{
+                           {"MODE", "child"}, {"ONLY_CHILD", "1"}, {"ONLY_MIDDLE", "yes"}}));
+  EXPECT_EQ(p.env.set_marks.at("MODE").file, kExtendsDir + "/child.yaml");
+  EXPECT_EQ(p.env.set_marks.at("ONLY_MIDDLE").file, kExtendsDir + "/base/middle.yaml");
+
+  EXPECT_EQ(p.limits.processes, 128u);           // child overrides middle overrides default
+  EXPECT_EQ(p.limits.open_files, 4096u);         // default
+  EXPECT_EQ(p.limits.memory, 2ULL << 30);        // middle
+  EXPECT_EQ(p.limits.core_dumps, false);         // default
+  EXPECT_FALSE(p.limits.file_size.has_value());  // nobody
+
+  ASSERT_EQ(p.network.allow.size(), 2u);
+  EXPECT_EQ(p.network.allow[0].host, "middle.example.com");
+  EXPECT_EQ(p.network.allow[1].host, "child.example.com");
+}
+
+TEST(ResolveExtendsTest, ProfileFromASearchDir) {
+  Result<Policy> leaf = ParsePolicy("version: 1\nextends: custom\n", "inline.yaml");
+  ASSERT_TRUE(leaf.ok());
+  Result<Policy> merged = ResolveExtends(*leaf, {kDataDir + "/profiles"});
+  ASSERT_TRUE(merged.ok()) << merged.error().Describe();
+  EXPECT_THAT(merged->chain,
+              ElementsAre("inline.yaml", kDataDir + "/profiles/custom.yaml", "profile:default"));
+  EXPECT_EQ(merged->source,
+            "inline.yaml <- " + kDataDir + "/profiles/custom.yaml <- profile:default");
+  EXPECT_THAT(Paths(merged->filesystem.read), ElementsAre("/etc", "/opt/custom"));
+}
+
+TEST(ResolveExtendsTest, Cycle) {
+  Result<Policy> leaf = LoadPolicyFile(kExtendsDir + "/cycle_a.yaml");
+  ASSERT_TRUE(leaf.ok());
+  Result<Policy> merged = ResolveExtends(*leaf, {});
+  ASSERT_FALSE(merged.ok());
+  EXPECT_EQ(
+      merged.error().message,
+      kExtendsDir + "/cycle_b.yaml:2:10: extends 'cycle_a.yaml': extends cycle: " + kExtendsDir +
+          "/cycle_a.yaml -> " + kExtendsDir + "/cycle_b.yaml -> " + kExtendsDir + "/cycle_a.yaml");
+}
+
+TEST(ResolveExtendsTest, SelfReference) {
+  Result<Policy> leaf = LoadPolicyFile(kExtendsDir + "/self.yaml");
+  ASSERT_TRUE(leaf.ok());
+  Result<Policy> merged = ResolveExtends(*leaf, {});
+  ASSERT_FALSE(merged.ok());
+  EXPECT_EQ(merged.error().message, kExtendsDir + "/self.yaml:2:10: extends './self.yaml': " +
+                                        "extends cycle: " + kExtendsDir + "/self.yaml -> " +
+                                        kExtendsDir + "/self.yaml");
+}
+
+TEST(ResolveExtendsTest, ProfileCycleThroughSearchDir) {
+  TempDir dir;
+  dir.Write("a.yaml", "version: 1\nextends: b\n");
+  dir.Write("b.yaml", "version: 1\nextends: a\n");
+  Result<Policy> leaf = LoadProfile("a", {dir.path()});
+  ASSERT_TRUE(leaf.ok()) << leaf.error().Describe();
+  Result<Policy> merged = ResolveExtends(*leaf, {dir.path()});
+  ASSERT_FALSE(merged.ok());
+  EXPECT_THAT(merged.error().message,
+              EndsWith("extends cycle: " + dir.path() + "/a.yaml -> " + dir.path() + "/b.yaml -> " +
+                       dir.path() + "/a.yaml"));
+}
+
+// p0 extends p1 extends ... p<hops>, which extends nothing.
+std::string WriteChain(const TempDir& dir, int hops) {
+  for (int i = 0; i < hops; ++i) {
+    dir.Write("p" + std::to_string(i) + ".yaml",
+              "version: 1\nextends: p" + std::to_string(i + 1) + ".yaml\n");
+  }
+  dir.Write("p" + std::to_string(hops) + ".yaml", "version: 1\nfilesystem: {read: [/end]}\n");
+  return dir.path() + "/p0.yaml";
+}
+
+TEST(ResolveExtendsTest, SixteenHopsIsTheLimit) {
+  TempDir ok_dir;
+  Result<Policy> leaf = LoadPolicyFile(WriteChain(ok_dir, kMaxExtendsDepth));
+  ASSERT_TRUE(leaf.ok());
+  Result<Policy> merged = ResolveExtends(*leaf, {});
+  ASSERT_TRUE(merged.ok()) << merged.error().Describe();
+  EXPECT_EQ(merged->chain.size(), static_cast<size_t>(kMaxExtendsDepth + 1));
+  EXPECT_THAT(Paths(merged->filesystem.read), ElementsAre("/end"));
+
+  TempDir deep_dir;
+  leaf = LoadPolicyFile(WriteChain(deep_dir, kMaxExtendsDepth + 1));
+  ASSERT_TRUE(leaf.ok());
+  merged = ResolveExtends(*leaf, {});
+  ASSERT_FALSE(merged.ok());
+  const std::string& d = deep_dir.path();
+  EXPECT_THAT(merged.error().message,
+              StartsWith(d + "/p16.yaml:2:10: extends 'p17.yaml': extends chain deeper than 16: " +
+                         d + "/p0.yaml -> " + d + "/p1.yaml -> "));
+  EXPECT_THAT(merged.error().message, EndsWith(d + "/p16.yaml -> ..."));
+}
+
+TEST(ResolveExtendsTest, MissingBaseFile) {
+  Result<Policy> leaf = LoadPolicyFile(kExtendsDir + "/missing_base.yaml");
+  ASSERT_TRUE(leaf.ok());
+  Result<Policy> merged = ResolveExtends(*leaf, {});
+  ASSERT_FALSE(merged.ok());
+  EXPECT_EQ(merged.error().code, ENOENT);
+  EXPECT_EQ(merged.error().Describe(),
+            kExtendsDir + "/missing_base.yaml:2:10: extends 'not_there.yaml': cannot load " +
+                "policy: cannot open " + kExtendsDir + "/not_there.yaml: " + std::strerror(ENOENT));
+}
+
+TEST(ResolveExtendsTest, BrokenBaseFile) {
+  Result<Policy> leaf = LoadPolicyFile(kExtendsDir + "/bad_base.yaml");
+  ASSERT_TRUE(leaf.ok());
+  Result<Policy> merged = ResolveExtends(*leaf, {});
+  ASSERT_FALSE(merged.ok());
+  EXPECT_EQ(merged.error().message,
+            kExtendsDir + "/bad_base.yaml:2:10: extends '../profiles/broken.yaml': " + kDataDir +
+                "/profiles/broken.yaml:3:14: limits.processes: expected a positive integer, "
+                "got 'lots'");
+}
+
+TEST(ResolveExtendsTest, UnknownProfile) {
+  Result<Policy> leaf = ParsePolicy("version: 1\nextends: nodejs\n", "x.yaml");
+  ASSERT_TRUE(leaf.ok());
+  Result<Policy> merged = ResolveExtends(*leaf, {});
+  ASSERT_FALSE(merged.ok());
+  EXPECT_THAT(merged.error().message,
+              StartsWith("x.yaml:2:10: extends 'nodejs': unknown profile 'nodejs' (available: "));
+}
+
+}  // namespace
+}  // namespace gander::policies
