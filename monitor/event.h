@@ -1,0 +1,147 @@
+// The event model: one record type for everything the monitor reports (file accesses, network
+// attempts, syscall denials and census counts, process exec/exit, lifecycle), handed to
+// EventSinks (audit log, metrics) through a BoundedEventQueue. Plain data; the JSON form is in
+// event_json.h and documented in docs/audit-log.md (schema version kEventSchemaVersion).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+namespace gander::monitor {
+
+// Bumped only for incompatible changes; new fields and new enum values are compatible.
+inline constexpr int kEventSchemaVersion = 1;
+
+// Bounds applied when an event is written (the loop should read no more than this anyway).
+inline constexpr size_t kMaxRawPathBytes = 1024;  // FileEvent::raw_path
+inline constexpr size_t kMaxArgvEntries = 32;     // ProcessEvent::argv
+inline constexpr size_t kMaxArgBytes = 256;       // each argv entry
+
+// What the path resolved to, from the sandbox's point of view (see path_classifier.h).
+enum class PathClass {
+  kWorkspace,        // the workspace, or beneath it
+  kPrivate,          // a private tmpfs (/tmp, $HOME in the sandbox)
+  kAllowedWrite,     // a write grant other than the workspace
+  kAllowedReadOnly,  // a read or exec grant (system programs, libraries, /etc)
+  kSystem,           // /proc, /dev, and pseudo files (pipe:[N], socket:[N], anon_inode:...)
+  kOutside,          // anything else: not visible in the sandbox
+  kDenied,           // under a deny rule (wins over every other rule)
+  kUnknown,          // the path could not be resolved (the classifier never returns this)
+};
+
+// What a file syscall tries to do with its path.
+enum class FileAccess { kRead, kWrite, kExec, kCreate, kDelete, kRename, kChmod, kStat, kOther };
+
+// The monitor's decision. kAllowed: passed on to the kernel (the mount view and Landlock
+// still apply); kDenied: refused with `error`; kWouldDeny: `--mode monitor`, recorded only.
+enum class Verdict { kAllowed, kDenied, kWouldDeny };
+
+// Which tool call was in flight when the event happened (filled by the stdio relay).
+enum class ToolCallState {
+  kStartup,     // before the first tools/call (initialize, tools/list, start-up work)
+  kIdle,        // between calls
+  kOne,         // exactly one call in flight: `call` names it
+  kConcurrent,  // several in flight: the event cannot be attributed to one
+};
+
+struct ToolCall {
+  std::string tool{};        // params.name of the tools/call
+  std::string request_id{};  // the JSON-RPC id as text (a number is written in decimal)
+};
+
+struct ToolCallSlot {
+  ToolCallState state = ToolCallState::kStartup;
+  std::optional<ToolCall> call{};  // set when state is kOne
+};
+
+struct FileEvent {
+  std::string syscall{};   // "openat", "execve", "unlinkat", ...
+  std::string raw_path{};  // as read from the target, cut at NUL and at kMaxRawPathBytes
+  bool raw_path_truncated = false;
+  std::optional<std::string> path{};  // resolved absolute path; nullopt when unresolved
+  PathClass path_class = PathClass::kUnknown;
+  FileAccess access = FileAccess::kOther;
+  Verdict result = Verdict::kAllowed;
+  int error = 0;  // errno returned to the process by the monitor or filter, else 0
+};
+
+enum class SyscallAction {
+  kDenied,   // the filter refused it (reported before the errno is returned)
+  kCounted,  // census: counted, not refused
+};
+
+struct SyscallEvent {
+  std::string name{};  // "ptrace"; "" when the number has no name on this architecture
+  int nr = -1;
+  int error = 0;  // errno returned when kDenied
+  SyscallAction action = SyscallAction::kDenied;
+  uint64_t count = 1;  // census events may aggregate several calls
+};
+
+enum class ProcessAction { kExec, kExit };
+
+struct ProcessEvent {
+  ProcessAction action = ProcessAction::kExec;
+  std::string path{};               // kExec: the program, as resolved
+  std::vector<std::string> argv{};  // kExec: bounded by kMaxArgvEntries / kMaxArgBytes
+  bool argv_truncated = false;
+  std::optional<int> exit_code{};  // kExit: normal exit
+  std::optional<int> signal{};     // kExit: killed by this signal
+  int error = 0;                   // kExec refused: errno
+};
+
+// Filled by the egress issue; the fields are in the schema already so that it stays stable.
+struct NetworkEvent {
+  std::string host{};  // the name asked for (DNS stub) or ""
+  std::string ip{};    // destination address as text, or ""
+  uint16_t port = 0;
+  std::string transport{};  // "tcp", "udp", "unix", or ""
+  Verdict result = Verdict::kAllowed;
+  int error = 0;
+};
+
+enum class LifecyclePhase {
+  kStart,          // the extension started (detail: command)
+  kStop,           // the extension stopped (detail: reason)
+  kEventsDropped,  // events were lost before this point (detail: how many, in decimal)
+};
+
+struct LifecycleEvent {
+  LifecyclePhase what = LifecyclePhase::kStart;
+  std::string detail{};
+};
+
+enum class EventKind { kFile, kNetwork, kSyscall, kProcess, kLifecycle };
+
+struct Event {
+  int64_t time_ns = 0;           // wall clock (CLOCK_REALTIME), nanoseconds since the Unix epoch
+  std::string extension{};       // the extension's name (policy / --name)
+  std::optional<int32_t> pid{};  // as seen from the host
+  std::optional<int32_t> sandbox_pid{};  // as seen inside the sandbox's pid namespace
+  std::string executable{};              // /proc/PID/exe of the process, "" when unknown
+  ToolCallSlot tool_call{};
+  // The alternatives are in EventKind order.
+  std::variant<FileEvent, NetworkEvent, SyscallEvent, ProcessEvent, LifecycleEvent> payload{};
+
+  EventKind kind() const { return static_cast<EventKind>(payload.index()); }
+};
+
+// The current wall-clock time for Event::time_ns.
+int64_t WallClockNowNs();
+
+// Stable lower-case names, as written in the audit log and used as metric label values.
+std::string_view ToString(PathClass c);
+std::string_view ToString(FileAccess a);
+std::string_view ToString(Verdict v);
+std::string_view ToString(ToolCallState s);
+std::string_view ToString(SyscallAction a);
+std::string_view ToString(ProcessAction a);
+std::string_view ToString(LifecyclePhase p);
+std::string_view ToString(EventKind k);
+
+}  // namespace gander::monitor

@@ -1,0 +1,65 @@
+// The kernel side of seccomp user notification, behind a small interface so that the
+// decisions made on notifications are tested without a kernel (see decisions.h).
+#pragma once
+
+#include <linux/seccomp.h>
+#include <sys/types.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "common/result.h"
+#include "common/unique_fd.h"
+
+namespace gander::monitor {
+
+// One notification, copied out of the kernel's struct.
+struct Notification {
+  uint64_t id = 0;
+  pid_t pid = 0;  // in gander's pid namespace
+  int nr = -1;    // syscall number (native ABI: foreign ABIs never get here)
+  uint64_t args[6] = {};
+};
+
+// How to answer: let the syscall run (the kernel re-reads user memory: only for syscalls
+// whose enforcement lies elsewhere), or fail it with an errno.
+struct Response {
+  bool continue_syscall = true;
+  int error = 0;  // errno to return when !continue_syscall
+};
+
+class Unotify {
+ public:
+  virtual ~Unotify() = default;
+  virtual Result<Notification> Receive() = 0;
+  // False when the target died in the meantime (ENOENT): nothing to answer.
+  virtual bool Send(uint64_t id, const Response& response) = 0;
+  // Still waiting? Checked after reading the target's memory, so that a pid reused by
+  // another process is never mistaken for the target.
+  virtual bool IdValid(uint64_t id) = 0;
+};
+
+// The real thing, over a listener fd. Turns on synchronous wake-up (Linux 6.6+) when the
+// kernel has it: supervisor and target then hand the CPU to each other directly.
+class KernelUnotify final : public Unotify {
+ public:
+  explicit KernelUnotify(UniqueFd listener);
+  int fd() const { return listener_.get(); }
+  bool sync_wake_up() const { return sync_wake_up_; }
+  Result<Notification> Receive() override;
+  bool Send(uint64_t id, const Response& response) override;
+  bool IdValid(uint64_t id) override;
+
+ private:
+  UniqueFd listener_;
+  bool sync_wake_up_ = false;
+};
+
+// Reads a NUL-terminated string (a path) from the target's memory, at most `max` bytes,
+// page by page so that a string ending just before an unmapped page still reads. Returns
+// nullopt when the address is unreadable; `truncated` says the limit was hit first.
+std::optional<std::string> ReadTargetString(pid_t pid, uint64_t address, size_t max,
+                                            bool* truncated);
+
+}  // namespace gander::monitor
