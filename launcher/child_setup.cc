@@ -308,6 +308,26 @@ void KillAdoptedChildren() {
   }
 }
 
+void Noop(int) {}
+
+// What the init gets when gander dies. With a pid namespace that is SIGKILL: the namespace
+// takes every process with it. Without one the init must first kill the tree itself, so it
+// gets a signal it can act on.
+const int kParentDeathSignal = SIGRTMIN + 1;
+
+[[noreturn]] void KillTreeAndExit(const SandboxSpec& spec, pid_t extension, int code) {
+  if (spec.use_namespaces) {
+    kill(-1, SIGKILL);
+  } else {
+    if (extension > 0) kill(-extension, SIGKILL);
+    KillAdoptedChildren();
+  }
+  while (waitpid(-1, nullptr, 0) > 0 || errno == EINTR) {
+  }
+  _exit(code);
+}
+
+
 // The init's life after the extension started: reap every child, forward signals to the
 // whole tree, and when the extension exits kill what is left and exit with its status.
 [[noreturn]] void Supervise(const SandboxSpec& spec, pid_t extension) {
@@ -317,6 +337,7 @@ void KillAdoptedChildren() {
   for (;;) {
     siginfo_t info;
     if (sigwaitinfo(&all, &info) < 0) continue;
+    if (info.si_signo == kParentDeathSignal) KillTreeAndExit(spec, extension, 137);
     if (info.si_signo != SIGCHLD) {
       kill(spec.use_namespaces ? -1 : -extension, info.si_signo);
       continue;
@@ -329,19 +350,9 @@ void KillAdoptedChildren() {
       }
     }
     if (!done) continue;
-    if (spec.use_namespaces) {
-      kill(-1, SIGKILL);
-    } else {
-      kill(-extension, SIGKILL);
-      KillAdoptedChildren();
-    }
-    while (waitpid(-1, nullptr, 0) > 0 || errno == EINTR) {
-    }
-    _exit(ExitCodeOf(extension_status));
+    KillTreeAndExit(spec, extension, ExitCodeOf(extension_status));
   }
 }
-
-void Noop(int) {}
 
 }  // namespace
 
@@ -363,7 +374,7 @@ void ChildMain(const ChildPlan& plan) {
     signal(sig, Noop);
   }
   // Die with gander even if it is SIGKILLed; checked against the handshake below.
-  prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+  prctl(PR_SET_PDEATHSIG, spec.use_namespaces ? SIGKILL : kParentDeathSignal, 0, 0, 0);
 
   // The extension's stdio become the init's 0/1/2; every other inherited fd (gander's own
   // ends of the relay pipes among them) is closed so EOF reaches the extension.

@@ -60,6 +60,8 @@ int Main(int argc, char** argv) {
   RunOptions run;
   std::string require;
   auto* run_cmd = app.add_subcommand("run", "Run COMMAND in a sandbox (gander run -- CMD ARGS)");
+  run_cmd->add_option("--log-level", log_level, "as gander --log-level")
+      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}));
   auto* policy_opt = run_cmd->add_option("--policy", run.policy_file, "Policy file (YAML)");
   run_cmd->add_option("--profile", run.profile, "Shipped or user profile name (default: default)")
       ->excludes(policy_opt);
