@@ -1,0 +1,30 @@
+#!/bin/sh
+# CTest entry point of the e2e tier: runs the node test file, or exits 77 (CTest's
+# SKIP_RETURN_CODE) when the npm packages are not installed.
+#   GANDER_BIN=/path/to/gander tests/e2e/run-e2e.sh
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+cd "$here"
+
+skip() {
+  echo "" >&2
+  echo "########################################################################" >&2
+  echo "##  E2E SUITE SKIPPED: $1" >&2
+  echo "##  run tests/e2e/install.sh (npm ci) to install the pinned MCP servers" >&2
+  echo "##  and client SDK, then run the tests again." >&2
+  echo "########################################################################" >&2
+  exit 77
+}
+
+[ -d node_modules ] || skip "tests/e2e/node_modules is missing"
+for p in @modelcontextprotocol/sdk @modelcontextprotocol/server-filesystem @modelcontextprotocol/server-everything; do
+  [ -f "node_modules/$p/package.json" ] || skip "node_modules has no $p"
+done
+if [ package-lock.json -nt node_modules/.package-lock.json ]; then
+  echo "tests/e2e: WARNING: node_modules is older than package-lock.json; run tests/e2e/install.sh" >&2
+fi
+if [ -z "${GANDER_BIN:-}" ]; then
+  echo "tests/e2e: GANDER_BIN is not set (the path of the gander binary)" >&2
+  exit 1
+fi
+exec node --test --test-concurrency=1 --test-reporter=spec e2e.test.mjs
