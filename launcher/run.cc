@@ -195,9 +195,10 @@ void MakeParentDirs(const std::string& file) {
 }
 
 // The audit log, or nothing (with a warning): losing the log must not stop the extension.
-std::unique_ptr<exporters::AuditLog> OpenAuditLog(const std::string& path, const std::string& name) {
-  MakeParentDirs(path);
-  auto log = exporters::AuditLog::Open({.path = path});
+std::unique_ptr<exporters::AuditLog> OpenAuditLog(exporters::AuditLogOptions options,
+                                                  const std::string& name) {
+  MakeParentDirs(options.path);
+  auto log = exporters::AuditLog::Open(std::move(options));
   if (!log) {
     spdlog::warn("{}: no audit log: {}", name, log.error().Describe());
     return nullptr;
@@ -303,6 +304,7 @@ int Run(const RunOptions& o) {
   p.landlock_abi = landlock::ProbeAbi();
   p.notify = UserNotificationAvailable();
   p.learn = o.learn;
+  p.files = static_cast<monitor::FilesWatch>(p.policy.files);  // same order: off, opens, all
   if (o.files) p.files = *o.files;
 
   const IsolationLevel required = o.require.value_or(IsolationLevel::kBasic);
@@ -364,8 +366,14 @@ int Run(const RunOptions& o) {
   // audit log.
   const std::string accounting = !p.notify ? "none" : p.learn ? "census" : "watched";
   monitor::BoundedEventQueue queue(8192);
-  std::string audit_path = o.audit_log.empty() ? DefaultAuditLogPath(p.name) : o.audit_log;
-  std::unique_ptr<exporters::AuditLog> audit = OpenAuditLog(audit_path, p.name);
+  std::string audit_path = !o.audit_log.empty()    ? o.audit_log
+                           : p.policy.audit_log       ? *p.policy.audit_log
+                                                      : DefaultAuditLogPath(p.name);
+  std::unique_ptr<exporters::AuditLog> audit =
+      OpenAuditLog({.path = audit_path,
+                    .max_bytes = p.policy.audit_log_max_size,
+                    .max_files = p.policy.audit_log_files},
+                   p.name);
   monitor::EventSink* sink = audit.get();
   queue.Push(Lifecycle(p.name, monitor::LifecyclePhase::kStart,
                        p.command.exec_path + " (isolation " + LevelName(level) +
