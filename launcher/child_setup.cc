@@ -32,7 +32,8 @@ constexpr const char* kStepNames[] = {
     "wait for the parent", "setsid", "make mounts private", "mount staging tmpfs",
     "pivot_root to staging", "mount", "set pid_max", "unmount old root", "pivot_root",
     "make root read-only", "chdir", "sethostname", "bring up lo", "setrlimit",
-    "drop capabilities", "no_new_privs", "landlock", "seccomp", "fork", "execve", "started",
+    "drop capabilities", "no_new_privs", "landlock", "seccomp", "seccomp listener", "fork",
+    "execve", "started",
 };
 static_assert(sizeof(kStepNames) / sizeof(kStepNames[0]) ==
               static_cast<size_t>(ChildStep::kStarted) + 1);
@@ -211,7 +212,7 @@ int DropCapabilities() {
 // host root stays reachable at /oldroot while binds are made, then pivot into newroot and
 // drop the host root entirely.
 void BuildRoot(const ChildPlan& plan) {
-  const int sync = plan.sync_fd;
+  const int sync = kChildSyncFd;
   if (mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0)
     Fail(sync, ChildStep::kMountPrivate, errno);
   if (mount("tmpfs", kStaging, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755") != 0)
@@ -237,10 +238,30 @@ void BuildRoot(const ChildPlan& plan) {
     Fail(sync, ChildStep::kRootReadOnly, err);
 }
 
+// Sends the seccomp listener to the parent over the sync socket (SCM_RIGHTS). No ack is
+// awaited: both fds are close-on-exec, and a notification raised by the execve that follows
+// simply waits until the supervisor polls the listener.
+int SendListener(int sync, int listener) {
+  ChildReport report{ChildStep::kListener, 0, 0};
+  iovec iov{&report, sizeof(report)};
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  msg.msg_control = control;
+  msg.msg_controllen = sizeof(control);
+  cmsghdr* cmsg = CMSG_FIRSTHDR(&msg);
+  cmsg->cmsg_level = SOL_SOCKET;
+  cmsg->cmsg_type = SCM_RIGHTS;
+  cmsg->cmsg_len = CMSG_LEN(sizeof(int));
+  memcpy(CMSG_DATA(cmsg), &listener, sizeof(int));
+  return sendmsg(sync, &msg, MSG_NOSIGNAL) == static_cast<ssize_t>(sizeof(report)) ? 0 : errno;
+}
+
 // Landlock and seccomp, the extension's last steps before execve: applied in the extension
 // process rather than the init so that the init keeps /proc for cleanup, and so that seccomp
-// comes last (bubblewrap's order).
-int RestrictSelf(const SandboxSpec& spec, ChildStep* step) {
+// comes last (bubblewrap's order). With notification the listener goes to the parent.
+int RestrictSelf(const SandboxSpec& spec, int sync, ChildStep* step) {
   *step = ChildStep::kNoNewPrivs;
   if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return errno;
   if (spec.landlock.abi > 0) {
@@ -254,12 +275,19 @@ int RestrictSelf(const SandboxSpec& spec, ChildStep* step) {
       static_cast<unsigned short>(spec.seccomp.instructions.size()),
           const_cast<sock_filter*>(spec.seccomp.instructions.data())
     };
-    if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) != 0) return errno;
+    unsigned flags = spec.seccomp.notify ? SECCOMP_FILTER_FLAG_NEW_LISTENER : 0;
+    long listener = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, flags, &prog);
+    if (listener < 0) return errno;
+    if (spec.seccomp.notify) {
+      *step = ChildStep::kListener;
+      if (int err = SendListener(sync, static_cast<int>(listener))) return err;
+    }
   }
   return 0;
 }
 
 [[noreturn]] void ExecExtension(const ChildPlan& plan, int error_fd, const sigset_t& mask) {
+  const int sync = kChildSyncFd;
   const SandboxSpec& spec = *plan.spec;
   if (!spec.use_namespaces) setpgid(0, 0);  // its own group: the init signals the group
   prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
@@ -268,7 +296,7 @@ int RestrictSelf(const SandboxSpec& spec, ChildStep* step) {
   syscall(SYS_close_range, 3, ~0U, CLOSE_RANGE_CLOEXEC);
 
   ChildStep step = ChildStep::kExec;
-  int err = RestrictSelf(spec, &step);
+  int err = RestrictSelf(spec, sync, &step);
   if (err == 0) {
     execve(spec.exec_path.c_str(), plan.argv.data(), plan.envp.data());
     err = errno;
@@ -363,7 +391,6 @@ const char* ChildStepName(ChildStep step) {
 
 void ChildMain(const ChildPlan& plan) {
   const SandboxSpec& spec = *plan.spec;
-  const int sync = plan.sync_fd;
 
   // Signals first: the init only takes them through sigwaitinfo. A handler is installed
   // because a pid namespace's init drops signals from outside that have none.
@@ -376,12 +403,19 @@ void ChildMain(const ChildPlan& plan) {
   // Die with gander even if it is SIGKILLed; checked against the handshake below.
   prctl(PR_SET_PDEATHSIG, spec.use_namespaces ? SIGKILL : kParentDeathSignal, 0, 0, 0);
 
-  // The extension's stdio become the init's 0/1/2; every other inherited fd (gander's own
-  // ends of the relay pipes among them) is closed so EOF reaches the extension.
-  if (dup2(spec.stdin_fd, 0) < 0 || dup2(spec.stdout_fd, 1) < 0 || dup2(spec.stderr_fd, 2) < 0)
-    Fail(sync, ChildStep::kWaitParent, errno);
-  if (sync > 3) syscall(SYS_close_range, 3, sync - 1, 0);
-  syscall(SYS_close_range, sync + 1, ~0U, 0);
+  // The extension's stdio become the init's 0/1/2 and the sync socket fd 3; every other
+  // inherited fd (gander's own ends of the relay pipes among them) is closed so that EOF
+  // reaches the extension. The relay pipes and the socket were made after 0-2, so each
+  // source is >= 3 and no dup2 overwrites a source still needed.
+  // The socket stays close-on-exec: the extension must never be able to write reports.
+  if (dup2(spec.stdin_fd, 0) < 0 || dup2(spec.stdout_fd, 1) < 0 ||
+      dup2(spec.stderr_fd, 2) < 0 ||
+      (plan.sync_fd == kChildSyncFd ? fcntl(kChildSyncFd, F_SETFD, FD_CLOEXEC)
+                                    : dup3(plan.sync_fd, kChildSyncFd, O_CLOEXEC)) < 0) {
+    Fail(plan.sync_fd, ChildStep::kWaitParent, errno);
+  }
+  syscall(SYS_close_range, kChildSyncFd + 1, ~0U, 0);
+  const int sync = kChildSyncFd;
 
   // Wait until the parent wrote our uid/gid maps: before that we have no identity in the
   // new user namespace and mounts would fail. EOF means the parent died.
@@ -414,8 +448,7 @@ void ChildMain(const ChildPlan& plan) {
   pid_t extension = fork();
   if (extension < 0) Fail(sync, ChildStep::kFork, errno);
   if (extension == 0) {
-    close(error_pipe[0]);
-    close(sync);
+    close(error_pipe[0]);  // the sync socket stays: the seccomp listener travels over it
     ExecExtension(plan, error_pipe[1], original);
   }
   close(error_pipe[1]);

@@ -32,6 +32,7 @@ enum class ChildStep : int32_t {
   kNoNewPrivs,
   kLandlock,
   kSeccomp,
+  kListener,  // not a failure: the seccomp listener fd travels with this report
   kFork,
   kExec,
   kStarted,  // not a failure: the extension was exec'd
@@ -63,6 +64,10 @@ struct ChildPlan {
   std::vector<char*> envp;
   int sync_fd;
 };
+
+// The sync socket's number in the child, fixed so that the seccomp filter (compiled in the
+// parent) can name it: the one sendmsg that hands the listener over must not be notified.
+inline constexpr int kChildSyncFd = 3;
 
 // Runs as the sandbox init (pid 1 of the new pid namespace, or a plain child without one).
 // Never returns.

@@ -74,6 +74,17 @@ int Main(int argc, char** argv) {
   run_cmd->add_flag("--no-namespaces", run.no_namespaces,
                     "Do not use namespaces: Landlock and seccomp only (what gander falls back "
                     "to where user namespaces are refused)");
+  std::string mode = "enforce", files;
+  run_cmd->add_option("--mode", mode,
+                      "enforce (default), or learn: every syscall counted by name and every "
+                      "file access logged (for baselining)")
+      ->check(CLI::IsMember({"enforce", "learn"}));
+  run_cmd->add_option("--files", files, "Which file syscalls the monitor watches (default: the "
+                                        "policy's monitor.files, else opens)")
+      ->check(CLI::IsMember({"off", "opens", "all"}));
+  run_cmd->add_option("--audit-log", run.audit_log,
+                      "Audit log file (JSON lines; default "
+                      "$XDG_STATE_HOME/gander/audit/NAME.jsonl)");
   run_cmd->add_option("command", run.command, "The extension's command and arguments")
       ->required();
   run_cmd->positionals_at_end();
@@ -104,6 +115,10 @@ int Main(int argc, char** argv) {
 
   if (*run_cmd) {
     if (!require.empty()) run.require = *ParseLevel(require);
+    run.learn = mode == "learn";
+    if (files == "off") run.files = monitor::FilesWatch::kOff;
+    if (files == "opens") run.files = monitor::FilesWatch::kOpens;
+    if (files == "all") run.files = monitor::FilesWatch::kAll;
     if (run.name.empty()) run.name = DefaultExtensionName(argv[0], run.command.at(0));
     return Run(run);
   }

@@ -7,17 +7,26 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <linux/seccomp.h>
+#include <sys/syscall.h>
+
+#include <chrono>
 #include <climits>
 #include <cstdlib>
 #include <map>
 
 #include "common/unique_fd.h"
+#include "exporters/audit_log.h"
+#include "launcher/child_setup.h"
 #include "launcher/command.h"
 #include "launcher/environment.h"
 #include "launcher/filesystem_plan.h"
 #include "launcher/landlock.h"
 #include "launcher/sandbox.h"
 #include "launcher/seccomp_filter.h"
+#include "monitor/event_queue.h"
+#include "monitor/path_classifier.h"
+#include "monitor/seccomp_monitor.h"
 #include "monitor/supervisor.h"
 #include "policies/expand.h"
 #include "policies/loader.h"
@@ -99,6 +108,9 @@ struct Prepared {
   std::vector<std::string> argv;
   std::map<std::string, std::string> environ;
   int landlock_abi = 0;
+  bool notify = false;  // seccomp user notification available
+  monitor::FilesWatch files = monitor::FilesWatch::kOpens;
+  bool learn = false;
 };
 
 Result<SandboxSpec> BuildSpec(const Prepared& p, bool use_namespaces, PrivateDirs& dirs) {
@@ -132,7 +144,11 @@ Result<SandboxSpec> BuildSpec(const Prepared& p, bool use_namespaces, PrivateDir
     }
     spec.landlock.rules = std::move(plan.rules);
   }
-  auto seccomp = CompileSeccompFilter({.deny_host_sockets = !use_namespaces});
+  auto seccomp = CompileSeccompFilter({.deny_host_sockets = !use_namespaces,
+                                       .notify = p.notify,
+                                       .files = p.files,
+                                       .census = p.learn,
+                                       .handoff_fd = kChildSyncFd});
   if (!seccomp) return seccomp.error();
   spec.seccomp = std::move(seccomp).value();
   spec.rlimits = Rlimits(p.policy.limits);
@@ -165,7 +181,53 @@ int Fail(int status, const std::string& message) {
   return status;
 }
 
+bool UserNotificationAvailable() {
+  uint32_t action = SECCOMP_RET_USER_NOTIF;
+  return syscall(SYS_seccomp, SECCOMP_GET_ACTION_AVAIL, 0, &action) == 0;
+}
+
+// mkdir -p; errors are left to the open that follows.
+void MakeParentDirs(const std::string& file) {
+  for (size_t slash = file.find('/', 1); slash != std::string::npos;
+       slash = file.find('/', slash + 1)) {
+    mkdir(file.substr(0, slash).c_str(), 0700);
+  }
+}
+
+// The audit log, or nothing (with a warning): losing the log must not stop the extension.
+std::unique_ptr<exporters::AuditLog> OpenAuditLog(exporters::AuditLogOptions options,
+                                                  const std::string& name) {
+  MakeParentDirs(options.path);
+  auto log = exporters::AuditLog::Open(std::move(options));
+  if (!log) {
+    spdlog::warn("{}: no audit log: {}", name, log.error().Describe());
+    return nullptr;
+  }
+  return std::move(log).value();
+}
+
+monitor::Event Lifecycle(const std::string& name, monitor::LifecyclePhase what,
+                         std::string detail) {
+  monitor::Event e;
+  e.time_ns = monitor::WallClockNowNs();
+  e.extension = name;
+  e.payload = monitor::LifecycleEvent{what, std::move(detail)};
+  return e;
+}
+
 }  // namespace
+
+std::string DefaultAuditLogPath(const std::string& name) {
+  std::string state;
+  if (const char* xdg = getenv("XDG_STATE_HOME"); xdg && *xdg) {
+    state = xdg;
+  } else if (const char* home = getenv("HOME"); home && *home) {
+    state = std::string(home) + "/.local/state";
+  } else {
+    state = "/tmp";
+  }
+  return state + "/gander/audit/" + name + ".jsonl";
+}
 
 std::vector<std::string> UserPolicyDirs() {
   std::vector<std::string> dirs;
@@ -240,6 +302,10 @@ int Run(const RunOptions& o) {
 
   spdlog::debug("phase: command resolved");
   p.landlock_abi = landlock::ProbeAbi();
+  p.notify = UserNotificationAvailable();
+  p.learn = o.learn;
+  p.files = static_cast<monitor::FilesWatch>(p.policy.files);  // same order: off, opens, all
+  if (o.files) p.files = *o.files;
 
   const IsolationLevel required = o.require.value_or(IsolationLevel::kBasic);
   bool use_namespaces = !o.no_namespaces;
@@ -259,8 +325,10 @@ int Run(const RunOptions& o) {
 
   PrivateDirs private_dirs;
   Result<SandboxProcess> sandbox = MakeError("not started");
+  std::optional<SandboxSpec> spec;
+  IsolationLevel level = IsolationLevel::kBasic;
   for (;;) {
-    IsolationLevel level = LevelOf(use_namespaces, p.landlock_abi > 0, true);
+    level = LevelOf(use_namespaces, p.landlock_abi > 0, true);
     if (level < required) {
       return Fail(kExitSetupFailed,
                   std::string("--require ") + LevelName(required) + ": this host gives '" +
@@ -268,18 +336,15 @@ int Run(const RunOptions& o) {
                       (p.landlock_abi == 0 ? " (Landlock is not available)" : "") +
                       "; see `gander doctor`");
     }
-    auto spec = BuildSpec(p, use_namespaces, private_dirs);
-    if (!spec) return Fail(kExitSetupFailed, spec.error().Describe());
+    auto built = BuildSpec(p, use_namespaces, private_dirs);
+    if (!built) return Fail(kExitSetupFailed, built.error().Describe());
+    spec = std::move(built).value();
     spec->stdin_fd = child_stdin.get();
     spec->stdout_fd = child_stdout.get();
     StartFailure failure;
     spdlog::debug("phase: sandbox planned, seccomp compiled");
     sandbox = StartSandbox(*spec, &failure);
-    if (sandbox) {
-      spdlog::info("{}: started, isolation {} (namespaces {}, landlock ABI {}, seccomp on)",
-                   p.name, LevelName(level), use_namespaces ? "on" : "off", p.landlock_abi);
-      break;
-    }
+    if (sandbox) break;
     if (use_namespaces && NamespacesRefused(sandbox.error(), failure) &&
         required < IsolationLevel::kFull) {
       spdlog::warn("{}: user namespaces are not available here ({}); running with Landlock and "
@@ -297,12 +362,94 @@ int Run(const RunOptions& o) {
   child_stdin.Reset();
   child_stdout.Reset();
 
+  // The monitor: events go through a bounded queue (never blocking the extension) to the
+  // audit log.
+  const std::string accounting = !p.notify ? "none" : p.learn ? "census" : "watched";
+  monitor::BoundedEventQueue queue(8192);
+  std::string audit_path = !o.audit_log.empty()    ? o.audit_log
+                           : p.policy.audit_log       ? *p.policy.audit_log
+                                                      : DefaultAuditLogPath(p.name);
+  std::unique_ptr<exporters::AuditLog> audit =
+      OpenAuditLog({.path = audit_path,
+                    .max_bytes = p.policy.audit_log_max_size,
+                    .max_files = p.policy.audit_log_files},
+                   p.name);
+  monitor::EventSink* sink = audit.get();
+  queue.Push(Lifecycle(p.name, monitor::LifecyclePhase::kStart,
+                       p.command.exec_path + " (isolation " + LevelName(level) +
+                           ", syscall accounting " + accounting + ")"));
+
   monitor::SupervisorOptions supervise;
   supervise.child_in = to_child.Release();
   supervise.child_out = from_child.get();
   supervise.pidfd = sandbox->pidfd.get();
+
+  monitor::KernelTargetMemory memory;
+  monitor::ProcfsProcesses processes;
+  std::unique_ptr<monitor::KernelUnotify> unotify;
+  std::unique_ptr<monitor::SeccompMonitor> seccomp_monitor;
+  if (sandbox->listener) {
+    unotify = std::make_unique<monitor::KernelUnotify>(std::move(sandbox->listener));
+    monitor::SeccompMonitorConfig config{
+        .extension = p.name,
+        .rules = monitor::ClassifierRules::From(p.policy, p.workspace, p.command.readable),
+        .denials = spec->seccomp.denials,
+        .files = p.files,
+        .census = p.learn,
+        .log_all_files = p.learn};
+    seccomp_monitor = std::make_unique<monitor::SeccompMonitor>(*unotify, memory, processes,
+                                                                std::move(config), queue);
+    supervise.watches.push_back({unotify->fd(), [&] { return seccomp_monitor->HandleOne(); }});
+  }
+  // The start is confirmed (or refused) on the sync socket once the extension exec'd.
+  StartFailure exec_failure;
+  if (!sandbox->started) {
+    supervise.watches.push_back({sandbox->sync.get(), [&] {
+      if (ReadStartReport(*sandbox, *spec, &exec_failure)) {
+        spdlog::info("{}: started, isolation {} (namespaces {}, landlock ABI {}, accounting {})",
+                     p.name, LevelName(level), use_namespaces ? "on" : "off", p.landlock_abi,
+                     accounting);
+      }
+      return false;
+    }});
+  }
+  supervise.after_turn = [&] { if (sink) queue.Drain(*sink, std::chrono::milliseconds(2)); };
   if (!sandbox->namespaces) supervise.kill_group = sandbox->extension_pid;
+
   int status = monitor::Supervise(supervise);
+
+  if (seccomp_monitor) seccomp_monitor->PublishCounts();
+  if (!exec_failure.step.empty()) {
+    queue.Push(Lifecycle(p.name, monitor::LifecyclePhase::kStop,
+                         "could not start: " + exec_failure.step + ": " +
+                             std::strerror(exec_failure.err)));
+  } else {
+    monitor::Event exit = Lifecycle(p.name, monitor::LifecyclePhase::kStop, "");
+    monitor::ProcessEvent process{.action = monitor::ProcessAction::kExit,
+                                  .path = p.command.exec_path};
+    if (status > 128) {
+      process.signal = status - 128;
+    } else {
+      process.exit_code = status;
+    }
+    exit.payload = process;
+    queue.Push(std::move(exit));
+    queue.Push(Lifecycle(p.name, monitor::LifecyclePhase::kStop,
+                         "exited with status " + std::to_string(status)));
+  }
+  while (sink && !queue.empty()) queue.Drain(*sink, std::chrono::milliseconds(100));
+  if (audit && audit->last_error()) {
+    spdlog::warn("{}: audit log {}: {}", p.name, audit_path, audit->last_error()->Describe());
+  }
+
+  if (!exec_failure.step.empty()) {
+    if (exec_failure.exec_failed) {
+      return Fail(exec_failure.err == ENOENT ? kExitNotFound : kExitCannotExecute,
+                  "cannot execute " + p.command.exec_path + ": " + std::strerror(exec_failure.err));
+    }
+    return Fail(kExitSetupFailed, "sandbox set-up failed at '" + exec_failure.step +
+                                      "': " + std::strerror(exec_failure.err));
+  }
   spdlog::info("{}: exited with status {}", p.name, status);
   return status;
 }

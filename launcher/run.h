@@ -7,6 +7,7 @@
 
 #include "common/result.h"
 #include "launcher/isolation.h"
+#include "monitor/watched_syscalls.h"
 #include "policies/policy.h"
 
 namespace gander::launcher {
@@ -24,8 +25,15 @@ struct RunOptions {
   std::string workspace;           // --workspace; empty: the current directory
   std::optional<IsolationLevel> require;
   bool no_namespaces = false;      // run with Landlock + seccomp only
+  bool learn = false;              // --mode learn: every syscall counted, every file logged
+  std::optional<monitor::FilesWatch> files;  // --files: overrides the policy's monitor.files
+  std::string audit_log;           // --audit-log; empty: policy, else the state dir
   std::vector<std::string> command;
 };
+
+// Where the audit log goes when neither --audit-log nor the policy says:
+// $XDG_STATE_HOME/gander/audit/NAME.jsonl (default ~/.local/state/gander/audit/NAME.jsonl).
+std::string DefaultAuditLogPath(const std::string& name);
 
 // The user's policy directories, searched before the shipped profiles:
 // $XDG_CONFIG_HOME/gander/policies (or ~/.config/gander/policies).

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstring>
 #include <string>
 
 #include "launcher/child_setup.h"
@@ -60,6 +61,37 @@ ChildPlan PrepareChildPlan(const SandboxSpec& spec, int sync_fd) {
   return plan;
 }
 
+// One report from the child, with the fd it carries (the seccomp listener), if any.
+bool ReceiveReport(int sync, ChildReport* report, int* fd) {
+  *fd = -1;
+  iovec iov{report, sizeof(*report)};
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  msg.msg_control = control;
+  msg.msg_controllen = sizeof(control);
+  ssize_t n;
+  do {
+    n = recvmsg(sync, &msg, MSG_CMSG_CLOEXEC);
+  } while (n < 0 && errno == EINTR);
+  for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
+    if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
+      std::memcpy(fd, CMSG_DATA(c), sizeof(int));
+    }
+  }
+  return n == static_cast<ssize_t>(sizeof(*report));
+}
+
+StartFailure DescribeFailure(const ChildReport& report, const SandboxSpec& spec) {
+  std::string step = ChildStepName(report.step);
+  if (report.step == ChildStep::kMount && report.detail >= 0 &&
+      static_cast<size_t>(report.detail) < spec.mounts.size()) {
+    step += " " + spec.mounts[report.detail].target;
+  }
+  return StartFailure{step, report.err, report.step == ChildStep::kExec};
+}
+
 }  // namespace
 
 Result<SandboxProcess> StartSandbox(const SandboxSpec& spec, StartFailure* failure) {
@@ -100,26 +132,42 @@ Result<SandboxProcess> StartSandbox(const SandboxSpec& spec, StartFailure* failu
   }
   if (write(parent_end.get(), "g", 1) != 1) return abandon(ErrnoError("start the sandbox"));
 
+  process.sync = std::move(parent_end);
+  StartFailure local;
+  if (!failure) failure = &local;
   ChildReport report{};
-  ssize_t n;
-  do {
-    n = recv(parent_end.get(), &report, sizeof(report), 0);
-  } while (n < 0 && errno == EINTR);
-  if (n == static_cast<ssize_t>(sizeof(report)) && report.step == ChildStep::kStarted) {
+  int fd = -1;
+  if (!ReceiveReport(process.sync.get(), &report, &fd)) {
+    return abandon(MakeError("the sandbox init exited during set-up"));
+  }
+  if (report.step == ChildStep::kListener && fd >= 0) {
+    process.listener = UniqueFd(fd);
+    return process;
+  }
+  if (fd >= 0) close(fd);
+  if (report.step == ChildStep::kStarted) {
+    process.started = true;
     process.extension_pid = report.detail;
     return process;
   }
-  if (n != static_cast<ssize_t>(sizeof(report))) {
-    return abandon(MakeError("the sandbox init exited during set-up"));
-  }
-  std::string step = ChildStepName(report.step);
-  if (report.step == ChildStep::kMount && report.detail >= 0 &&
-      static_cast<size_t>(report.detail) < spec.mounts.size()) {
-    step += " " + spec.mounts[report.detail].target;
-  }
-  if (failure) *failure = StartFailure{step, report.err, report.step == ChildStep::kExec};
+  *failure = DescribeFailure(report, spec);
   waitpid(pid, nullptr, 0);
-  return Error{report.err, "sandbox set-up failed at '" + step + "'"};
+  return Error{report.err, "sandbox set-up failed at '" + failure->step + "'"};
+}
+
+bool ReadStartReport(SandboxProcess& process, const SandboxSpec& spec, StartFailure* failure) {
+  ChildReport report{};
+  int fd = -1;
+  *failure = {};
+  if (!ReceiveReport(process.sync.get(), &report, &fd)) return false;
+  if (fd >= 0) close(fd);
+  if (report.step == ChildStep::kStarted) {
+    process.started = true;
+    process.extension_pid = report.detail;
+    return true;
+  }
+  *failure = DescribeFailure(report, spec);
+  return false;
 }
 
 }  // namespace gander::launcher

@@ -40,6 +40,11 @@ struct SandboxProcess {
   UniqueFd pidfd;       // pidfd of the init: poll for exit, send signals
   pid_t extension_pid = -1;  // as seen from gander (meaningful without a pid namespace)
   bool namespaces = false;
+  // With seccomp notification: the listener, received before the extension's execve. The
+  // start is then confirmed (or its failure reported) later on `sync`: see ReadStartReport.
+  UniqueFd listener;
+  UniqueFd sync;
+  bool started = false;  // the extension's execve is confirmed
 };
 
 // Why a sandbox could not be started; `step` names the child's setup step.
@@ -53,5 +58,11 @@ struct StartFailure {
 // the errno). With `use_namespaces`, EPERM/ENOSPC/EINVAL from clone (user namespaces refused
 // here) is reported as Error{code, "clone"} so the caller may degrade.
 Result<SandboxProcess> StartSandbox(const SandboxSpec& spec, StartFailure* failure);
+
+// Reads the report that confirms the start once the listener arrived first. Returns true when
+// the extension is running (sets process.started and extension_pid); false with `failure`
+// set when it could not be executed; false with failure->step empty when nothing came (the
+// init is gone).
+bool ReadStartReport(SandboxProcess& process, const SandboxSpec& spec, StartFailure* failure);
 
 }  // namespace gander::launcher

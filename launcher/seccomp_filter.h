@@ -2,6 +2,10 @@
 // (its flags are out of the filter's reach, so libc falls back to clone), and kills any
 // process that enters the kernel through a foreign ABI (i386 int 0x80, x32).
 //
+// With user notification, the denied syscalls and the watched ones (monitor.files) go to
+// gander's supervisor first: it reports a denial before answering with the errno, and lets a
+// watched syscall continue after recording it. In census mode (learn) every syscall does.
+//
 // Compiled in the parent with libseccomp into plain BPF bytes; the child only installs them.
 #pragma once
 
@@ -11,12 +15,16 @@
 #include <vector>
 
 #include "common/result.h"
+#include "monitor/denied_syscalls.h"
+#include "monitor/watched_syscalls.h"
 
 namespace gander::launcher {
 
 struct SeccompProgram {
   std::vector<sock_filter> instructions;
   std::vector<std::string> denied_syscalls;  // for doctor and docs
+  bool notify = false;                        // the filter has USER_NOTIF actions
+  std::vector<monitor::DeniedSyscall> denials;  // the table the filter was built from
 };
 
 struct SeccompOptions {
@@ -25,6 +33,13 @@ struct SeccompOptions {
   // think docker.sock): socket() for AF_INET, AF_INET6 and AF_UNIX is refused (EACCES).
   // socketpair() still works, so processes can talk to their own children.
   bool deny_host_sockets = false;
+  // Send denials and watched syscalls to the supervisor (needs SECCOMP_RET_USER_NOTIF).
+  bool notify = false;
+  monitor::FilesWatch files = monitor::FilesWatch::kOpens;
+  bool census = false;  // every syscall notifies (learn mode)
+  // The fd the extension sends its listener over, between installing the filter and execve.
+  // In census mode that one sendmsg must not itself wait for the supervisor it is reaching.
+  int handoff_fd = -1;
 };
 
 Result<SeccompProgram> CompileSeccompFilter(const SeccompOptions& options = {});

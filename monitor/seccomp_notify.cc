@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <algorithm>
 #include <cstring>
 
 namespace gander::monitor {
@@ -57,8 +58,14 @@ bool KernelUnotify::IdValid(uint64_t id) {
   return ioctl(listener_.get(), SECCOMP_IOCTL_NOTIF_ID_VALID, &id) == 0;
 }
 
-std::optional<std::string> ReadTargetString(pid_t pid, uint64_t address, size_t max,
-                                            bool* truncated) {
+bool KernelTargetMemory::ReadBytes(pid_t pid, uint64_t address, void* out, size_t size) {
+  iovec local{out, size};
+  iovec remote{reinterpret_cast<void*>(address), size};
+  return process_vm_readv(pid, &local, 1, &remote, 1, 0) == static_cast<ssize_t>(size);
+}
+
+std::optional<std::string> KernelTargetMemory::ReadString(pid_t pid, uint64_t address,
+                                                          size_t max, bool* truncated) {
   *truncated = false;
   std::string out;
   char buf[kPage];

@@ -56,10 +56,25 @@ class KernelUnotify final : public Unotify {
   bool sync_wake_up_ = false;
 };
 
-// Reads a NUL-terminated string (a path) from the target's memory, at most `max` bytes,
-// page by page so that a string ending just before an unmapped page still reads. Returns
-// nullopt when the address is unreadable; `truncated` says the limit was hit first.
-std::optional<std::string> ReadTargetString(pid_t pid, uint64_t address, size_t max,
-                                            bool* truncated);
+// The target's memory: the paths and structs a notification points at. Read once, into our
+// own copy, and decided on that copy.
+class TargetMemory {
+ public:
+  virtual ~TargetMemory() = default;
+  // A NUL-terminated string of at most `max` bytes; nullopt when unreadable; `truncated` when
+  // no NUL came within `max`.
+  virtual std::optional<std::string> ReadString(pid_t pid, uint64_t address, size_t max,
+                                                bool* truncated) = 0;
+  virtual bool ReadBytes(pid_t pid, uint64_t address, void* out, size_t size) = 0;
+};
+
+// process_vm_readv, page by page so that a string ending just before an unmapped page still
+// reads.
+class KernelTargetMemory final : public TargetMemory {
+ public:
+  std::optional<std::string> ReadString(pid_t pid, uint64_t address, size_t max,
+                                        bool* truncated) override;
+  bool ReadBytes(pid_t pid, uint64_t address, void* out, size_t size) override;
+};
 
 }  // namespace gander::monitor

@@ -89,20 +89,23 @@ int Supervise(const SupervisorOptions& options) {
     shutdown.KillAt(now + options.kill_after_eof_ms);
   };
 
+  std::vector<Watch> watches = options.watches;
+  std::vector<pollfd> fds;
   while (!exited || !down.Finished()) {
     enum { kClientIn, kChildIn, kChildOut, kClientOut, kPidfd, kSignal, kCount };
-    pollfd fds[kCount] = {
+    fds.assign({
         {up.WantsRead() ? options.client_in : -1, POLLIN, 0},
         {up.WantsWrite() && child_in ? child_in.get() : -1, POLLOUT, 0},
         {down.WantsRead() ? options.child_out : -1, POLLIN, 0},
         {down.WantsWrite() ? options.client_out : -1, POLLOUT, 0},
         {exited ? -1 : options.pidfd, POLLIN, 0},
         {signal_fd.get(), POLLIN, 0},
-    };
+    });
+    for (const Watch& w : watches) fds.push_back({w.fd, POLLIN, 0});
     int64_t now = NowMs();
     int64_t deadline = std::min(shutdown.NextDeadline(), drain_deadline);
     int timeout = deadline == kNever ? -1 : static_cast<int>(std::max<int64_t>(0, deadline - now));
-    int ready = poll(fds, kCount, timeout);
+    int ready = poll(fds.data(), fds.size(), timeout);
     if (ready < 0 && errno != EINTR) break;
     now = NowMs();
 
@@ -143,6 +146,12 @@ int Supervise(const SupervisorOptions& options) {
         drain_deadline = now + 1000;
       }
     }
+    for (size_t i = 0; i < watches.size(); ++i) {
+      if (watches[i].fd >= 0 && fds[kCount + i].revents && !watches[i].on_readable()) {
+        watches[i].fd = -1;  // poll ignores negative fds
+      }
+    }
+    if (options.after_turn) options.after_turn();
     shutdown.Fire(now);
     if (exited && now >= drain_deadline) break;
   }

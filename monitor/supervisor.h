@@ -5,7 +5,17 @@
 
 #include <sys/types.h>
 
+#include <functional>
+#include <vector>
+
 namespace gander::monitor {
+
+// Another fd the loop polls: the seccomp listener, the sandbox's sync socket. The callback
+// runs when it is readable (or hung up); it returns false to stop polling the fd.
+struct Watch {
+  int fd = -1;
+  std::function<bool()> on_readable;
+};
 
 struct SupervisorOptions {
   int client_in = 0;    // Goose -> gander
@@ -22,6 +32,9 @@ struct SupervisorOptions {
   int kill_after_eof_ms = 2500;
   // After gander itself gets SIGTERM/SIGINT/SIGHUP: SIGTERM now, SIGKILL after this.
   int kill_after_signal_ms = 1500;
+  std::vector<Watch> watches;
+  // Runs once per loop turn, after the events of the turn (e.g. drain the event queue).
+  std::function<void()> after_turn;
 };
 
 // Runs until the init exited and the extension's output is drained. Returns the exit status

@@ -10,7 +10,7 @@
 
 namespace gander::monitor {
 
-// `monitor.files` in the policy.
+// `monitor.files` in the policy (the same order as policies::FilesMonitoring).
 enum class FilesWatch {
   kOff,    // nothing watched: no notification cost at all
   kOpens,  // the open family, exec and path-changing syscalls (the default)

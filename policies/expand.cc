@@ -163,6 +163,26 @@ Result<ExpandedPolicy> Expand(const Policy& merged, const ExpansionContext& ctx)
   out.env_pass = merged.env.pass;
   out.limits = merged.limits;
   out.network = merged.network;
+  const MonitorRules& monitor = merged.monitor;
+  out.files = monitor.files.value_or(kDefaultFilesMonitoring);
+  if (monitor.audit_log) {
+    Result<std::string> path = ExpandPath(monitor.audit_log->path, ctx);
+    if (!path) {
+      return MakeError(FormatMark(monitor.audit_log->mark) + ": monitor.audit_log: " +
+                       path.error().message);
+    }
+    out.audit_log = std::move(*path);
+  }
+  out.audit_log_max_size = monitor.audit_log_max_size.value_or(kDefaultAuditLogMaxSize);
+  if (monitor.audit_log_files) {
+    if (*monitor.audit_log_files == 0 ||
+        *monitor.audit_log_files > static_cast<uint64_t>(kMaxAuditLogFiles)) {
+      return MakeError(merged.source + ": monitor.audit_log_files: expected 1 to " +
+                       std::to_string(kMaxAuditLogFiles) + ", got " +
+                       std::to_string(*monitor.audit_log_files));
+    }
+    out.audit_log_files = static_cast<int>(*monitor.audit_log_files);
+  }
   out.sources = merged.chain.empty() ? std::vector<std::string>{merged.source} : merged.chain;
   return out;
 }

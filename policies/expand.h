@@ -31,8 +31,10 @@ Result<std::string> ExpandVariables(std::string_view text, const ExpansionContex
 // (never above "/"), strips a trailing "/". Does not touch the filesystem.
 std::string NormalizePath(std::string_view absolute_path);
 
-// Expands every path and env.set value of `merged` (which must have no `extends` left: see
-// ResolveExtends in loader.h) and copies limits, network, env.pass and the source chain.
+// Expands every path (filesystem lists and monitor.audit_log) and env.set value of `merged`
+// (which must have no `extends` left: see ResolveExtends in loader.h), copies limits, network,
+// env.pass and the source chain, and fills in the monitor defaults (files: opens, a 16MiB
+// audit log rotation size, 4 rotated files) for what the policy leaves unset.
 // Duplicate paths within a list (after normalisation) are kept once. Errors name the entry's
 // "file:line:col" and what went wrong, e.g.
 //   "my.yaml:7:5: filesystem.read: undefined variable ${NODE_PREFIX} in '${NODE_PREFIX}/lib'".

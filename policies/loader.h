@@ -41,7 +41,8 @@ std::vector<std::string> BuiltinProfileNames();
 //
 // Merge, base first then derived: path lists and env.pass are concatenated keeping the first
 // of any duplicates; env.set maps are merged with the derived value winning; each limit set in
-// the derived policy overrides the base; network rules are concatenated. A derived policy can
+// the derived policy overrides the base, and so does each `monitor` field; network rules are
+// concatenated. A derived policy can
 // add rules, never remove them. The result has no `extends`, `chain` lists every policy's
 // source (most derived first) and `source` is that chain joined by " <- ", e.g.
 // "my.yaml <- profile:default".

@@ -36,6 +36,7 @@ constexpr KeySpec kPolicyKeys[] = {
     {"env", "a mapping with keys: pass, set"},
     {"limits", "a mapping with keys: processes, open_files, file_size, memory, core_dumps"},
     {"network", "a mapping with keys: allow, deny"},
+    {"monitor", "a mapping with keys: files, audit_log, audit_log_max_size, audit_log_files"},
 };
 constexpr KeySpec kFilesystemKeys[] = {
     {"read", "a list of path strings"},  {"exec", "a list of path strings"},
@@ -57,9 +58,25 @@ constexpr KeySpec kNetworkKeys[] = {
     {"allow", "a list of rules like {host: example.com, ports: [443]}"},
     {"deny", "a list of rules like {host: example.com, ports: [443]}"},
 };
+constexpr KeySpec kMonitorKeys[] = {
+    {"files", "one of: off, opens, all"},
+    {"audit_log", "a path string (/..., ~/... or ${VAR}/...)"},
+    {"audit_log_max_size", "a positive size (bytes, or a number with a unit: 64MiB, 1GiB)"},
+    {"audit_log_files", "a positive integer"},
+};
 constexpr KeySpec kRuleKeys[] = {
     {"host", "a DNS name, *.suffix, IP address or CIDR block"},
     {"ports", "a non-empty list of port numbers (1-65535)"},
+};
+
+struct FilesMonitoringName {
+  FilesMonitoring mode;
+  std::string_view name;
+};
+constexpr FilesMonitoringName kFilesMonitoringNames[] = {
+    {FilesMonitoring::kOff, "off"},
+    {FilesMonitoring::kOpens, "opens"},
+    {FilesMonitoring::kAll, "all"},
 };
 
 constexpr std::string_view kEnvNameSyntax = "[A-Za-z_][A-Za-z0-9_]*";
@@ -207,6 +224,7 @@ class Parser {
   Status Env(const YAML::Node& node, EnvRules& out) const;
   Status LimitsSection(const YAML::Node& node, Limits& out) const;
   Status Network(const YAML::Node& node, NetworkRules& out) const;
+  Status Monitor(const YAML::Node& node, MonitorRules& out) const;
   Result<NetworkRule> Rule(const YAML::Node& node, const std::string& where,
                            bool ports_required) const;
 
@@ -249,6 +267,7 @@ Result<Policy> Parser::Parse(const YAML::Node& root) const {
         if (spec.name == "filesystem") return Filesystem(value, policy.filesystem);
         if (spec.name == "env") return Env(value, policy.env);
         if (spec.name == "limits") return LimitsSection(value, policy.limits);
+        if (spec.name == "monitor") return Monitor(value, policy.monitor);
         return Network(value, policy.network);
       });
   if (!status) return status.error();
@@ -377,6 +396,44 @@ Status Parser::Network(const YAML::Node& node, NetworkRules& out) const {
           if (!rule) return rule.error();
           rules.push_back(std::move(*rule));
         }
+        return {};
+      });
+}
+
+Status Parser::Monitor(const YAML::Node& node, MonitorRules& out) const {
+  return ForEachEntry(
+      node, "monitor", kMonitorKeys,
+      [&](const KeySpec& spec, const std::string& where, const YAML::Node& value) -> Status {
+        if (spec.name == "files") {
+          Result<std::string> word = String(value, where, spec.expected);
+          if (!word) return word.error();
+          Result<FilesMonitoring> mode = ParseFilesMonitoring(*word);
+          if (!mode) return Fail(value, where + ": " + mode.error().message);
+          out.files = *mode;
+          return {};
+        }
+        if (spec.name == "audit_log") {
+          Result<std::string> path = String(value, where, spec.expected);
+          if (!path) return path.error();
+          if (Status status = CheckPathSyntax(*path); !status) {
+            return Fail(value, where + ": " + status.error().message);
+          }
+          out.audit_log = PathEntry{std::move(*path), MarkOf(value)};
+          return {};
+        }
+        if (spec.name == "audit_log_max_size") {
+          Result<uint64_t> size = PositiveSize(value, where, spec.expected);
+          if (!size) return size.error();
+          out.audit_log_max_size = *size;
+          return {};
+        }
+        Result<uint64_t> files = PositiveInteger(value, where);
+        if (!files) return files.error();
+        if (*files > static_cast<uint64_t>(kMaxAuditLogFiles)) {
+          return Fail(value, where + ": at most " + std::to_string(kMaxAuditLogFiles) +
+                                 " rotated files are kept, got " + Quote(value.Scalar()));
+        }
+        out.audit_log_files = *files;
         return {};
       });
 }
@@ -579,6 +636,24 @@ std::string FormatSize(uint64_t bytes) {
   return std::to_string(bytes);
 }
 
+std::string_view ToString(FilesMonitoring mode) {
+  for (const FilesMonitoringName& known : kFilesMonitoringNames) {
+    if (known.mode == mode) return known.name;
+  }
+  return "?";
+}
+
+Result<FilesMonitoring> ParseFilesMonitoring(std::string_view text) {
+  std::string names;
+  for (const FilesMonitoringName& known : kFilesMonitoringNames) {
+    if (known.name == text) return known.mode;
+    if (!names.empty()) names += ", ";
+    names += known.name;
+  }
+  return MakeError(Quote(text) + ": unknown files monitoring mode (expected one of: " + names +
+                   ")");
+}
+
 std::string ToYaml(const Policy& policy) {
   YAML::Emitter out;
   out << YAML::BeginMap;
@@ -637,6 +712,29 @@ std::string ToYaml(const Policy& policy) {
   EmitRules(out, policy.network.allow);
   out << YAML::Key << "deny" << YAML::Value;
   EmitRules(out, policy.network.deny);
+  out << YAML::EndMap;
+
+  const MonitorRules& monitor = policy.monitor;
+  out << YAML::Key << "monitor" << YAML::Value;
+  if (!monitor.files && !monitor.audit_log && !monitor.audit_log_max_size &&
+      !monitor.audit_log_files) {
+    out << YAML::Flow;
+  }
+  out << YAML::BeginMap;
+  if (monitor.files) {
+    out << YAML::Key << "files" << YAML::Value << std::string(ToString(*monitor.files));
+  }
+  if (monitor.audit_log) {
+    out << YAML::Key << "audit_log" << YAML::Value;
+    EmitString(out, monitor.audit_log->path);
+  }
+  if (monitor.audit_log_max_size) {
+    out << YAML::Key << "audit_log_max_size" << YAML::Value
+        << FormatSize(*monitor.audit_log_max_size);
+  }
+  if (monitor.audit_log_files) {
+    out << YAML::Key << "audit_log_files" << YAML::Value << *monitor.audit_log_files;
+  }
   out << YAML::EndMap;
   out << YAML::EndMap;
 

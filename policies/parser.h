@@ -33,6 +33,13 @@ Result<uint64_t> ParseSize(std::string_view text);
 // The inverse for display: "1GiB" when `bytes` is an exact multiple of a unit, else "12345".
 std::string FormatSize(uint64_t bytes);
 
+// The YAML word for a files monitoring mode: "off", "opens" or "all".
+std::string_view ToString(FilesMonitoring mode);
+
+// The inverse ("off", "opens", "all"; case-sensitive), for the policy and the --files flag:
+//   'some': unknown files monitoring mode (expected one of: off, opens, all)
+Result<FilesMonitoring> ParseFilesMonitoring(std::string_view text);
+
 // The policy as YAML, variables left unexpanded, with a leading comment naming its source chain.
 // ParsePolicy(ToYaml(p)) gives back p (apart from marks and source names).
 std::string ToYaml(const Policy& policy);

@@ -66,6 +66,29 @@ struct NetworkRules {
   friend bool operator==(const NetworkRules&, const NetworkRules&) = default;
 };
 
+// Which file syscalls the monitor watches (YAML `monitor.files`: off, opens, all).
+enum class FilesMonitoring {
+  kOff,    // none: no notification cost at all
+  kOpens,  // the open family, exec and path-changing syscalls (the default)
+  kAll,    // those, plus the stat family, access probes and readlink
+};
+
+// Defaults for what a policy leaves unset in `monitor` (ExpandedPolicy fills them in).
+inline constexpr FilesMonitoring kDefaultFilesMonitoring = FilesMonitoring::kOpens;
+inline constexpr uint64_t kDefaultAuditLogMaxSize = 16ULL << 20;  // 16MiB
+inline constexpr int kDefaultAuditLogFiles = 4;
+inline constexpr int kMaxAuditLogFiles = 1000;  // the audit log keeps at most this many
+
+// YAML `monitor`: what is observed and where the audit log goes. Unset fields take the
+// defaults above, or the base policy's value when merged.
+struct MonitorRules {
+  std::optional<FilesMonitoring> files;
+  std::optional<PathEntry> audit_log;           // a path pattern, expanded like filesystem paths
+  std::optional<uint64_t> audit_log_max_size;   // bytes: rotate when the file would grow past it
+  std::optional<uint64_t> audit_log_files;      // rotated files kept, 1..kMaxAuditLogFiles
+  friend bool operator==(const MonitorRules&, const MonitorRules&) = default;
+};
+
 // One policy file as written (before merging with what it extends).
 struct Policy {
   int version = 1;
@@ -75,6 +98,7 @@ struct Policy {
   EnvRules env;
   Limits limits;
   NetworkRules network;
+  MonitorRules monitor;
   std::string source;  // file name or "profile:NAME"; merged: "a.yaml <- profile:default"
   std::vector<std::string> chain;  // each merged policy's source, most derived first
   friend bool operator==(const Policy&, const Policy&) = default;
@@ -88,6 +112,10 @@ struct ExpandedPolicy {
   std::map<std::string, std::string> env_set;
   Limits limits;
   NetworkRules network;
+  FilesMonitoring files = kDefaultFilesMonitoring;
+  std::optional<std::string> audit_log;  // absolute and normalised; unset: no policy choice
+  uint64_t audit_log_max_size = kDefaultAuditLogMaxSize;
+  int audit_log_files = kDefaultAuditLogFiles;
   std::vector<std::string> sources;  // the chain, most derived first
 };
 

@@ -80,6 +80,11 @@ TEST(DefaultProfileTest, IsStrict) {
   EXPECT_EQ(e.limits.core_dumps, false);
   EXPECT_THAT(e.network.allow, IsEmpty());
   EXPECT_THAT(e.network.deny, IsEmpty());
+  EXPECT_EQ(merged->monitor.files, FilesMonitoring::kOpens);  // said explicitly
+  EXPECT_EQ(e.files, FilesMonitoring::kOpens);
+  EXPECT_FALSE(e.audit_log.has_value());
+  EXPECT_EQ(e.audit_log_max_size, 16ULL << 20);
+  EXPECT_EQ(e.audit_log_files, 4);
   EXPECT_THAT(e.sources, ElementsAre("profile:default"));
 }
 

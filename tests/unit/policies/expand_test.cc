@@ -130,6 +130,82 @@ TEST(ExpandTest, UnknownHomeOrWorkspace) {
             "my.yaml:3:11: filesystem.write: undefined variable ${WORKSPACE} in '${WORKSPACE}'");
 }
 
+TEST(ExpandTest, MonitorDefaultsWhenAbsent) {
+  Result<ExpandedPolicy> expanded = Expand(Parse("version: 1\n"), Context());
+  ASSERT_TRUE(expanded.ok()) << expanded.error().message;
+  EXPECT_EQ(expanded->files, FilesMonitoring::kOpens);
+  EXPECT_FALSE(expanded->audit_log.has_value());
+  EXPECT_EQ(expanded->audit_log_max_size, 16ULL << 20);
+  EXPECT_EQ(expanded->audit_log_files, 4);
+  // An empty section, or one that sets only some fields, leaves the rest at their defaults.
+  expanded = Expand(Parse("version: 1\nmonitor: {}\n"), Context());
+  ASSERT_TRUE(expanded.ok()) << expanded.error().message;
+  EXPECT_EQ(expanded->files, FilesMonitoring::kOpens);
+  expanded = Expand(Parse("version: 1\nmonitor: {audit_log_files: 2}\n"), Context());
+  ASSERT_TRUE(expanded.ok()) << expanded.error().message;
+  EXPECT_EQ(expanded->files, FilesMonitoring::kOpens);
+  EXPECT_EQ(expanded->audit_log_max_size, 16ULL << 20);
+  EXPECT_EQ(expanded->audit_log_files, 2);
+}
+
+TEST(ExpandTest, MonitorValuesAreCopied) {
+  Result<ExpandedPolicy> expanded = Expand(Parse(R"(version: 1
+monitor: {files: all, audit_log_max_size: 1GiB, audit_log_files: 1000}
+)"),
+                                           Context());
+  ASSERT_TRUE(expanded.ok()) << expanded.error().message;
+  EXPECT_EQ(expanded->files, FilesMonitoring::kAll);
+  EXPECT_EQ(expanded->audit_log_max_size, 1ULL << 30);
+  EXPECT_EQ(expanded->audit_log_files, 1000);
+}
+
+TEST(ExpandTest, AuditLogIsExpandedLikeAPath) {
+  struct Case {
+    const char* written;
+    const char* expanded;
+  };
+  for (const Case& c : {Case{"~/.local/state/gander/audit.jsonl",
+                             "/home/ada/.local/state/gander/audit.jsonl"},
+                        Case{"${HOME}/.local//state/./audit.jsonl",
+                             "/home/ada/.local/state/audit.jsonl"},
+                        Case{"${NODE_PREFIX}/../log/node.jsonl", "/opt/log/node.jsonl"},
+                        Case{"${WORKSPACE}/audit-$$.jsonl", "/work/ws/audit-$.jsonl"},
+                        Case{"/var/log/gander/audit.jsonl", "/var/log/gander/audit.jsonl"}}) {
+    Result<ExpandedPolicy> expanded = Expand(
+        Parse("version: 1\nmonitor:\n  audit_log: \"" + std::string(c.written) + "\"\n"),
+        Context());
+    ASSERT_TRUE(expanded.ok()) << c.written << ": " << expanded.error().message;
+    EXPECT_EQ(expanded->audit_log, c.expanded) << c.written;
+  }
+}
+
+TEST(ExpandTest, AuditLogErrorsNameTheEntry) {
+  EXPECT_EQ(ExpandError("version: 1\nmonitor:\n  audit_log: \"${NAME}.jsonl\"\n"),
+            "my.yaml:3:14: monitor.audit_log: undefined variable ${NAME} in '${NAME}.jsonl'");
+  EXPECT_EQ(ExpandError("version: 1\nmonitor:\n  audit_log: \"${RELATIVE}/a.jsonl\"\n"),
+            "my.yaml:3:14: monitor.audit_log: 'rel/dir/a.jsonl' is not an absolute path "
+            "(expanded from '${RELATIVE}/a.jsonl')");
+  Result<ExpandedPolicy> expanded =
+      Expand(Parse("version: 1\nmonitor: {audit_log: ~/a.jsonl}\n"), ExpansionContext{});
+  ASSERT_FALSE(expanded.ok());
+  EXPECT_EQ(expanded.error().message,
+            "my.yaml:2:22: monitor.audit_log: '~/a.jsonl' uses ~ but the home directory is "
+            "unknown");
+}
+
+TEST(ExpandTest, AuditLogFilesOutOfRangeIsRefused) {
+  // Built by hand, not parsed: the parser would already refuse these.
+  Policy policy;
+  policy.source = "hand.yaml";
+  policy.monitor.audit_log_files = 1001;
+  Result<ExpandedPolicy> expanded = Expand(policy, Context());
+  ASSERT_FALSE(expanded.ok());
+  EXPECT_EQ(expanded.error().message,
+            "hand.yaml: monitor.audit_log_files: expected 1 to 1000, got 1001");
+  policy.monitor.audit_log_files = 0;
+  EXPECT_FALSE(Expand(policy, Context()).ok());
+}
+
 TEST(ExpandTest, RefusesUnresolvedExtends) {
   EXPECT_EQ(ExpandError("version: 1\nextends: default\n"),
             "my.yaml:2:10: policy still extends 'default'; resolve extends before expanding");

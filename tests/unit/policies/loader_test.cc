@@ -175,6 +175,31 @@ TEST(ResolveExtendsTest, MergesTheChainBaseFirst) {
   ASSERT_EQ(p.network.allow.size(), 2u);
   EXPECT_EQ(p.network.allow[0].host, "middle.example.com");
   EXPECT_EQ(p.network.allow[1].host, "child.example.com");
+
+  // monitor: each field the derived policy sets replaces the base's.
+  EXPECT_EQ(p.monitor.files, FilesMonitoring::kOff);                   // child over middle, default
+  ASSERT_TRUE(p.monitor.audit_log.has_value());
+  EXPECT_EQ(p.monitor.audit_log->path, "~/child.jsonl");               // child over middle
+  EXPECT_EQ(p.monitor.audit_log->mark, (SourceMark{kExtendsDir + "/child.yaml", 15, 14}));
+  EXPECT_EQ(p.monitor.audit_log_max_size, 1ULL << 20);                 // middle
+  EXPECT_EQ(p.monitor.audit_log_files, 2u);                            // child
+}
+
+TEST(ResolveExtendsTest, MonitorFromTheBaseWhenTheDerivedPolicyIsSilent) {
+  TempDir dir;
+  dir.Write("base.yaml",
+            "version: 1\nmonitor: {files: all, audit_log: /var/log/a.jsonl, audit_log_files: 7}\n");
+  Result<Policy> leaf = LoadPolicyFile(
+      dir.Write("leaf.yaml", "version: 1\nextends: base.yaml\nmonitor: {audit_log_files: 3}\n"));
+  ASSERT_TRUE(leaf.ok()) << leaf.error().Describe();
+  Result<Policy> merged = ResolveExtends(*leaf, {});
+  ASSERT_TRUE(merged.ok()) << merged.error().Describe();
+  EXPECT_EQ(merged->monitor.files, FilesMonitoring::kAll);
+  ASSERT_TRUE(merged->monitor.audit_log.has_value());
+  EXPECT_EQ(merged->monitor.audit_log->path, "/var/log/a.jsonl");
+  EXPECT_EQ(merged->monitor.audit_log->mark.file, dir.path() + "/base.yaml");
+  EXPECT_FALSE(merged->monitor.audit_log_max_size.has_value());
+  EXPECT_EQ(merged->monitor.audit_log_files, 3u);
 }
 
 TEST(ResolveExtendsTest, ProfileFromASearchDir) {

@@ -74,6 +74,26 @@ TEST(ParsePolicyTest, ParsesEveryKey) {
   EXPECT_TRUE(p.network.deny[0].ports.empty());
   EXPECT_EQ(p.network.deny[1].host, "10.0.0.0/8");
   EXPECT_THAT(p.network.deny[1].ports, ElementsAre(22));
+
+  EXPECT_EQ(p.monitor.files, FilesMonitoring::kAll);
+  ASSERT_TRUE(p.monitor.audit_log.has_value());
+  EXPECT_EQ(p.monitor.audit_log->path, "~/.local/state/gander/audit/${NODE_PREFIX}.jsonl");
+  EXPECT_EQ(p.monitor.audit_log->mark, (SourceMark{kDataDir + "/full.yaml", 33, 14}));
+  EXPECT_EQ(p.monitor.audit_log_max_size, 1ULL << 30);
+  EXPECT_EQ(p.monitor.audit_log_files, 9u);
+}
+
+TEST(ParsePolicyTest, MonitorFieldsAreOptional) {
+  Result<Policy> policy = ParsePolicy("version: 1\nmonitor: {files: \"off\"}\n", "my.yaml");
+  ASSERT_TRUE(policy.ok()) << policy.error().message;
+  EXPECT_EQ(policy->monitor, (MonitorRules{FilesMonitoring::kOff, {}, {}, {}}));
+  policy =
+      ParsePolicy("version: 1\nmonitor:\n  files: off\n  audit_log_files: 1000\n", "my.yaml");
+  ASSERT_TRUE(policy.ok()) << policy.error().message;
+  EXPECT_EQ(policy->monitor.files, FilesMonitoring::kOff);  // plain `off` is the word, not false
+  EXPECT_EQ(policy->monitor.audit_log_files, 1000u);
+  EXPECT_FALSE(policy->monitor.audit_log.has_value());
+  EXPECT_FALSE(policy->monitor.audit_log_max_size.has_value());
 }
 
 TEST(ParsePolicyTest, MinimalPolicyHasNothingSet) {
@@ -87,7 +107,7 @@ TEST(ParsePolicyTest, MinimalPolicyHasNothingSet) {
 
 TEST(ParsePolicyTest, EmptySectionsAreAccepted) {
   EXPECT_EQ(ParseError("version: 1\nfilesystem: {read: []}\nenv: {set: {}}\nlimits: {}\n"
-                       "network: {allow: [], deny: []}\n"),
+                       "network: {allow: [], deny: []}\nmonitor: {}\n"),
             "");
 }
 
@@ -103,7 +123,7 @@ TEST(ParsePolicyErrorTest, EmptyDocument) {
 TEST(ParsePolicyErrorTest, NotAMapping) {
   EXPECT_EQ(ParseError("- version\n"),
             "my.yaml:1:1: expected a mapping of policy keys (version, extends, filesystem, env, "
-            "limits, network)");
+            "limits, network, monitor)");
 }
 
 TEST(ParsePolicyErrorTest, SyntaxErrorHasItsPosition) {
@@ -143,7 +163,7 @@ TEST(ParsePolicyErrorTest, Version) {
 TEST(ParsePolicyErrorTest, UnknownKeysAtEveryLevel) {
   EXPECT_EQ(ParseError("version: 1\nfilesytem: {}\n"),
             "my.yaml:2:1: unknown key 'filesytem' in policy (expected one of: version, extends, "
-            "filesystem, env, limits, network)");
+            "filesystem, env, limits, network, monitor)");
   EXPECT_EQ(ParseError("version: 1\nfilesystem:\n  reed: [/usr]\n"),
             "my.yaml:3:3: unknown key 'reed' in filesystem (expected one of: read, exec, write, "
             "private, deny)");
@@ -156,6 +176,9 @@ TEST(ParsePolicyErrorTest, UnknownKeysAtEveryLevel) {
             "my.yaml:3:3: unknown key 'allowed' in network (expected one of: allow, deny)");
   EXPECT_EQ(ParseError("version: 1\nnetwork:\n  allow:\n    - host: a.com\n      port: [1]\n"),
             "my.yaml:5:7: unknown key 'port' in network.allow[0] (expected one of: host, ports)");
+  EXPECT_EQ(ParseError("version: 1\nmonitor:\n  files: all\n  auditlog: /x\n"),
+            "my.yaml:4:3: unknown key 'auditlog' in monitor (expected one of: files, audit_log, "
+            "audit_log_max_size, audit_log_files)");
   // Keys that only exist in later designs are unknown too.
   EXPECT_THAT(ParseError("version: 1\nsecrets: {}\n"),
               StartsWith("my.yaml:2:1: unknown key 'secrets' in policy"));
@@ -182,6 +205,12 @@ TEST(ParsePolicyErrorTest, SectionTypes) {
   EXPECT_EQ(ParseError("version: 1\nlimits: 5\n"),
             "my.yaml:2:9: limits: expected a mapping with keys: processes, open_files, "
             "file_size, memory, core_dumps");
+  EXPECT_EQ(ParseError("version: 1\nmonitor: opens\n"),
+            "my.yaml:2:10: monitor: expected a mapping with keys: files, audit_log, "
+            "audit_log_max_size, audit_log_files");
+  EXPECT_EQ(ParseError("version: 1\nmonitor:\n"),
+            "my.yaml:2:1: monitor: expected a mapping with keys: files, audit_log, "
+            "audit_log_max_size, audit_log_files");
 }
 
 TEST(ParsePolicyErrorTest, PathLists) {
@@ -274,6 +303,68 @@ TEST(ParsePolicyErrorTest, Limits) {
             "unit: 64MiB, 1GiB), got 0");
   EXPECT_EQ(ParseError("version: 1\nlimits:\n  core_dumps: yes\n"),
             "my.yaml:3:15: limits.core_dumps: expected true or false");
+}
+
+TEST(ParsePolicyErrorTest, Monitor) {
+  EXPECT_EQ(ParseError("version: 1\nmonitor:\n  files: everything\n"),
+            "my.yaml:3:10: monitor.files: 'everything': unknown files monitoring mode (expected "
+            "one of: off, opens, all)");
+  EXPECT_EQ(ParseError("version: 1\nmonitor: {files: Opens}\n"),
+            "my.yaml:2:18: monitor.files: 'Opens': unknown files monitoring mode (expected one "
+            "of: off, opens, all)");
+  EXPECT_EQ(ParseError("version: 1\nmonitor: {files: [opens]}\n"),
+            "my.yaml:2:18: monitor.files: expected one of: off, opens, all");
+  EXPECT_EQ(ParseError("version: 1\nmonitor:\n  files:\n"),
+            "my.yaml:3:3: monitor.files: expected one of: off, opens, all");
+  EXPECT_EQ(ParseError("version: 1\nmonitor:\n  audit_log: audit.jsonl\n"),
+            "my.yaml:3:14: monitor.audit_log: 'audit.jsonl' is not absolute (expected /..., "
+            "~/... or ${VAR}/...)");
+  EXPECT_EQ(ParseError("version: 1\nmonitor:\n  audit_log: ~\n"),
+            "my.yaml:3:3: monitor.audit_log: expected a path string (/..., ~/... or ${VAR}/...)");
+  EXPECT_EQ(ParseError("version: 1\nmonitor:\n  audit_log: [/a]\n"),
+            "my.yaml:3:14: monitor.audit_log: expected a path string (/..., ~/... or "
+            "${VAR}/...)");
+  EXPECT_EQ(ParseError("version: 1\nmonitor:\n  audit_log: \"~bob/a.jsonl\"\n"),
+            "my.yaml:3:14: monitor.audit_log: '~bob/a.jsonl': ~user paths are not supported "
+            "(use ~/ or ${HOME})");
+  EXPECT_EQ(ParseError("version: 1\nmonitor:\n  audit_log: \"${STATE/a.jsonl\"\n"),
+            "my.yaml:3:14: monitor.audit_log: unterminated '${' in '${STATE/a.jsonl'");
+  EXPECT_EQ(ParseError("version: 1\nmonitor:\n  audit_log_max_size: 16MB\n"),
+            "my.yaml:3:23: monitor.audit_log_max_size: '16MB': decimal unit 'MB' is ambiguous; "
+            "use KiB, MiB, GiB or TiB (powers of 1024)");
+  EXPECT_EQ(ParseError("version: 1\nmonitor:\n  audit_log_max_size: 0\n"),
+            "my.yaml:3:23: monitor.audit_log_max_size: expected a positive size (bytes, or a "
+            "number with a unit: 64MiB, 1GiB), got 0");
+  EXPECT_EQ(ParseError("version: 1\nmonitor:\n  audit_log_max_size: big\n"),
+            "my.yaml:3:23: monitor.audit_log_max_size: 'big' is not a size (expected bytes, or a "
+            "number with a unit: 512MiB, 2GiB)");
+  EXPECT_EQ(ParseError("version: 1\nmonitor:\n  audit_log_files: 0\n"),
+            "my.yaml:3:20: monitor.audit_log_files: expected a positive integer, got '0'");
+  EXPECT_EQ(ParseError("version: 1\nmonitor:\n  audit_log_files: \"4\"\n"),
+            "my.yaml:3:20: monitor.audit_log_files: expected a positive integer, got '4'");
+  EXPECT_EQ(ParseError("version: 1\nmonitor:\n  audit_log_files: 1001\n"),
+            "my.yaml:3:20: monitor.audit_log_files: at most 1000 rotated files are kept, got "
+            "'1001'");
+  EXPECT_EQ(ParseError("version: 1\nmonitor:\n  files: all\n  files: off\n"),
+            "my.yaml:4:3: duplicate key 'files' in monitor");
+}
+
+TEST(FilesMonitoringTest, WordsRoundTrip) {
+  for (FilesMonitoring mode :
+       {FilesMonitoring::kOff, FilesMonitoring::kOpens, FilesMonitoring::kAll}) {
+    Result<FilesMonitoring> parsed = ParseFilesMonitoring(ToString(mode));
+    ASSERT_TRUE(parsed.ok()) << parsed.error().message;
+    EXPECT_EQ(*parsed, mode);
+  }
+  EXPECT_EQ(ToString(FilesMonitoring::kOff), "off");
+  EXPECT_EQ(ToString(FilesMonitoring::kOpens), "opens");
+  EXPECT_EQ(ToString(FilesMonitoring::kAll), "all");
+  EXPECT_EQ(ParseFilesMonitoring("").error().message,
+            "'': unknown files monitoring mode (expected one of: off, opens, all)");
+  EXPECT_EQ(ParseFilesMonitoring("ALL").error().message,
+            "'ALL': unknown files monitoring mode (expected one of: off, opens, all)");
+  EXPECT_FALSE(ParseFilesMonitoring("open").ok());
+  EXPECT_FALSE(ParseFilesMonitoring(" opens").ok());
 }
 
 TEST(ParsePolicyErrorTest, Network) {
@@ -381,6 +472,7 @@ Policy WithoutMarks(Policy policy) {
     for (NetworkRule& rule : *rules) rule.mark = {};
   }
   policy.env.set_marks.clear();
+  if (policy.monitor.audit_log) policy.monitor.audit_log->mark = {};
   policy.extends_mark = {};
   policy.source.clear();
   policy.chain.clear();
@@ -421,6 +513,30 @@ TEST(ToYamlTest, RoundTripsAwkwardStrings) {
   policy.network.allow = {
       {"::1", {8080}, {}}, {"2001:db8::/32", {443, 80}, {}}, {"*.example.com", {1, 65535}, {}}};
   policy.network.deny = {{"0.0.0.0/0", {}, {}}};
+  policy.monitor.files = FilesMonitoring::kOff;
+  policy.monitor.audit_log = PathEntry{"${HOME}/audit dir/#1: \"x\".jsonl", {}};
+  policy.monitor.audit_log_max_size = 12345;
+  policy.monitor.audit_log_files = 1;
+  ExpectRoundTrip(policy);
+}
+
+TEST(ToYamlTest, RoundTripsEachMonitorField) {
+  for (FilesMonitoring mode :
+       {FilesMonitoring::kOff, FilesMonitoring::kOpens, FilesMonitoring::kAll}) {
+    Policy policy;
+    policy.monitor.files = mode;
+    EXPECT_THAT(ToYaml(policy), HasSubstr("monitor:\n  files: " + std::string(ToString(mode))));
+    ExpectRoundTrip(policy);
+  }
+  Policy policy;
+  policy.monitor.audit_log = PathEntry{"~/.local/state/gander/audit.jsonl", {}};
+  ExpectRoundTrip(policy);
+  policy = Policy{};
+  policy.monitor.audit_log_max_size = 16ULL << 20;
+  EXPECT_THAT(ToYaml(policy), HasSubstr("audit_log_max_size: 16MiB"));
+  ExpectRoundTrip(policy);
+  policy = Policy{};
+  policy.monitor.audit_log_files = 1000;
   ExpectRoundTrip(policy);
 }
 
@@ -432,6 +548,7 @@ TEST(ToYamlTest, EmptyPolicyRoundTripsAndShowsEverySection) {
   EXPECT_THAT(yaml, HasSubstr("read: []"));
   EXPECT_THAT(yaml, HasSubstr("allow: []"));
   EXPECT_THAT(yaml, HasSubstr("limits: {}"));
+  EXPECT_THAT(yaml, HasSubstr("monitor: {}"));
   ExpectRoundTrip(policy);
 }
 

@@ -1,0 +1,77 @@
+#include "monitor/denied_syscalls.h"
+
+#include <sched.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+
+#include <cerrno>
+
+namespace gander::monitor {
+namespace {
+
+#ifndef TIOCLINUX
+#define TIOCLINUX 0x541C
+#endif
+
+// Refused outright with EPERM. Names unknown on this architecture are skipped by the filter.
+constexpr std::string_view kAlways[] = {
+    // debugging and cross-process memory
+    "ptrace", "process_vm_readv", "process_vm_writev", "kcmp", "pidfd_getfd",
+    // filesystem namespace changes
+    "mount", "umount", "umount2", "pivot_root", "chroot", "move_mount", "open_tree", "fsopen",
+    "fsconfig", "fsmount", "fspick", "mount_setattr", "setns",
+    // kernel attack surface
+    "bpf", "perf_event_open", "userfaultfd", "io_uring_setup", "io_uring_enter",
+    "io_uring_register", "open_by_handle_at", "name_to_handle_at", "keyctl", "add_key",
+    "request_key", "lookup_dcookie", "fanotify_init", "quotactl", "quotactl_fd",
+    // machine-wide state
+    "kexec_load", "kexec_file_load", "init_module", "finit_module", "delete_module", "reboot",
+    "swapon", "swapoff", "settimeofday", "clock_settime", "clock_adjtime", "adjtimex", "acct",
+    "syslog", "vhangup", "iopl", "ioperm", "uselib", "nfsservctl", "sethostname",
+    "setdomainname",
+};
+
+// Namespace-creating clone flags; CLONE_NEWUSER matters most (nested user namespaces are the
+// usual kernel exploit entry), the rest are refused alongside it. One pattern per flag:
+// libseccomp compares (arg & mask) == value and ORs rules together.
+std::vector<ArgPattern> NamespaceFlags() {
+  std::vector<ArgPattern> patterns;
+  for (uint64_t flag : {CLONE_NEWUSER, CLONE_NEWNS, CLONE_NEWPID, CLONE_NEWNET, CLONE_NEWIPC,
+                        CLONE_NEWUTS, CLONE_NEWCGROUP}) {
+    patterns.push_back({0, flag, flag});
+  }
+  return patterns;
+}
+
+}  // namespace
+
+std::vector<DeniedSyscall> DeniedSyscalls(const DenyOptions& options) {
+  std::vector<DeniedSyscall> table;
+  for (std::string_view name : kAlways) table.push_back({name, EPERM, {}, name});
+  // clone3 keeps its flags in memory the filter cannot read: ENOSYS makes libc use clone.
+  table.push_back({"clone3", ENOSYS, {}, "clone3", /*silent=*/true});
+  table.push_back({"clone", EPERM, NamespaceFlags(), "clone(CLONE_NEW*)"});
+  table.push_back({"unshare", EPERM, NamespaceFlags(), "unshare(CLONE_NEW*)"});
+  // Terminal injection: pushing bytes into a terminal's input queue, or console control.
+  table.push_back({"ioctl",
+                   EPERM,
+                   {{1, 0xffffffffu, TIOCSTI}, {1, 0xffffffffu, TIOCLINUX}},
+                   "ioctl(TIOCSTI/TIOCLINUX)"});
+  if (options.deny_host_sockets) {
+    table.push_back({"socket",
+                     EACCES,
+                     {{0, ~0ULL, AF_INET}, {0, ~0ULL, AF_INET6}, {0, ~0ULL, AF_UNIX}},
+                     "socket(AF_INET/AF_INET6/AF_UNIX)"});
+  }
+  return table;
+}
+
+bool Matches(const DeniedSyscall& entry, const uint64_t args[6]) {
+  if (entry.any_of.empty()) return true;
+  for (const ArgPattern& p : entry.any_of) {
+    if ((args[p.arg] & p.mask) == p.value) return true;
+  }
+  return false;
+}
+
+}  // namespace gander::monitor

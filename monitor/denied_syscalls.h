@@ -1,0 +1,39 @@
+// The syscalls no MCP server needs, and the argument patterns that make a syscall one of
+// them. One table serves the filter compiler (launcher: the BPF rules) and the monitor (which
+// reports a denial before answering with its errno, and in census mode, where every syscall
+// reaches it, decides from the same patterns).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string_view>
+#include <vector>
+
+namespace gander::monitor {
+
+// (args[arg] & mask) == value.
+struct ArgPattern {
+  int arg = 0;
+  uint64_t mask = 0;
+  uint64_t value = 0;
+};
+
+struct DeniedSyscall {
+  std::string_view name;
+  int error;                        // errno the process gets
+  std::vector<ArgPattern> any_of;   // empty: every call; else calls matching any pattern
+  std::string_view label;           // how doctor and the docs name it ("clone(CLONE_NEW*)")
+  bool silent = false;              // a compatibility answer (clone3 -> ENOSYS), not a denial
+};
+
+struct DenyOptions {
+  // Without namespaces: socket() for AF_INET, AF_INET6, AF_UNIX (see SeccompOptions).
+  bool deny_host_sockets = false;
+};
+
+std::vector<DeniedSyscall> DeniedSyscalls(const DenyOptions& options);
+
+// Does this call match the entry (its patterns, if any)?
+bool Matches(const DeniedSyscall& entry, const uint64_t args[6]);
+
+}  // namespace gander::monitor

@@ -1,0 +1,252 @@
+#include "monitor/seccomp_monitor.h"
+
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <seccomp.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstdlib>
+
+namespace gander::monitor {
+namespace {
+
+std::optional<std::string> ReadLink(const std::string& path) {
+  char buf[PATH_MAX];
+  ssize_t n = readlink(path.c_str(), buf, sizeof(buf));
+  if (n < 0) return std::nullopt;
+  return std::string(buf, static_cast<size_t>(n));
+}
+
+class ProcfsView final : public ProcessView {
+ public:
+  explicit ProcfsView(pid_t pid) : base_("/proc/" + std::to_string(pid)) {}
+  Result<std::string> cwd() const override { return Link(base_ + "/cwd"); }
+  Result<std::string> root() const override { return Link(base_ + "/root"); }
+  Result<std::string> fd_path(int fd) const override {
+    return Link(base_ + "/fd/" + std::to_string(fd));
+  }
+
+ private:
+  static Result<std::string> Link(const std::string& path) {
+    auto target = ReadLink(path);
+    if (!target) return ErrnoError("readlink " + path);
+    return *target;
+  }
+  std::string base_;
+};
+
+// Is a file event worth a line in the audit log outside learn mode? Everything outside the
+// workspace that is not a plain read of what the policy grants: outside and denied paths,
+// and changes to anything but the workspace and private directories.
+bool Notable(const FileEvent& e) {
+  switch (e.path_class) {
+    case PathClass::kOutside:
+    case PathClass::kDenied:
+    case PathClass::kUnknown:
+      return true;
+    case PathClass::kWorkspace:
+    case PathClass::kPrivate:
+    case PathClass::kAllowedWrite:
+      return false;
+    case PathClass::kAllowedReadOnly:
+    case PathClass::kSystem:
+      return e.access != FileAccess::kRead && e.access != FileAccess::kExec &&
+             e.access != FileAccess::kStat;
+  }
+  return true;
+}
+
+FileAccess OpenAccess(uint64_t flags, FileAccess fallback) {
+  if (flags & O_CREAT) return FileAccess::kCreate;
+  if ((flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC)) return FileAccess::kWrite;
+  return fallback;
+}
+
+}  // namespace
+
+std::unique_ptr<ProcessView> ProcfsProcesses::View(pid_t pid) {
+  return std::make_unique<ProcfsView>(pid);
+}
+
+std::string ProcfsProcesses::Executable(pid_t pid) {
+  return ReadLink("/proc/" + std::to_string(pid) + "/exe").value_or("");
+}
+
+SeccompMonitor::SeccompMonitor(Unotify& unotify, TargetMemory& memory, Processes& processes,
+                               SeccompMonitorConfig config, BoundedEventQueue& queue)
+    : unotify_(unotify),
+      memory_(memory),
+      processes_(processes),
+      config_(std::move(config)),
+      queue_(queue) {
+  for (const WatchedSyscall& w : WatchedSyscalls()) {
+    int nr = seccomp_syscall_resolve_name(std::string(w.name).c_str());
+    if (nr >= 0) watched_[nr] = &w;
+  }
+  for (const DeniedSyscall& d : config_.denials) {
+    int nr = seccomp_syscall_resolve_name(std::string(d.name).c_str());
+    if (nr >= 0 && !d.silent) denied_.emplace(nr, &d);
+  }
+}
+
+const std::string& SeccompMonitor::Name(int nr) {
+  auto it = names_.find(nr);
+  if (it != names_.end()) return it->second;
+  char* name = seccomp_syscall_resolve_num_arch(SCMP_ARCH_NATIVE, nr);
+  std::string text = name ? name : "syscall_" + std::to_string(nr);
+  free(name);
+  return names_.emplace(nr, std::move(text)).first->second;
+}
+
+std::string SeccompMonitor::Executable(pid_t pid) {
+  auto it = executables_.find(pid);
+  if (it != executables_.end()) return it->second;
+  if (executables_.size() > 4096) executables_.clear();  // pids are reused: stay bounded
+  return executables_[pid] = processes_.Executable(pid);
+}
+
+Event SeccompMonitor::BaseEvent(pid_t pid) {
+  Event e;
+  e.time_ns = WallClockNowNs();
+  e.extension = config_.extension;
+  e.pid = pid;
+  e.executable = Executable(pid);
+  return e;
+}
+
+void SeccompMonitor::DecideFile(const Notification& n, const WatchedSyscall& w,
+                                std::vector<Event>& events) {
+  std::unique_ptr<ProcessView> view = processes_.View(n.pid);
+  bool empty_path = w.at_flags >= 0 && (n.args[w.at_flags] & AT_EMPTY_PATH);
+  for (const PathArg* arg : {&w.first, &w.second}) {
+    if (arg->path < 0) continue;
+    FileEvent file;
+    file.syscall = Name(n.nr);
+    file.access = arg->access;
+    if (w.open_flags >= 0) file.access = OpenAccess(n.args[w.open_flags], arg->access);
+    if (w.open_how) {
+      open_how how{};
+      if (memory_.ReadBytes(n.pid, n.args[2], &how, sizeof(how.flags))) {
+        file.access = OpenAccess(how.flags, arg->access);
+      }
+    }
+    bool truncated = false;
+    std::optional<std::string> raw =
+        memory_.ReadString(n.pid, n.args[arg->path], PATH_MAX, &truncated);
+    if (!raw) {
+      file.error = EFAULT;
+    } else {
+      RawPath shown = RawPathForEvent(*raw);
+      file.raw_path = shown.text;
+      file.raw_path_truncated = shown.truncated || truncated;
+      std::optional<std::string> dirfd_path;
+      if (arg->dirfd >= 0 && static_cast<int>(n.args[arg->dirfd]) != AT_FDCWD) {
+        auto dir = view->fd_path(static_cast<int>(n.args[arg->dirfd]));
+        if (dir) dirfd_path = *dir;
+      }
+      // PATH_MAX bytes without a NUL: the resolver answers ENAMETOOLONG, as the kernel does.
+      std::string_view text = *raw;
+      ClassifiedPath classified = ResolveAndClassify(
+          text, dirfd_path, *view, config_.rules,
+          {.empty_path = empty_path});
+      file.path = classified.path;
+      file.path_class = classified.path_class;
+      file.error = classified.error;
+    }
+    // The mount view and Landlock refuse what lies outside the policy: the notification only
+    // observes, so its verdict says what they will do.
+    bool refused = file.path_class == PathClass::kOutside || file.path_class == PathClass::kDenied;
+    file.result = refused ? Verdict::kDenied : Verdict::kAllowed;
+    if (config_.log_all_files || Notable(file)) {
+      Event e = BaseEvent(n.pid);
+      e.payload = std::move(file);
+      events.push_back(std::move(e));
+    }
+  }
+  if (w.first.access == FileAccess::kExec) {
+    Event e = BaseEvent(n.pid);
+    ProcessEvent exec;
+    exec.action = ProcessAction::kExec;
+    bool truncated = false;
+    exec.path = memory_.ReadString(n.pid, n.args[w.first.path], PATH_MAX, &truncated).value_or("");
+    uint64_t argv = n.args[w.first.path + 1];
+    for (size_t i = 0; argv != 0 && i <= kMaxArgvEntries; ++i) {
+      uint64_t pointer = 0;
+      if (!memory_.ReadBytes(n.pid, argv + i * sizeof(pointer), &pointer, sizeof(pointer)) ||
+          pointer == 0) {
+        break;
+      }
+      if (i == kMaxArgvEntries) {
+        exec.argv_truncated = true;
+        break;
+      }
+      bool cut = false;
+      exec.argv.push_back(memory_.ReadString(n.pid, pointer, kMaxArgBytes, &cut).value_or(""));
+      exec.argv_truncated |= cut;
+    }
+    e.payload = std::move(exec);
+    events.push_back(std::move(e));
+    executables_.erase(n.pid);  // the image is about to change
+  }
+}
+
+Response SeccompMonitor::Decide(const Notification& n, std::vector<Event>& events) {
+  ++counts_[n.nr];
+  // The same patterns as the filter's: outside census mode only matching calls get here.
+  auto [first, last] = denied_.equal_range(n.nr);
+  for (auto it = first; it != last; ++it) {
+    const DeniedSyscall& denied = *it->second;
+    if (!Matches(denied, n.args)) continue;
+    Event e = BaseEvent(n.pid);
+    SyscallEvent s;
+    s.name = Name(n.nr);
+    s.nr = n.nr;
+    s.error = denied.error;
+    s.action = SyscallAction::kDenied;
+    e.payload = std::move(s);
+    events.push_back(std::move(e));
+    return Response{false, denied.error};
+  }
+  if (auto watched = watched_.find(n.nr); watched != watched_.end()) {
+    if (config_.files != FilesWatch::kOff &&
+        static_cast<int>(watched->second->level) <= static_cast<int>(config_.files)) {
+      DecideFile(n, *watched->second, events);
+    }
+  }
+  return Response{true, 0};
+}
+
+bool SeccompMonitor::HandleOne() {
+  auto n = unotify_.Receive();
+  if (!n) {
+    // ENOENT: the target died between poll and receive. Anything else: the listener is gone.
+    return n.error().code == ENOENT || n.error().code == EINTR;
+  }
+  ++handled_;
+  std::vector<Event> events;
+  Response response = Decide(*n, events);
+  // Decided on our copy; answer only if the target still waits (its pid was not reused).
+  if (unotify_.IdValid(n->id)) unotify_.Send(n->id, response);
+  for (Event& e : events) queue_.Push(std::move(e));
+  return true;
+}
+
+void SeccompMonitor::PublishCounts() {
+  for (const auto& [nr, count] : counts_) {
+    Event e;
+    e.time_ns = WallClockNowNs();
+    e.extension = config_.extension;
+    SyscallEvent s;
+    s.name = Name(nr);
+    s.nr = nr;
+    s.action = SyscallAction::kCounted;
+    s.count = count;
+    e.payload = std::move(s);
+    queue_.Push(std::move(e));
+  }
+  counts_.clear();
+}
+
+}  // namespace gander::monitor
