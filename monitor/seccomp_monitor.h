@@ -39,7 +39,7 @@ class ProcfsProcesses final : public Processes {
 
 struct SeccompMonitorConfig {
   std::string extension;
-  ClassifierRules rules;
+  ClassifierRules rules{std::vector<ClassifierRule>{}};
   std::vector<DeniedSyscall> denials;  // the table the filter was compiled from
   FilesWatch files = FilesWatch::kOpens;
   bool census = false;     // learn mode: every syscall notifies and is counted

@@ -1,0 +1,226 @@
+// Decisions on seccomp notifications, without a kernel: fake target memory and /proc.
+#include "monitor/seccomp_monitor.h"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <seccomp.h>
+#include <sched.h>
+
+#include <cstring>
+#include <map>
+
+namespace gander::monitor {
+namespace {
+
+class FakeMemory final : public TargetMemory {
+ public:
+  std::map<uint64_t, std::string> strings;  // address -> bytes (NUL added on read)
+  std::map<uint64_t, uint64_t> words;       // address -> 8-byte value
+
+  std::optional<std::string> ReadString(pid_t, uint64_t address, size_t max,
+                                        bool* truncated) override {
+    auto it = strings.find(address);
+    if (it == strings.end()) return std::nullopt;
+    *truncated = it->second.size() >= max;
+    return it->second.substr(0, max);
+  }
+  bool ReadBytes(pid_t, uint64_t address, void* out, size_t size) override {
+    auto it = words.find(address);
+    if (it == words.end() || size > sizeof(uint64_t)) return false;
+    std::memcpy(out, &it->second, size);
+    return true;
+  }
+};
+
+class FakeProcesses final : public Processes {
+ public:
+  std::unique_ptr<ProcessView> View(pid_t) override {
+    auto view = std::make_unique<FixedProcessView>();
+    view->cwd_path = "/home/u/proj";
+    view->fds = {{7, "/home/u"}};
+    return view;
+  }
+  std::string Executable(pid_t) override { return "/usr/bin/node"; }
+};
+
+class NoKernel final : public Unotify {
+ public:
+  Result<Notification> Receive() override { return Error{ENOENT, "none"}; }
+  bool Send(uint64_t, const Response&) override { return true; }
+  bool IdValid(uint64_t) override { return true; }
+};
+
+int Nr(const char* name) { return seccomp_syscall_resolve_name(name); }
+
+class SeccompMonitorTest : public ::testing::Test {
+ protected:
+  SeccompMonitorTest() : queue_(64) {
+    policies::ExpandedPolicy policy;
+    policy.exec = {"/usr"};
+    policy.read = {"/etc"};
+    policy.write = {"/home/u/proj"};
+    policy.private_ = {"/tmp", "/home/u"};
+    policy.deny = {"/home/u/.ssh", "/etc/shadow"};
+    config_.extension = "fs";
+    config_.rules = ClassifierRules::From(policy, "/home/u/proj");
+    config_.denials = DeniedSyscalls({});
+  }
+  SeccompMonitor Make() { return SeccompMonitor(kernel_, memory_, processes_, config_, queue_); }
+  Notification Call(const char* name, std::initializer_list<uint64_t> args) {
+    Notification n;
+    n.id = 1;
+    n.pid = 4242;
+    n.nr = Nr(name);
+    int i = 0;
+    for (uint64_t a : args) n.args[i++] = a;
+    return n;
+  }
+  static const FileEvent& File(const Event& e) { return std::get<FileEvent>(e.payload); }
+
+  NoKernel kernel_;
+  FakeMemory memory_;
+  FakeProcesses processes_;
+  SeccompMonitorConfig config_;
+  BoundedEventQueue queue_;
+};
+
+TEST_F(SeccompMonitorTest, DeniedSyscallIsReportedThenRefused) {
+  auto monitor = Make();
+  std::vector<Event> events;
+  Response r = monitor.Decide(Call("ptrace", {16, 1}), events);
+  EXPECT_FALSE(r.continue_syscall);
+  EXPECT_EQ(r.error, EPERM);
+  ASSERT_EQ(events.size(), 1u);
+  const auto& s = std::get<SyscallEvent>(events[0].payload);
+  EXPECT_EQ(s.name, "ptrace");
+  EXPECT_EQ(s.action, SyscallAction::kDenied);
+  EXPECT_EQ(events[0].executable, "/usr/bin/node");
+  EXPECT_EQ(events[0].pid, 4242);
+}
+
+TEST_F(SeccompMonitorTest, ConditionalDenialFollowsTheArguments) {
+  auto monitor = Make();
+  std::vector<Event> events;
+  // A plain fork-like clone continues (census mode sends every clone here)...
+  EXPECT_TRUE(monitor.Decide(Call("clone", {SIGCHLD}), events).continue_syscall);
+  EXPECT_TRUE(events.empty());
+  // ...one creating a user namespace is refused.
+  Response r = monitor.Decide(Call("clone", {CLONE_NEWUSER | SIGCHLD}), events);
+  EXPECT_FALSE(r.continue_syscall);
+  ASSERT_EQ(events.size(), 1u);
+}
+
+TEST_F(SeccompMonitorTest, OpenOfADeniedPathIsLoggedAndContinued) {
+  auto monitor = Make();
+  memory_.strings[0x1000] = "../.ssh/id_rsa";  // relative to the cwd /home/u/proj
+  std::vector<Event> events;
+  Response r = monitor.Decide(Call("openat", {static_cast<uint64_t>(AT_FDCWD), 0x1000, O_RDONLY}),
+                              events);
+  EXPECT_TRUE(r.continue_syscall) << "the mount view enforces; the notification observes";
+  ASSERT_EQ(events.size(), 1u);
+  const FileEvent& f = File(events[0]);
+  EXPECT_EQ(f.raw_path, "../.ssh/id_rsa");
+  EXPECT_EQ(f.path, "/home/u/.ssh/id_rsa");
+  EXPECT_EQ(f.path_class, PathClass::kDenied);
+  EXPECT_EQ(f.result, Verdict::kDenied);
+  EXPECT_EQ(f.access, FileAccess::kRead);
+}
+
+TEST_F(SeccompMonitorTest, DirfdRelativeWriteOutsideIsLogged) {
+  auto monitor = Make();
+  memory_.strings[0x2000] = "../../etc/passwd";
+  std::vector<Event> events;
+  monitor.Decide(Call("openat", {7, 0x2000, O_WRONLY | O_TRUNC}), events);  // fd 7 = /home/u
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(File(events[0]).path, "/etc/passwd");
+  EXPECT_EQ(File(events[0]).access, FileAccess::kWrite);
+  EXPECT_EQ(File(events[0]).path_class, PathClass::kAllowedReadOnly);
+}
+
+TEST_F(SeccompMonitorTest, WorkspaceAndSystemReadsStayOutOfTheLog) {
+  auto monitor = Make();
+  memory_.strings[0x3000] = "notes.txt";
+  memory_.strings[0x3100] = "/usr/lib/libc.so.6";
+  std::vector<Event> events;
+  monitor.Decide(Call("openat", {static_cast<uint64_t>(AT_FDCWD), 0x3000, O_RDWR}), events);
+  monitor.Decide(Call("openat", {static_cast<uint64_t>(AT_FDCWD), 0x3100, O_RDONLY}), events);
+  EXPECT_TRUE(events.empty());
+  config_.log_all_files = true;  // learn mode logs everything
+  auto learning = Make();
+  learning.Decide(Call("openat", {static_cast<uint64_t>(AT_FDCWD), 0x3000, O_RDWR}), events);
+  EXPECT_EQ(events.size(), 1u);
+}
+
+TEST_F(SeccompMonitorTest, RenameLogsBothPaths) {
+  auto monitor = Make();
+  memory_.strings[0x4000] = "/home/u/.ssh/id_rsa";
+  memory_.strings[0x4100] = "/home/u/proj/key";
+  std::vector<Event> events;
+  monitor.Decide(Call("renameat2", {static_cast<uint64_t>(AT_FDCWD), 0x4000,
+                                    static_cast<uint64_t>(AT_FDCWD), 0x4100, 0}),
+                 events);
+  ASSERT_EQ(events.size(), 1u) << "the workspace side is not notable; the denied source is";
+  EXPECT_EQ(File(events[0]).path, "/home/u/.ssh/id_rsa");
+  EXPECT_EQ(File(events[0]).access, FileAccess::kRename);
+}
+
+TEST_F(SeccompMonitorTest, ExecRecordsPathAndArgv) {
+  auto monitor = Make();
+  memory_.strings[0x5000] = "/usr/bin/node";
+  memory_.strings[0x5100] = "node";
+  memory_.strings[0x5200] = "server.js";
+  memory_.words[0x6000] = 0x5100;
+  memory_.words[0x6008] = 0x5200;
+  memory_.words[0x6010] = 0;
+  std::vector<Event> events;
+  monitor.Decide(Call("execve", {0x5000, 0x6000, 0}), events);
+  ASSERT_EQ(events.size(), 1u);
+  const auto& p = std::get<ProcessEvent>(events[0].payload);
+  EXPECT_EQ(p.path, "/usr/bin/node");
+  EXPECT_EQ(p.argv, (std::vector<std::string>{"node", "server.js"}));
+}
+
+TEST_F(SeccompMonitorTest, UnreadablePathIsStillAnEvent) {
+  auto monitor = Make();
+  std::vector<Event> events;
+  EXPECT_TRUE(
+      monitor.Decide(Call("openat", {static_cast<uint64_t>(AT_FDCWD), 0xdead, O_RDONLY}), events)
+          .continue_syscall);
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(File(events[0]).error, EFAULT);
+  EXPECT_EQ(File(events[0]).path_class, PathClass::kUnknown);
+}
+
+TEST_F(SeccompMonitorTest, FilesOffWatchesNothingButDenials) {
+  config_.files = FilesWatch::kOff;
+  auto monitor = Make();
+  memory_.strings[0x1000] = "/home/u/.ssh/id_rsa";
+  std::vector<Event> events;
+  monitor.Decide(Call("openat", {static_cast<uint64_t>(AT_FDCWD), 0x1000, O_RDONLY}), events);
+  EXPECT_TRUE(events.empty());
+  monitor.Decide(Call("bpf", {0, 0, 0}), events);
+  EXPECT_EQ(events.size(), 1u);
+}
+
+TEST_F(SeccompMonitorTest, CountsEverySyscallItSees) {
+  auto monitor = Make();
+  std::vector<Event> events;
+  monitor.Decide(Call("getpid", {}), events);
+  monitor.Decide(Call("getpid", {}), events);
+  monitor.PublishCounts();
+  std::vector<Event> published;
+  struct Collect : EventSink {
+    std::vector<Event>* out;
+    void Publish(const Event& e) override { out->push_back(e); }
+  } sink;
+  sink.out = &published;
+  queue_.Drain(sink, std::chrono::seconds(1));
+  ASSERT_EQ(published.size(), 1u);
+  const auto& s = std::get<SyscallEvent>(published[0].payload);
+  EXPECT_EQ(s.name, "getpid");
+  EXPECT_EQ(s.count, 2u);
+  EXPECT_EQ(s.action, SyscallAction::kCounted);
+}
+
+}  // namespace
+}  // namespace gander::monitor
