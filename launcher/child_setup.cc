@@ -6,11 +6,11 @@
 #include <fcntl.h>
 #include <linux/capability.h>
 #include <linux/mount.h>
+#include <linux/seccomp.h>
 #include <linux/securebits.h>
 #include <net/if.h>
 #include <sched.h>
 #include <signal.h>
-#include <linux/seccomp.h>
 #include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
@@ -29,11 +29,28 @@ namespace gander::launcher {
 namespace {
 
 constexpr const char* kStepNames[] = {
-    "wait for the parent", "setsid", "make mounts private", "mount staging tmpfs",
-    "pivot_root to staging", "mount", "set pid_max", "unmount old root", "pivot_root",
-    "make root read-only", "chdir", "sethostname", "bring up lo", "setrlimit",
-    "drop capabilities", "no_new_privs", "landlock", "seccomp", "seccomp listener", "fork",
-    "execve", "started",
+    "wait for the parent",
+    "setsid",
+    "make mounts private",
+    "mount staging tmpfs",
+    "pivot_root to staging",
+    "mount",
+    "set pid_max",
+    "unmount old root",
+    "pivot_root",
+    "make root read-only",
+    "chdir",
+    "sethostname",
+    "bring up lo",
+    "setrlimit",
+    "drop capabilities",
+    "no_new_privs",
+    "landlock",
+    "seccomp",
+    "seccomp listener",
+    "fork",
+    "execve",
+    "started",
 };
 static_assert(sizeof(kStepNames) / sizeof(kStepNames[0]) ==
               static_cast<size_t>(ChildStep::kStarted) + 1);
@@ -127,8 +144,7 @@ int DoMount(const PreparedMount& m) {
       struct stat st;
       if (stat(m.source.c_str(), &st) != 0) return errno;
       if (int err = MakeMountPoint(target, S_ISDIR(st.st_mode))) return err;
-      if (int err = Mount(m.source.c_str(), target, nullptr, MS_BIND | MS_REC, nullptr))
-        return err;
+      if (int err = Mount(m.source.c_str(), target, nullptr, MS_BIND | MS_REC, nullptr)) return err;
       uint64_t attrs = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
       if (!m.writable) attrs |= MOUNT_ATTR_RDONLY;
       if (!m.executable) attrs |= MOUNT_ATTR_NOEXEC;
@@ -136,15 +152,15 @@ int DoMount(const PreparedMount& m) {
     }
     case MountOp::Kind::kTmpfs:
       if (int err = MakeDirs(target, true)) return err;
-      return Mount("tmpfs", target, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
-                   m.options.c_str());
+      return Mount("tmpfs", target, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, m.options.c_str());
     case MountOp::Kind::kMaskDir:
       return Mount("tmpfs", target, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
                    "mode=000,size=4k");
     case MountOp::Kind::kMaskFile:
       if (int err = Mount("/oldroot/dev/null", target, nullptr, MS_BIND, nullptr)) return err;
-      return SetMountAttr(target, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
-                                      MOUNT_ATTR_NOEXEC, false);
+      return SetMountAttr(
+          target, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC,
+          false);
     case MountOp::Kind::kSymlink:
       if (int err = MakeDirs(target, false)) return err;
       return symlink(m.source.c_str(), target) == 0 || errno == EEXIST ? 0 : errno;
@@ -191,8 +207,11 @@ int BringUpLoopback() {
 int DropCapabilities() {
   bool have_setpcap = prctl(PR_CAPBSET_READ, CAP_SETPCAP) == 1 && geteuid() == 0;
   if (have_setpcap) {
+    // Capabilities are numbered densely: the first EINVAL is past the kernel's last one.
     for (int cap = 0; cap <= 63; ++cap) {
-      if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 && errno != EINVAL) return errno;
+      if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) == 0) continue;
+      if (errno == EINVAL) break;
+      return errno;
     }
     if (prctl(PR_SET_SECUREBITS, SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP |
                                      SECBIT_NO_SETUID_FIXUP_LOCKED | SECBIT_KEEP_CAPS_LOCKED) !=
@@ -202,8 +221,10 @@ int DropCapabilities() {
   }
   if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0 && errno != EINVAL)
     return errno;
-  struct __user_cap_header_struct header {_LINUX_CAPABILITY_VERSION_3, 0};
-  struct __user_cap_data_struct data[2] {};
+  struct __user_cap_header_struct header {
+    _LINUX_CAPABILITY_VERSION_3, 0
+  };
+  struct __user_cap_data_struct data[2]{};
   if (syscall(SYS_capset, &header, data) != 0) return errno;
   return 0;
 }
@@ -355,7 +376,6 @@ const int kParentDeathSignal = SIGRTMIN + 1;
   _exit(code);
 }
 
-
 // The init's life after the extension started: reap every child, forward signals to the
 // whole tree, and when the extension exits kill what is left and exit with its status.
 [[noreturn]] void Supervise(const SandboxSpec& spec, pid_t extension) {
@@ -408,8 +428,7 @@ void ChildMain(const ChildPlan& plan) {
   // reaches the extension. The relay pipes and the socket were made after 0-2, so each
   // source is >= 3 and no dup2 overwrites a source still needed.
   // The socket stays close-on-exec: the extension must never be able to write reports.
-  if (dup2(spec.stdin_fd, 0) < 0 || dup2(spec.stdout_fd, 1) < 0 ||
-      dup2(spec.stderr_fd, 2) < 0 ||
+  if (dup2(spec.stdin_fd, 0) < 0 || dup2(spec.stdout_fd, 1) < 0 || dup2(spec.stderr_fd, 2) < 0 ||
       (plan.sync_fd == kChildSyncFd ? fcntl(kChildSyncFd, F_SETFD, FD_CLOEXEC)
                                     : dup3(plan.sync_fd, kChildSyncFd, O_CLOEXEC)) < 0) {
     Fail(plan.sync_fd, ChildStep::kWaitParent, errno);
@@ -436,7 +455,9 @@ void ChildMain(const ChildPlan& plan) {
   if (chdir(spec.cwd.c_str()) != 0) Fail(sync, ChildStep::kChdir, errno);
 
   for (size_t i = 0; i < spec.rlimits.size(); ++i) {
-    struct rlimit limit {spec.rlimits[i].second, spec.rlimits[i].second};
+    struct rlimit limit {
+      spec.rlimits[i].second, spec.rlimits[i].second
+    };
     if (setrlimit(spec.rlimits[i].first, &limit) != 0)
       Fail(sync, ChildStep::kRlimit, errno, static_cast<int>(i));
   }

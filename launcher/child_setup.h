@@ -49,9 +49,9 @@ struct ChildReport {
 // A mount with its paths already joined to the staging directories.
 struct PreparedMount {
   MountOp::Kind kind;
-  std::string source;  // "/oldroot/..." (or link text for a symlink)
-  std::string target;  // "/newroot/..."
-  std::string options; // tmpfs mount data
+  std::string source;   // "/oldroot/..." (or link text for a symlink)
+  std::string target;   // "/newroot/..."
+  std::string options;  // tmpfs mount data
   bool writable;
   bool executable;
 };

@@ -22,7 +22,7 @@ void SetUpLogging(const std::string& level) {
   auto logger = spdlog::stderr_logger_st("gander");
   // Debug lines carry a microsecond clock: they time the start-up phases.
   logger->set_pattern(level == "debug" || level == "trace" ? "gander: %H:%M:%S.%f %^%l%$: %v"
-                                                          : "gander: %^%l%$: %v");
+                                                           : "gander: %^%l%$: %v");
   logger->set_level(spdlog::level::from_str(level));
   spdlog::set_default_logger(logger);
 }
@@ -75,18 +75,20 @@ int Main(int argc, char** argv) {
                     "Do not use namespaces: Landlock and seccomp only (what gander falls back "
                     "to where user namespaces are refused)");
   std::string mode = "enforce", files;
-  run_cmd->add_option("--mode", mode,
-                      "enforce (default), or learn: every syscall counted by name and every "
-                      "file access logged (for baselining)")
+  run_cmd
+      ->add_option("--mode", mode,
+                   "enforce (default), or learn: every syscall counted by name and every "
+                   "file access logged (for baselining)")
       ->check(CLI::IsMember({"enforce", "learn"}));
-  run_cmd->add_option("--files", files, "Which file syscalls the monitor watches (default: the "
-                                        "policy's monitor.files, else opens)")
+  run_cmd
+      ->add_option("--files", files,
+                   "Which file syscalls the monitor watches (default: the "
+                   "policy's monitor.files, else opens)")
       ->check(CLI::IsMember({"off", "opens", "all"}));
   run_cmd->add_option("--audit-log", run.audit_log,
                       "Audit log file (JSON lines; default "
                       "$XDG_STATE_HOME/gander/audit/NAME.jsonl)");
-  run_cmd->add_option("command", run.command, "The extension's command and arguments")
-      ->required();
+  run_cmd->add_option("command", run.command, "The extension's command and arguments")->required();
   run_cmd->positionals_at_end();
 
   auto* policy_cmd = app.add_subcommand("policy", "Check or show policies");

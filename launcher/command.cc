@@ -54,8 +54,8 @@ std::vector<std::string> ReadShebang(const std::string& path) {
 
 // Interpreters whose first non-option argument is commonly the program to run.
 bool IsScriptInterpreter(const std::string& name) {
-  static const std::set<std::string> kNames = {"node", "nodejs", "deno", "bun", "python",
-                                               "python3", "ruby", "perl", "bash", "sh"};
+  static const std::set<std::string> kNames = {"node",    "nodejs", "deno", "bun",  "python",
+                                               "python3", "ruby",   "perl", "bash", "sh"};
   if (kNames.count(name)) return true;
   return name.starts_with("python3.");
 }

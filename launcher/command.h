@@ -11,9 +11,9 @@
 namespace gander::launcher {
 
 struct ResolvedCommand {
-  std::string exec_path;                 // absolute path execve gets
-  std::vector<std::string> readable;     // paths to grant read+exec (prefixes, the files)
-  std::vector<std::string> path_dirs;    // directories to put first on the sandbox's PATH
+  std::string exec_path;               // absolute path execve gets
+  std::vector<std::string> readable;   // paths to grant read+exec (prefixes, the files)
+  std::vector<std::string> path_dirs;  // directories to put first on the sandbox's PATH
 };
 
 // Looks `name` up like execvp does (a name with a slash is taken as a path relative to cwd).

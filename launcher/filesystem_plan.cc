@@ -220,8 +220,7 @@ FilesystemPlan PlanFilesystem(const FilesystemInputs& in, bool with_mount_namesp
       plan.notes.push_back(path + ": denied path is a symlink; its target stays as granted");
       continue;
     }
-    masks.push_back({info.is_dir ? MountOp::Kind::kMaskDir : MountOp::Kind::kMaskFile, "",
-                     path});
+    masks.push_back({info.is_dir ? MountOp::Kind::kMaskDir : MountOp::Kind::kMaskFile, "", path});
   }
   std::stable_sort(masks.begin(), masks.end(), [](const MountOp& a, const MountOp& b) {
     return Depth(a.target) < Depth(b.target);

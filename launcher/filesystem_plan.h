@@ -55,9 +55,9 @@ struct FilesystemInputs {
 };
 
 struct FilesystemPlan {
-  std::vector<MountOp> mounts;           // in order: parents before children, masks last
-  std::vector<landlock::PathRule> rules; // sandbox paths (== host paths for binds)
-  std::vector<std::string> notes;        // what was skipped and why (for --log-level debug)
+  std::vector<MountOp> mounts;            // in order: parents before children, masks last
+  std::vector<landlock::PathRule> rules;  // sandbox paths (== host paths for binds)
+  std::vector<std::string> notes;         // what was skipped and why (for --log-level debug)
 };
 
 // Builds the plan. With `with_mount_namespace` false there are no mounts: private paths are

@@ -52,9 +52,10 @@ std::string TryUserNamespaces() {
                       CLONE_NEWCGROUP | CLONE_NEWPID) == 0;
     if (ok) {
       step = "write uid/gid maps";
-      ok = WriteSelf("/proc/self/setgroups", "deny") &&
-           WriteSelf("/proc/self/uid_map", std::to_string(uid) + " " + std::to_string(uid) + " 1") &&
-           WriteSelf("/proc/self/gid_map", std::to_string(gid) + " " + std::to_string(gid) + " 1");
+      ok =
+          WriteSelf("/proc/self/setgroups", "deny") &&
+          WriteSelf("/proc/self/uid_map", std::to_string(uid) + " " + std::to_string(uid) + " 1") &&
+          WriteSelf("/proc/self/gid_map", std::to_string(gid) + " " + std::to_string(gid) + " 1");
     }
     if (ok) {
       step = "mount inside the namespace";
@@ -115,13 +116,15 @@ KernelFeatures ProbeKernel(bool try_user_namespaces) {
     f.notes.push_back("user.max_user_namespaces is 0: user namespaces are disabled");
   }
   if (auto v = ReadSysctl("/proc/sys/kernel/unprivileged_userns_clone"); v && *v == "0") {
-    f.notes.push_back("kernel.unprivileged_userns_clone is 0 (Debian): unprivileged user "
-                      "namespaces are disabled");
+    f.notes.push_back(
+        "kernel.unprivileged_userns_clone is 0 (Debian): unprivileged user "
+        "namespaces are disabled");
   }
   if (auto v = ReadSysctl("/proc/sys/kernel/apparmor_restrict_unprivileged_userns");
       v && *v == "1") {
-    f.notes.push_back("kernel.apparmor_restrict_unprivileged_userns is 1 (Ubuntu 23.10+): "
-                      "an AppArmor profile allowing userns is needed for gander");
+    f.notes.push_back(
+        "kernel.apparmor_restrict_unprivileged_userns is 1 (Ubuntu 23.10+): "
+        "an AppArmor profile allowing userns is needed for gander");
   }
   if (try_user_namespaces) {
     std::string why = TryUserNamespaces();

@@ -45,7 +45,7 @@ uint64_t HandledFsRights(int abi) {
 int ChildApply(const Ruleset& ruleset, const char** failed_path) {
   *failed_path = nullptr;
   RulesetAttr attr{ruleset.handled_fs, ruleset.handled_net, ruleset.scoped};
-  size_t attr_size = sizeof(uint64_t);               // ABI 1-3
+  size_t attr_size = sizeof(uint64_t);                  // ABI 1-3
   if (ruleset.abi >= 4) attr_size += sizeof(uint64_t);  // handled_access_net
   if (ruleset.abi >= 6) attr_size += sizeof(uint64_t);  // scoped
   int ruleset_fd = static_cast<int>(syscall(SYS_landlock_create_ruleset, &attr, attr_size, 0));
@@ -64,8 +64,8 @@ int ChildApply(const Ruleset& ruleset, const char** failed_path) {
     uint64_t access = rule.access & ruleset.handled_fs;
     if (fstat(fd, &st) == 0 && !S_ISDIR(st.st_mode)) access &= kFileRights;
     PathBeneathAttr beneath{access, fd};
-    long rc = access == 0 ? 0 : syscall(SYS_landlock_add_rule, ruleset_fd, kRulePathBeneath,
-                                        &beneath, 0);
+    long rc =
+        access == 0 ? 0 : syscall(SYS_landlock_add_rule, ruleset_fd, kRulePathBeneath, &beneath, 0);
     int err = errno;
     close(fd);
     if (rc < 0) {

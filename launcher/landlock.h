@@ -40,8 +40,7 @@ inline constexpr uint64_t kFileRights = kExecute | kWriteFile | kReadFile | kTru
 inline constexpr uint64_t kRead = kReadFile | kReadDir;
 inline constexpr uint64_t kExec = kRead | kExecute;
 inline constexpr uint64_t kWrite = kRead | kWriteFile | kRemoveDir | kRemoveFile | kMakeDir |
-                                   kMakeReg | kMakeSock | kMakeFifo | kMakeSym | kRefer |
-                                   kTruncate;
+                                   kMakeReg | kMakeSock | kMakeFifo | kMakeSym | kRefer | kTruncate;
 inline constexpr uint64_t kDevice = kReadFile | kWriteFile | kTruncate | kIoctlDev;
 
 // The highest ABI the kernel supports, 0 when Landlock is off or absent.

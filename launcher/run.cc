@@ -2,13 +2,12 @@
 
 #include <fcntl.h>
 #include <ftw.h>
+#include <linux/seccomp.h>
 #include <pwd.h>
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
-#include <unistd.h>
-
-#include <linux/seccomp.h>
 #include <sys/syscall.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <climits>
@@ -66,9 +65,10 @@ class PrivateDirs {
  public:
   ~PrivateDirs() {
     if (!base_.empty()) {
-      nftw(base_.c_str(), [](const char* path, const struct stat*, int, FTW*) {
-        return remove(path);
-      }, 16, FTW_DEPTH | FTW_PHYS);
+      nftw(
+          base_.c_str(),
+          [](const char* path, const struct stat*, int, FTW*) { return remove(path); }, 16,
+          FTW_DEPTH | FTW_PHYS);
     }
   }
   Result<std::string> Make(const std::string& name) {
@@ -347,9 +347,10 @@ int Run(const RunOptions& o) {
     if (sandbox) break;
     if (use_namespaces && NamespacesRefused(sandbox.error(), failure) &&
         required < IsolationLevel::kFull) {
-      spdlog::warn("{}: user namespaces are not available here ({}); running with Landlock and "
-                   "seccomp only. `gander doctor` explains; --require full refuses instead.",
-                   p.name, sandbox.error().Describe());
+      spdlog::warn(
+          "{}: user namespaces are not available here ({}); running with Landlock and "
+          "seccomp only. `gander doctor` explains; --require full refuses instead.",
+          p.name, sandbox.error().Describe());
       use_namespaces = false;
       continue;
     }
@@ -366,9 +367,9 @@ int Run(const RunOptions& o) {
   // audit log.
   const std::string accounting = !p.notify ? "none" : p.learn ? "census" : "watched";
   monitor::BoundedEventQueue queue(8192);
-  std::string audit_path = !o.audit_log.empty()    ? o.audit_log
-                           : p.policy.audit_log       ? *p.policy.audit_log
-                                                      : DefaultAuditLogPath(p.name);
+  std::string audit_path = !o.audit_log.empty() ? o.audit_log
+                           : p.policy.audit_log ? *p.policy.audit_log
+                                                : DefaultAuditLogPath(p.name);
   std::unique_ptr<exporters::AuditLog> audit =
       OpenAuditLog({.path = audit_path,
                     .max_bytes = p.policy.audit_log_max_size,
@@ -404,25 +405,29 @@ int Run(const RunOptions& o) {
   // The start is confirmed (or refused) on the sync socket once the extension exec'd.
   StartFailure exec_failure;
   if (!sandbox->started) {
-    supervise.watches.push_back({sandbox->sync.get(), [&] {
-      if (ReadStartReport(*sandbox, *spec, &exec_failure)) {
-        spdlog::info("{}: started, isolation {} (namespaces {}, landlock ABI {}, accounting {})",
-                     p.name, LevelName(level), use_namespaces ? "on" : "off", p.landlock_abi,
-                     accounting);
-      }
-      return false;
-    }});
+    supervise.watches.push_back(
+        {sandbox->sync.get(), [&] {
+           if (ReadStartReport(*sandbox, *spec, &exec_failure)) {
+             spdlog::info(
+                 "{}: started, isolation {} (namespaces {}, landlock ABI {}, accounting {})",
+                 p.name, LevelName(level), use_namespaces ? "on" : "off", p.landlock_abi,
+                 accounting);
+           }
+           return false;
+         }});
   }
-  supervise.after_turn = [&] { if (sink) queue.Drain(*sink, std::chrono::milliseconds(2)); };
+  supervise.after_turn = [&] {
+    if (sink) queue.Drain(*sink, std::chrono::milliseconds(2));
+  };
   if (!sandbox->namespaces) supervise.kill_group = sandbox->extension_pid;
 
   int status = monitor::Supervise(supervise);
 
   if (seccomp_monitor) seccomp_monitor->PublishCounts();
   if (!exec_failure.step.empty()) {
-    queue.Push(Lifecycle(p.name, monitor::LifecyclePhase::kStop,
-                         "could not start: " + exec_failure.step + ": " +
-                             std::strerror(exec_failure.err)));
+    queue.Push(Lifecycle(
+        p.name, monitor::LifecyclePhase::kStop,
+        "could not start: " + exec_failure.step + ": " + std::strerror(exec_failure.err)));
   } else {
     monitor::Event exit = Lifecycle(p.name, monitor::LifecyclePhase::kStop, "");
     monitor::ProcessEvent process{.action = monitor::ProcessAction::kExit,

@@ -19,15 +19,15 @@ inline constexpr int kExitCannotExecute = 126;
 inline constexpr int kExitNotFound = 127;
 
 struct RunOptions {
-  std::string policy_file;         // --policy; empty: use `profile`
-  std::string profile = "default"; // --profile
-  std::string name;                // --name; empty: derived (see DefaultExtensionName)
-  std::string workspace;           // --workspace; empty: the current directory
+  std::string policy_file;          // --policy; empty: use `profile`
+  std::string profile = "default";  // --profile
+  std::string name;                 // --name; empty: derived (see DefaultExtensionName)
+  std::string workspace;            // --workspace; empty: the current directory
   std::optional<IsolationLevel> require;
-  bool no_namespaces = false;      // run with Landlock + seccomp only
-  bool learn = false;              // --mode learn: every syscall counted, every file logged
+  bool no_namespaces = false;  // run with Landlock + seccomp only
+  bool learn = false;          // --mode learn: every syscall counted, every file logged
   std::optional<monitor::FilesWatch> files;  // --files: overrides the policy's monitor.files
-  std::string audit_log;           // --audit-log; empty: policy, else the state dir
+  std::string audit_log;                     // --audit-log; empty: policy, else the state dir
   std::vector<std::string> command;
 };
 

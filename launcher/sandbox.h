@@ -19,25 +19,25 @@ namespace gander::launcher {
 
 struct SandboxSpec {
   bool use_namespaces = true;
-  std::vector<MountOp> mounts;      // used with namespaces
-  landlock::Ruleset landlock;       // abi 0: not applied
-  SeccompProgram seccomp;           // empty: not applied
+  std::vector<MountOp> mounts;  // used with namespaces
+  landlock::Ruleset landlock;   // abi 0: not applied
+  SeccompProgram seccomp;       // empty: not applied
   std::vector<std::pair<int, rlim_t>> rlimits;
-  uint64_t pid_max = 0;             // per-namespace pid cap (Linux 6.14+), 0: none
+  uint64_t pid_max = 0;  // per-namespace pid cap (Linux 6.14+), 0: none
   std::string hostname = "gander";
   std::string cwd;
-  std::string exec_path;            // absolute, resolved by the parent
+  std::string exec_path;  // absolute, resolved by the parent
   std::vector<std::string> argv;
-  std::vector<std::string> envp;    // NAME=value
-  int stdin_fd = 0;                 // the extension's ends of the relay pipes
+  std::vector<std::string> envp;  // NAME=value
+  int stdin_fd = 0;               // the extension's ends of the relay pipes
   int stdout_fd = 1;
   int stderr_fd = 2;
 };
 
 // What the parent learns from a started sandbox.
 struct SandboxProcess {
-  pid_t pid = -1;       // the sandbox init, in gander's pid namespace
-  UniqueFd pidfd;       // pidfd of the init: poll for exit, send signals
+  pid_t pid = -1;            // the sandbox init, in gander's pid namespace
+  UniqueFd pidfd;            // pidfd of the init: poll for exit, send signals
   pid_t extension_pid = -1;  // as seen from gander (meaningful without a pid namespace)
   bool namespaces = false;
   // With seccomp notification: the listener, received before the extension's execve. The

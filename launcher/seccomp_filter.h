@@ -22,8 +22,8 @@ namespace gander::launcher {
 
 struct SeccompProgram {
   std::vector<sock_filter> instructions;
-  std::vector<std::string> denied_syscalls;  // for doctor and docs
-  bool notify = false;                        // the filter has USER_NOTIF actions
+  std::vector<std::string> denied_syscalls;     // for doctor and docs
+  bool notify = false;                          // the filter has USER_NOTIF actions
   std::vector<monitor::DeniedSyscall> denials;  // the table the filter was built from
 };
 

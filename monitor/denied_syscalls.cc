@@ -14,6 +14,7 @@ namespace {
 #endif
 
 // Refused outright with EPERM. Names unknown on this architecture are skipped by the filter.
+// clang-format off
 constexpr std::string_view kAlways[] = {
     // debugging and cross-process memory
     "ptrace", "process_vm_readv", "process_vm_writev", "kcmp", "pidfd_getfd",
@@ -30,6 +31,7 @@ constexpr std::string_view kAlways[] = {
     "syslog", "vhangup", "iopl", "ioperm", "uselib", "nfsservctl", "sethostname",
     "setdomainname",
 };
+// clang-format on
 
 // Namespace-creating clone flags; CLONE_NEWUSER matters most (nested user namespaces are the
 // usual kernel exploit entry), the rest are refused alongside it. One pattern per flag:

@@ -20,10 +20,10 @@ struct ArgPattern {
 
 struct DeniedSyscall {
   std::string_view name;
-  int error;                        // errno the process gets
-  std::vector<ArgPattern> any_of;   // empty: every call; else calls matching any pattern
-  std::string_view label;           // how doctor and the docs name it ("clone(CLONE_NEW*)")
-  bool silent = false;              // a compatibility answer (clone3 -> ENOSYS), not a denial
+  int error;                       // errno the process gets
+  std::vector<ArgPattern> any_of;  // empty: every call; else calls matching any pattern
+  std::string_view label;          // how doctor and the docs name it ("clone(CLONE_NEW*)")
+  bool silent = false;             // a compatibility answer (clone3 -> ENOSYS), not a denial
 };
 
 struct DenyOptions {

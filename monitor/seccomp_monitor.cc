@@ -148,9 +148,8 @@ void SeccompMonitor::DecideFile(const Notification& n, const WatchedSyscall& w,
       }
       // PATH_MAX bytes without a NUL: the resolver answers ENAMETOOLONG, as the kernel does.
       std::string_view text = *raw;
-      ClassifiedPath classified = ResolveAndClassify(
-          text, dirfd_path, *view, config_.rules,
-          {.empty_path = empty_path});
+      ClassifiedPath classified =
+          ResolveAndClassify(text, dirfd_path, *view, config_.rules, {.empty_path = empty_path});
       file.path = classified.path;
       file.path_class = classified.path_class;
       file.error = classified.error;

@@ -42,7 +42,7 @@ struct SeccompMonitorConfig {
   ClassifierRules rules{std::vector<ClassifierRule>{}};
   std::vector<DeniedSyscall> denials;  // the table the filter was compiled from
   FilesWatch files = FilesWatch::kOpens;
-  bool census = false;     // learn mode: every syscall notifies and is counted
+  bool census = false;         // learn mode: every syscall notifies and is counted
   bool log_all_files = false;  // learn mode: every file event, not only the notable ones
 };
 

@@ -4,8 +4,8 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 
 namespace gander::monitor {
@@ -24,8 +24,8 @@ constexpr size_t kPage = 4096;
 }  // namespace
 
 KernelUnotify::KernelUnotify(UniqueFd listener) : listener_(std::move(listener)) {
-  sync_wake_up_ =
-      ioctl(listener_.get(), SECCOMP_IOCTL_NOTIF_SET_FLAGS, SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP) == 0;
+  sync_wake_up_ = ioctl(listener_.get(), SECCOMP_IOCTL_NOTIF_SET_FLAGS,
+                        SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP) == 0;
 }
 
 Result<Notification> KernelUnotify::Receive() {
@@ -64,8 +64,8 @@ bool KernelTargetMemory::ReadBytes(pid_t pid, uint64_t address, void* out, size_
   return process_vm_readv(pid, &local, 1, &remote, 1, 0) == static_cast<ssize_t>(size);
 }
 
-std::optional<std::string> KernelTargetMemory::ReadString(pid_t pid, uint64_t address,
-                                                          size_t max, bool* truncated) {
+std::optional<std::string> KernelTargetMemory::ReadString(pid_t pid, uint64_t address, size_t max,
+                                                          bool* truncated) {
   *truncated = false;
   std::string out;
   char buf[kPage];

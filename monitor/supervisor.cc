@@ -77,8 +77,8 @@ int Supervise(const SupervisorOptions& options) {
   UniqueFd signal_fd(signalfd(-1, &signals, SFD_CLOEXEC | SFD_NONBLOCK));
 
   UniqueFd child_in(options.child_in);
-  ByteRelay up(options.client_in, options.child_in);     // Goose -> extension
-  ByteRelay down(options.child_out, options.client_out); // extension -> Goose
+  ByteRelay up(options.client_in, options.child_in);      // Goose -> extension
+  ByteRelay down(options.child_out, options.client_out);  // extension -> Goose
   Shutdown shutdown(options.pidfd, options.kill_group);
   bool exited = false;
   int status = 0;

@@ -18,11 +18,11 @@ struct Watch {
 };
 
 struct SupervisorOptions {
-  int client_in = 0;    // Goose -> gander
-  int client_out = 1;   // gander -> Goose (nothing but the extension's bytes goes here)
-  int child_in = -1;    // gander -> extension (owned: closed on client EOF)
-  int child_out = -1;   // extension -> gander
-  int pidfd = -1;       // the sandbox init
+  int client_in = 0;   // Goose -> gander
+  int client_out = 1;  // gander -> Goose (nothing but the extension's bytes goes here)
+  int child_in = -1;   // gander -> extension (owned: closed on client EOF)
+  int child_out = -1;  // extension -> gander
+  int pidfd = -1;      // the sandbox init
   // Without a pid namespace, SIGKILL of the init does not take the tree with it: the
   // extension's process group is killed too.
   pid_t kill_group = -1;

@@ -27,12 +27,12 @@ struct PathArg {
 
 struct WatchedSyscall {
   std::string_view name;
-  FilesWatch level;      // watched from this level up
+  FilesWatch level;  // watched from this level up
   PathArg first;
-  PathArg second;        // rename/link: the new name (path -1 when none)
-  int open_flags = -1;   // argument holding O_* flags (open, openat), -1 when none
-  bool open_how = false; // openat2: flags live in struct open_how at argument 2
-  int at_flags = -1;     // argument holding AT_* flags (AT_EMPTY_PATH), -1 when none
+  PathArg second;         // rename/link: the new name (path -1 when none)
+  int open_flags = -1;    // argument holding O_* flags (open, openat), -1 when none
+  bool open_how = false;  // openat2: flags live in struct open_how at argument 2
+  int at_flags = -1;      // argument holding AT_* flags (AT_EMPTY_PATH), -1 when none
 };
 
 std::span<const WatchedSyscall> WatchedSyscalls();

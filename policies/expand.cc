@@ -168,8 +168,8 @@ Result<ExpandedPolicy> Expand(const Policy& merged, const ExpansionContext& ctx)
   if (monitor.audit_log) {
     Result<std::string> path = ExpandPath(monitor.audit_log->path, ctx);
     if (!path) {
-      return MakeError(FormatMark(monitor.audit_log->mark) + ": monitor.audit_log: " +
-                       path.error().message);
+      return MakeError(FormatMark(monitor.audit_log->mark) +
+                       ": monitor.audit_log: " + path.error().message);
     }
     out.audit_log = std::move(*path);
   }

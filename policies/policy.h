@@ -83,9 +83,9 @@ inline constexpr int kMaxAuditLogFiles = 1000;  // the audit log keeps at most t
 // defaults above, or the base policy's value when merged.
 struct MonitorRules {
   std::optional<FilesMonitoring> files;
-  std::optional<PathEntry> audit_log;           // a path pattern, expanded like filesystem paths
-  std::optional<uint64_t> audit_log_max_size;   // bytes: rotate when the file would grow past it
-  std::optional<uint64_t> audit_log_files;      // rotated files kept, 1..kMaxAuditLogFiles
+  std::optional<PathEntry> audit_log;          // a path pattern, expanded like filesystem paths
+  std::optional<uint64_t> audit_log_max_size;  // bytes: rotate when the file would grow past it
+  std::optional<uint64_t> audit_log_files;     // rotated files kept, 1..kMaxAuditLogFiles
   friend bool operator==(const MonitorRules&, const MonitorRules&) = default;
 };
 

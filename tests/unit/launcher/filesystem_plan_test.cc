@@ -17,8 +17,7 @@ struct FakeHost {
 
   void Dir(const std::string& p) { paths[p] = {true, true, false, "", p}; }
   void File(const std::string& p) { paths[p] = {true, false, false, "", p}; }
-  void Link(const std::string& p, const std::string& text, const std::string& canonical,
-            bool dir) {
+  void Link(const std::string& p, const std::string& text, const std::string& canonical, bool dir) {
     paths[p] = {true, dir, true, text, canonical};
   }
   PathProbe Probe() const {
@@ -93,8 +92,8 @@ uint64_t RuleFor(const FilesystemPlan& plan, const std::string& path) {
 
 TEST(FilesystemPlan, BindsSystemPathsReadOnlyAndTheWorkspaceWritable) {
   FakeHost host = DebianHost();
-  auto plan = PlanFilesystem({DefaultLike("/home/u/proj"), {}, {}}, true, host.Probe(),
-                             host.Lister());
+  auto plan =
+      PlanFilesystem({DefaultLike("/home/u/proj"), {}, {}}, true, host.Probe(), host.Lister());
   const MountOp* usr = FindMount(plan, "/usr");
   ASSERT_NE(usr, nullptr);
   EXPECT_EQ(usr->kind, Kind::kBind);
@@ -112,8 +111,8 @@ TEST(FilesystemPlan, BindsSystemPathsReadOnlyAndTheWorkspaceWritable) {
 
 TEST(FilesystemPlan, ParentsAreMountedBeforeChildren) {
   FakeHost host = DebianHost();
-  auto plan = PlanFilesystem({DefaultLike("/home/u/proj"), {}, {}}, true, host.Probe(),
-                             host.Lister());
+  auto plan =
+      PlanFilesystem({DefaultLike("/home/u/proj"), {}, {}}, true, host.Probe(), host.Lister());
   auto index = [&](const std::string& target) {
     for (size_t i = 0; i < plan.mounts.size(); ++i) {
       if (plan.mounts[i].target == target) return i;
@@ -139,16 +138,14 @@ TEST(FilesystemPlan, SymlinkedSystemDirectoryStaysALink) {
 
 TEST(FilesystemPlan, DeniedPathsUnderABindAreMasked) {
   FakeHost host = DebianHost();
-  auto plan = PlanFilesystem({DefaultLike("/home/u"), {}, {}}, true, host.Probe(),
-                             host.Lister());
+  auto plan = PlanFilesystem({DefaultLike("/home/u"), {}, {}}, true, host.Probe(), host.Lister());
   const MountOp* ssh = FindMount(plan, "/home/u/.ssh");
   ASSERT_NE(ssh, nullptr);
   EXPECT_EQ(ssh->kind, Kind::kMaskDir);
   const MountOp* shadow = FindMount(plan, "/etc/shadow");
   ASSERT_NE(shadow, nullptr);
   EXPECT_EQ(shadow->kind, Kind::kMaskFile);
-  EXPECT_EQ(plan.mounts.back().kind == Kind::kMaskDir ||
-                plan.mounts.back().kind == Kind::kMaskFile,
+  EXPECT_EQ(plan.mounts.back().kind == Kind::kMaskDir || plan.mounts.back().kind == Kind::kMaskFile,
             true)
       << "masks come last";
   // The workspace is the home directory: the grant wins over the private tmpfs.
@@ -159,8 +156,8 @@ TEST(FilesystemPlan, DeniedPathsUnderABindAreMasked) {
 
 TEST(FilesystemPlan, DeniedPathsInsideAPrivateTmpfsNeedNoMask) {
   FakeHost host = DebianHost();
-  auto plan = PlanFilesystem({DefaultLike("/home/u/proj"), {}, {}}, true, host.Probe(),
-                             host.Lister());
+  auto plan =
+      PlanFilesystem({DefaultLike("/home/u/proj"), {}, {}}, true, host.Probe(), host.Lister());
   EXPECT_EQ(FindMount(plan, "/home/u/.ssh"), nullptr);
 }
 
@@ -175,8 +172,8 @@ TEST(FilesystemPlan, GrantsInsideDeniedPathsAreDropped) {
 
 TEST(FilesystemPlan, LandlockRulesMirrorTheGrants) {
   FakeHost host = DebianHost();
-  auto plan = PlanFilesystem({DefaultLike("/home/u/proj"), {}, {}}, true, host.Probe(),
-                             host.Lister());
+  auto plan =
+      PlanFilesystem({DefaultLike("/home/u/proj"), {}, {}}, true, host.Probe(), host.Lister());
   EXPECT_EQ(RuleFor(plan, "/etc"), landlock::kRead);
   EXPECT_EQ(RuleFor(plan, "/usr"), landlock::kExec);
   EXPECT_EQ(RuleFor(plan, "/home/u/proj"), landlock::kWrite | landlock::kExecute);

@@ -3,8 +3,8 @@
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
-#include <seccomp.h>
 #include <sched.h>
+#include <seccomp.h>
 
 #include <cstring>
 #include <map>
@@ -114,8 +114,8 @@ TEST_F(SeccompMonitorTest, OpenOfADeniedPathIsLoggedAndContinued) {
   auto monitor = Make();
   memory_.strings[0x1000] = "../.ssh/id_rsa";  // relative to the cwd /home/u/proj
   std::vector<Event> events;
-  Response r = monitor.Decide(Call("openat", {static_cast<uint64_t>(AT_FDCWD), 0x1000, O_RDONLY}),
-                              events);
+  Response r =
+      monitor.Decide(Call("openat", {static_cast<uint64_t>(AT_FDCWD), 0x1000, O_RDONLY}), events);
   EXPECT_TRUE(r.continue_syscall) << "the mount view enforces; the notification observes";
   ASSERT_EQ(events.size(), 1u);
   const FileEvent& f = File(events[0]);

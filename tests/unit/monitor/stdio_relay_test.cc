@@ -2,8 +2,8 @@
 #include "monitor/stdio_relay.h"
 
 #include <fcntl.h>
-#include <signal.h>
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <string>
@@ -73,4 +73,3 @@ TEST(ByteRelay, DiscardsOnceTheOutputIsGone) {
 
 }  // namespace
 }  // namespace gander::monitor
-

@@ -164,16 +164,15 @@ TEST(ExpandTest, AuditLogIsExpandedLikeAPath) {
     const char* written;
     const char* expanded;
   };
-  for (const Case& c : {Case{"~/.local/state/gander/audit.jsonl",
-                             "/home/ada/.local/state/gander/audit.jsonl"},
-                        Case{"${HOME}/.local//state/./audit.jsonl",
-                             "/home/ada/.local/state/audit.jsonl"},
-                        Case{"${NODE_PREFIX}/../log/node.jsonl", "/opt/log/node.jsonl"},
-                        Case{"${WORKSPACE}/audit-$$.jsonl", "/work/ws/audit-$.jsonl"},
-                        Case{"/var/log/gander/audit.jsonl", "/var/log/gander/audit.jsonl"}}) {
-    Result<ExpandedPolicy> expanded = Expand(
-        Parse("version: 1\nmonitor:\n  audit_log: \"" + std::string(c.written) + "\"\n"),
-        Context());
+  for (const Case& c :
+       {Case{"~/.local/state/gander/audit.jsonl", "/home/ada/.local/state/gander/audit.jsonl"},
+        Case{"${HOME}/.local//state/./audit.jsonl", "/home/ada/.local/state/audit.jsonl"},
+        Case{"${NODE_PREFIX}/../log/node.jsonl", "/opt/log/node.jsonl"},
+        Case{"${WORKSPACE}/audit-$$.jsonl", "/work/ws/audit-$.jsonl"},
+        Case{"/var/log/gander/audit.jsonl", "/var/log/gander/audit.jsonl"}}) {
+    Result<ExpandedPolicy> expanded =
+        Expand(Parse("version: 1\nmonitor:\n  audit_log: \"" + std::string(c.written) + "\"\n"),
+               Context());
     ASSERT_TRUE(expanded.ok()) << c.written << ": " << expanded.error().message;
     EXPECT_EQ(expanded->audit_log, c.expanded) << c.written;
   }

@@ -177,12 +177,12 @@ TEST(ResolveExtendsTest, MergesTheChainBaseFirst) {
   EXPECT_EQ(p.network.allow[1].host, "child.example.com");
 
   // monitor: each field the derived policy sets replaces the base's.
-  EXPECT_EQ(p.monitor.files, FilesMonitoring::kOff);                   // child over middle, default
+  EXPECT_EQ(p.monitor.files, FilesMonitoring::kOff);  // child over middle, default
   ASSERT_TRUE(p.monitor.audit_log.has_value());
-  EXPECT_EQ(p.monitor.audit_log->path, "~/child.jsonl");               // child over middle
+  EXPECT_EQ(p.monitor.audit_log->path, "~/child.jsonl");  // child over middle
   EXPECT_EQ(p.monitor.audit_log->mark, (SourceMark{kExtendsDir + "/child.yaml", 15, 14}));
-  EXPECT_EQ(p.monitor.audit_log_max_size, 1ULL << 20);                 // middle
-  EXPECT_EQ(p.monitor.audit_log_files, 2u);                            // child
+  EXPECT_EQ(p.monitor.audit_log_max_size, 1ULL << 20);  // middle
+  EXPECT_EQ(p.monitor.audit_log_files, 2u);             // child
 }
 
 TEST(ResolveExtendsTest, MonitorFromTheBaseWhenTheDerivedPolicyIsSilent) {

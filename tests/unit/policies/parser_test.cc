@@ -87,8 +87,7 @@ TEST(ParsePolicyTest, MonitorFieldsAreOptional) {
   Result<Policy> policy = ParsePolicy("version: 1\nmonitor: {files: \"off\"}\n", "my.yaml");
   ASSERT_TRUE(policy.ok()) << policy.error().message;
   EXPECT_EQ(policy->monitor, (MonitorRules{FilesMonitoring::kOff, {}, {}, {}}));
-  policy =
-      ParsePolicy("version: 1\nmonitor:\n  files: off\n  audit_log_files: 1000\n", "my.yaml");
+  policy = ParsePolicy("version: 1\nmonitor:\n  files: off\n  audit_log_files: 1000\n", "my.yaml");
   ASSERT_TRUE(policy.ok()) << policy.error().message;
   EXPECT_EQ(policy->monitor.files, FilesMonitoring::kOff);  // plain `off` is the word, not false
   EXPECT_EQ(policy->monitor.audit_log_files, 1000u);
