@@ -466,7 +466,10 @@ void ChildMain(const ChildPlan& plan) {
 
   int error_pipe[2];
   if (pipe2(error_pipe, O_CLOEXEC) != 0) Fail(sync, ChildStep::kFork, errno);
-  pid_t extension = fork();
+  // vfork: the extension shares the init's memory until its execve, so no page tables are
+  // copied; the init is suspended meanwhile, which it can afford (it has nothing else to do).
+  // The child only makes syscalls and writes its own stack frames before execve or _exit.
+  pid_t extension = vfork();
   if (extension < 0) Fail(sync, ChildStep::kFork, errno);
   if (extension == 0) {
     close(error_pipe[0]);  // the sync socket stays: the seccomp listener travels over it

@@ -1,6 +1,7 @@
 #include "launcher/run.h"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <ftw.h>
 #include <linux/seccomp.h>
 #include <pwd.h>
@@ -400,13 +401,17 @@ int Run(const RunOptions& o) {
         .log_all_files = p.learn};
     seccomp_monitor = std::make_unique<monitor::SeccompMonitor>(*unotify, memory, processes,
                                                                 std::move(config), queue);
-    supervise.watches.push_back({unotify->fd(), [&] { return seccomp_monitor->HandleOne(); }});
+    // POLLHUP: no process uses the filter any more (the sandbox is gone).
+    supervise.watches.push_back({unotify->fd(), [&](short revents) {
+                                   if (revents & POLLIN) return seccomp_monitor->HandleOne();
+                                   return false;
+                                 }});
   }
   // The start is confirmed (or refused) on the sync socket once the extension exec'd.
   StartFailure exec_failure;
   if (!sandbox->started) {
     supervise.watches.push_back(
-        {sandbox->sync.get(), [&] {
+        {sandbox->sync.get(), [&](short) {
            if (ReadStartReport(*sandbox, *spec, &exec_failure)) {
              spdlog::info(
                  "{}: started, isolation {} (namespaces {}, landlock ABI {}, accounting {})",

@@ -147,7 +147,8 @@ int Supervise(const SupervisorOptions& options) {
       }
     }
     for (size_t i = 0; i < watches.size(); ++i) {
-      if (watches[i].fd >= 0 && fds[kCount + i].revents && !watches[i].on_readable()) {
+      short revents = fds[kCount + i].revents;
+      if (watches[i].fd >= 0 && revents && !watches[i].on_ready(revents)) {
         watches[i].fd = -1;  // poll ignores negative fds
       }
     }

@@ -11,10 +11,11 @@
 namespace gander::monitor {
 
 // Another fd the loop polls: the seccomp listener, the sandbox's sync socket. The callback
-// runs when it is readable (or hung up); it returns false to stop polling the fd.
+// runs with poll's revents when it is readable or hung up; it returns false to stop polling
+// the fd (it must, on a hang-up with nothing left to read, or the loop would spin).
 struct Watch {
   int fd = -1;
-  std::function<bool()> on_readable;
+  std::function<bool(short revents)> on_ready;
 };
 
 struct SupervisorOptions {
