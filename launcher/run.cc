@@ -1,9 +1,9 @@
 #include "launcher/run.h"
 
 #include <fcntl.h>
-#include <poll.h>
 #include <ftw.h>
 #include <linux/seccomp.h>
+#include <poll.h>
 #include <pwd.h>
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
@@ -435,6 +435,10 @@ int Run(const RunOptions& o) {
         "could not start: " + exec_failure.step + ": " + std::strerror(exec_failure.err)));
   } else {
     monitor::Event exit = Lifecycle(p.name, monitor::LifecyclePhase::kStop, "");
+    // The init reports the extension's pid as it sees it: inside the pid namespace, if any.
+    if (sandbox->extension_pid > 0) {
+      (sandbox->namespaces ? exit.sandbox_pid : exit.pid) = sandbox->extension_pid;
+    }
     monitor::ProcessEvent process{.action = monitor::ProcessAction::kExit,
                                   .path = p.command.exec_path};
     if (status > 128) {

@@ -8,6 +8,8 @@
 #include <cerrno>
 #include <climits>
 #include <cstdlib>
+#include <fstream>
+#include <sstream>
 
 namespace gander::monitor {
 namespace {
@@ -19,9 +21,31 @@ std::optional<std::string> ReadLink(const std::string& path) {
   return std::string(buf, static_cast<size_t>(n));
 }
 
+// "Tgid:" and the last "NSpid:" field of /proc/TID/status.
+struct Status {
+  pid_t tgid = 0;
+  std::optional<int32_t> nspid;
+};
+Status ReadStatus(pid_t tid) {
+  Status st;
+  std::ifstream in("/proc/" + std::to_string(tid) + "/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.starts_with("Tgid:")) st.tgid = std::atoi(line.c_str() + 5);
+    if (line.starts_with("NSpid:")) {
+      std::istringstream fields(line.substr(6));
+      int32_t value = 0;
+      while (fields >> value) st.nspid = value;  // the innermost namespace comes last
+    }
+  }
+  return st;
+}
+
 class ProcfsView final : public ProcessView {
  public:
-  explicit ProcfsView(pid_t pid) : base_("/proc/" + std::to_string(pid)) {}
+  ProcfsView(pid_t tid, std::optional<int32_t> sandbox_pid)
+      : base_("/proc/" + std::to_string(tid)), sandbox_pid_(sandbox_pid) {}
+  std::optional<int> pid() const override { return sandbox_pid_; }
   Result<std::string> cwd() const override { return Link(base_ + "/cwd"); }
   Result<std::string> root() const override { return Link(base_ + "/root"); }
   Result<std::string> fd_path(int fd) const override {
@@ -35,6 +59,7 @@ class ProcfsView final : public ProcessView {
     return *target;
   }
   std::string base_;
+  std::optional<int32_t> sandbox_pid_;
 };
 
 // Is a file event worth a line in the audit log outside learn mode? Everything outside the
@@ -66,12 +91,21 @@ FileAccess OpenAccess(uint64_t flags, FileAccess fallback) {
 
 }  // namespace
 
-std::unique_ptr<ProcessView> ProcfsProcesses::View(pid_t pid) {
-  return std::make_unique<ProcfsView>(pid);
+std::unique_ptr<ProcessView> ProcfsProcesses::View(pid_t tid) {
+  return std::make_unique<ProcfsView>(tid, ReadStatus(tid).nspid);
 }
 
-std::string ProcfsProcesses::Executable(pid_t pid) {
-  return ReadLink("/proc/" + std::to_string(pid) + "/exe").value_or("");
+ProcessIdentity ProcfsProcesses::Identify(pid_t tid) {
+  Status thread = ReadStatus(tid);
+  ProcessIdentity id;
+  id.pid = thread.tgid > 0 ? thread.tgid : tid;
+  id.sandbox_pid = id.pid == tid ? thread.nspid : ReadStatus(id.pid).nspid;
+  id.executable = ReadLink("/proc/" + std::to_string(id.pid) + "/exe").value_or("");
+  return id;
+}
+
+std::optional<std::string> ProcfsProcesses::ReadLinkInView(pid_t tid, const std::string& path) {
+  return ReadLink("/proc/" + std::to_string(tid) + "/root" + path);
 }
 
 SeccompMonitor::SeccompMonitor(Unotify& unotify, TargetMemory& memory, Processes& processes,
@@ -100,19 +134,21 @@ const std::string& SeccompMonitor::Name(int nr) {
   return names_.emplace(nr, std::move(text)).first->second;
 }
 
-std::string SeccompMonitor::Executable(pid_t pid) {
-  auto it = executables_.find(pid);
-  if (it != executables_.end()) return it->second;
-  if (executables_.size() > 4096) executables_.clear();  // pids are reused: stay bounded
-  return executables_[pid] = processes_.Executable(pid);
+const ProcessIdentity& SeccompMonitor::Identify(pid_t tid) {
+  auto it = identities_.find(tid);
+  if (it != identities_.end()) return it->second;
+  if (identities_.size() > 4096) identities_.clear();  // ids are reused: stay bounded
+  return identities_[tid] = processes_.Identify(tid);
 }
 
-Event SeccompMonitor::BaseEvent(pid_t pid) {
+Event SeccompMonitor::BaseEvent(pid_t tid) {
+  const ProcessIdentity& id = Identify(tid);
   Event e;
   e.time_ns = WallClockNowNs();
   e.extension = config_.extension;
-  e.pid = pid;
-  e.executable = Executable(pid);
+  e.pid = id.pid;
+  e.sandbox_pid = id.sandbox_pid;
+  e.executable = id.executable;
   return e;
 }
 
@@ -150,13 +186,42 @@ void SeccompMonitor::DecideFile(const Notification& n, const WatchedSyscall& w,
       std::string_view text = *raw;
       ClassifiedPath classified =
           ResolveAndClassify(text, dirfd_path, *view, config_.rules, {.empty_path = empty_path});
+      // Every process of the sandbox shares one root: /proc/N/root/X is X.
+      if (classified.path && classified.path->starts_with("/proc/")) {
+        std::string_view rest = std::string_view(*classified.path).substr(6);
+        size_t slash = rest.find('/');
+        if (slash != std::string_view::npos && rest.substr(slash).starts_with("/root") &&
+            rest.find_first_not_of("0123456789") == slash &&
+            (rest.size() == slash + 5 || rest[slash + 5] == '/')) {
+          std::string inside(rest.substr(slash + 5));
+          classified =
+              ResolveAndClassify(inside.empty() ? "/" : inside, std::nullopt, *view, config_.rules);
+        }
+      }
+      // A symlink where the user can plant one (the workspace, private or writable
+      // directories) is followed one step in the sandbox's view, so a link to ~/.ssh shows
+      // as what it reaches.
+      if (classified.path && (classified.path_class == PathClass::kWorkspace ||
+                              classified.path_class == PathClass::kPrivate ||
+                              classified.path_class == PathClass::kAllowedWrite)) {
+        if (auto target = processes_.ReadLinkInView(n.pid, *classified.path)) {
+          ClassifiedPath reached =
+              ClassifySymlinkTarget(*classified.path, *target, *view, config_.rules);
+          if (reached.path) classified = std::move(reached);
+        }
+      }
       file.path = classified.path;
       file.path_class = classified.path_class;
       file.error = classified.error;
     }
-    // The mount view and Landlock refuse what lies outside the policy: the notification only
-    // observes, so its verdict says what they will do.
-    bool refused = file.path_class == PathClass::kOutside || file.path_class == PathClass::kDenied;
+    // The notification only observes; the mount view and Landlock enforce. The verdict says
+    // what they will do: refuse what lies outside the policy or under a deny rule, and any
+    // change to what the policy grants read-only (mounted read-only).
+    bool mutates = file.access != FileAccess::kRead && file.access != FileAccess::kExec &&
+                   file.access != FileAccess::kStat;
+    bool refused = file.path_class == PathClass::kOutside ||
+                   file.path_class == PathClass::kDenied ||
+                   (mutates && file.path_class == PathClass::kAllowedReadOnly);
     file.result = refused ? Verdict::kDenied : Verdict::kAllowed;
     if (config_.log_all_files || Notable(file)) {
       Event e = BaseEvent(n.pid);
@@ -187,7 +252,7 @@ void SeccompMonitor::DecideFile(const Notification& n, const WatchedSyscall& w,
     }
     e.payload = std::move(exec);
     events.push_back(std::move(e));
-    executables_.erase(n.pid);  // the image is about to change
+    identities_.erase(n.pid);  // the image is about to change
   }
 }
 
@@ -226,9 +291,10 @@ bool SeccompMonitor::HandleOne() {
   ++handled_;
   std::vector<Event> events;
   Response response = Decide(*n, events);
+  // Recorded before the answer: a denial is never returned unreported.
+  for (Event& e : events) queue_.Push(std::move(e));
   // Decided on our copy; answer only if the target still waits (its pid was not reused).
   if (unotify_.IdValid(n->id)) unotify_.Send(n->id, response);
-  for (Event& e : events) queue_.Push(std::move(e));
   return true;
 }
 

@@ -24,17 +24,29 @@ namespace gander::monitor {
 
 // /proc/PID as seen from gander: paths inside a pivot_root'ed sandbox come back as the
 // sandbox sees them (the kernel writes them relative to the sandbox's root).
+// Who a notification's thread belongs to.
+struct ProcessIdentity {
+  pid_t pid = 0;                       // the process (thread group), as gander sees it
+  std::optional<int32_t> sandbox_pid;  // the same inside the sandbox's pid namespace
+  std::string executable;              // "" when unknown
+};
+
 class Processes {
  public:
   virtual ~Processes() = default;
-  virtual std::unique_ptr<ProcessView> View(pid_t pid) = 0;
-  virtual std::string Executable(pid_t pid) = 0;  // "" when unknown
+  // `tid` is the notifying thread; the view answers for its process.
+  virtual std::unique_ptr<ProcessView> View(pid_t tid) = 0;
+  virtual ProcessIdentity Identify(pid_t tid) = 0;
+  // The target of a symlink at `path` as the process sees its filesystem, nullopt when
+  // `path` is not a symlink (read through /proc/TID/root, i.e. in the sandbox's view).
+  virtual std::optional<std::string> ReadLinkInView(pid_t tid, const std::string& path) = 0;
 };
 
 class ProcfsProcesses final : public Processes {
  public:
-  std::unique_ptr<ProcessView> View(pid_t pid) override;
-  std::string Executable(pid_t pid) override;
+  std::unique_ptr<ProcessView> View(pid_t tid) override;
+  ProcessIdentity Identify(pid_t tid) override;
+  std::optional<std::string> ReadLinkInView(pid_t tid, const std::string& path) override;
 };
 
 struct SeccompMonitorConfig {
@@ -70,7 +82,7 @@ class SeccompMonitor {
  private:
   Event BaseEvent(pid_t pid);
   void DecideFile(const Notification& n, const WatchedSyscall& w, std::vector<Event>& events);
-  std::string Executable(pid_t pid);
+  const ProcessIdentity& Identify(pid_t tid);
   const std::string& Name(int nr);
 
   Unotify& unotify_;
@@ -81,8 +93,8 @@ class SeccompMonitor {
   std::unordered_map<int, const WatchedSyscall*> watched_;
   std::unordered_multimap<int, const DeniedSyscall*> denied_;
   std::unordered_map<int, std::string> names_;
-  std::unordered_map<pid_t, std::string> executables_;
-  std::map<int, uint64_t> counts_;  // since the last PublishCounts
+  std::unordered_map<pid_t, ProcessIdentity> identities_;  // by thread id
+  std::map<int, uint64_t> counts_;                         // since the last PublishCounts
   uint64_t handled_ = 0;
 };
 

@@ -27,6 +27,7 @@
 #include <sys/prctl.h>
 #include <sys/ptrace.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/un.h>
@@ -35,7 +36,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <chrono>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -578,6 +582,143 @@ int DoInt80() {
   return kSucceeded;
 }
 
+// --- helpers for the audit-log tests ------------------------------------------------------
+
+// stat(2) without opening: what `monitor.files: all` adds to the audit log.
+int DoStat(const char* path) {
+  struct stat st {};
+  return Result(Check(Fmt("stat %s", path).c_str(), stat(path, &st)));
+}
+
+// Opens DIR, then REL relative to it (openat with a real dirfd, not AT_FDCWD).
+int DoOpenat(const char* dir, const char* rel) {
+  int dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (!Check(Fmt("open %s", dir).c_str(), dirfd)) return kFailed;
+  int fd = openat(dirfd, rel, O_RDONLY | O_CLOEXEC);
+  bool ok = Check(Fmt("openat(%s, %s)", dir, rel).c_str(), fd);
+  if (ok) close(fd);
+  close(dirfd);
+  return Result(ok);
+}
+
+// Reads FILE through a magic link of our own: "/proc/self/cwd/REL" style paths built at run
+// time, for the forms that need our pid or an fd number.
+//   ownpid-root FILE     /proc/<getpid()>/root/FILE
+//   fd-dotdot DIR REL    /proc/self/fd/<fd of DIR>/REL
+int DoMagic(const char* form, const char* a, const char* b) {
+  std::string path;
+  int dirfd = -1;
+  if (strcmp(form, "ownpid-root") == 0) {
+    path = Fmt("/proc/%d/root%s", getpid(), a);
+  } else if (strcmp(form, "fd-dotdot") == 0 && b) {
+    dirfd = open(a, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (!Check(Fmt("open %s", a).c_str(), dirfd)) return kFailed;
+    path = Fmt("/proc/self/fd/%d/%s", dirfd, b);
+  } else {
+    return kUsage;
+  }
+  fprintf(stderr, "probe: magic path %s\n", path.c_str());
+  int rc = DoRead(path.c_str());
+  if (dirfd >= 0) close(dirfd);
+  return rc;
+}
+
+// Opens FILE from a second thread: the audit log must still name the process.
+int DoThreadRead(const char* path) {
+  int rc = kFailed;
+  std::thread t([&] { rc = DoRead(path); });
+  t.join();
+  return rc;
+}
+
+// Makes one refused syscall and one refused open, says so, then waits (for SIGTERM/SIGKILL):
+// the audit log must show both while the extension still runs.
+int DoDenyAndWait(const char* path) {
+  Check("keyctl(KEYCTL_GET_KEYRING_ID, user keyring)",
+        syscall(SYS_keyctl, KEYCTL_GET_KEYRING_ID, KEY_SPEC_USER_KEYRING, 1));
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  Check(Fmt("open %s for reading", path).c_str(), fd);
+  if (fd >= 0) close(fd);
+  fprintf(stderr, "probe: waiting\n");
+  for (;;) pause();
+}
+
+// The path-swap race: one thread keeps rewriting a path buffer in place, alternating between
+// A and B, while this thread open()s the buffer again and again (the classic attack on a
+// supervisor that reads a path and then lets the kernel read it again). Runs at least
+// MIN_OPENS opens, and on until both an open of A's content and a failed or foreign open
+// have been seen, but never past MAX_MS. Every successful open is read and compared with A's
+// content (read once at the start): different bytes came from another file, the escape.
+// Exit 0 = some open returned another file's bytes; 1 = none did.
+int DoRace(const char* a, const char* b, const char* min_opens_arg, const char* max_ms_arg) {
+  const long min_opens = atol(min_opens_arg);
+  const long max_ms = atol(max_ms_arg);
+  std::string a_content;
+  {
+    int fd = open(a, O_RDONLY | O_CLOEXEC);
+    if (!Check(Fmt("open %s (A, the harmless file)", a).c_str(), fd)) return kUsage;
+    char buf[4096];
+    ssize_t n;
+    while ((n = read(fd, buf, sizeof buf)) > 0) a_content.append(buf, static_cast<size_t>(n));
+    close(fd);
+  }
+  const size_t a_len = strlen(a), b_len = strlen(b);
+  if (a_len >= 1024 || b_len >= 1024) return kUsage;
+  static char path[1024];
+  memcpy(path, a, a_len + 1);
+  std::atomic<bool> stop{false};
+  std::atomic<long> swaps{0};
+  std::thread swapper([&] {
+    // Byte-wise relaxed stores: the buffer is changed in place, as a racing attacker would;
+    // the opener may see A, B or a mix (a torn path), which is fine.
+    bool to_b = true;
+    while (!stop.load(std::memory_order_relaxed)) {
+      const char* src = to_b ? b : a;
+      size_t len = to_b ? b_len : a_len;
+      for (size_t i = 0; i <= len; ++i) __atomic_store_n(&path[i], src[i], __ATOMIC_RELAXED);
+      to_b = !to_b;
+      swaps.fetch_add(1, std::memory_order_relaxed);
+    }
+  });
+  long opens = 0, got_a = 0, got_other = 0, failed = 0;
+  int first_errno = 0;
+  std::string leaked;
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(max_ms);
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (opens >= min_opens && got_a > 0 && (failed > 0 || got_other > 0)) break;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    ++opens;
+    if (fd < 0) {
+      if (!first_errno) first_errno = errno;
+      ++failed;
+      continue;
+    }
+    std::string content;
+    char buf[4096];
+    ssize_t n;
+    while ((n = read(fd, buf, sizeof buf)) > 0) content.append(buf, static_cast<size_t>(n));
+    close(fd);
+    if (content == a_content) {
+      ++got_a;
+    } else {
+      ++got_other;
+      if (leaked.empty()) leaked = content.substr(0, 40);
+    }
+  }
+  stop = true;
+  swapper.join();
+  fprintf(stderr,
+          "probe: race: %ld opens, %ld swaps: %ld read A, %ld read another file, %ld failed "
+          "(first errno %d: %s)\n",
+          opens, swaps.load(), got_a, got_other, failed, first_errno,
+          first_errno ? strerror(first_errno) : "none");
+  if (got_other > 0) {
+    fprintf(stderr, "probe: race: ESCAPED: read %zu+ bytes of another file, starting \"%s\"\n",
+            leaked.size(), leaked.c_str());
+  }
+  return Result(got_other > 0);
+}
+
 // --- helpers for the lifecycle tests --------------------------------------------------------
 
 // Ignores SIGTERM and waits forever; the marker only makes the process findable in /proc.
@@ -604,6 +745,8 @@ int Usage() {
           "  mount DIR | umount DIR | chroot DIR | bpf | io_uring | keyctl | perf\n"
           "  open_by_handle FILE | tiocsti | x32 | int80\n"
           "  ignore-term [MARKER] | crash\n"
+          "  stat FILE | openat DIR REL | magic ownpid-root FILE | magic fd-dotdot DIR REL\n"
+          "  thread-read FILE | deny-and-wait FILE | race A B MIN_OPENS MAX_MS\n"
           "exit status: 0 the attempt succeeded, 1 it failed, 2 usage\n");
   return kUsage;
 }
@@ -646,5 +789,11 @@ int main(int argc, char** argv) {
   if (cmd == "int80") return DoInt80();
   if (cmd == "ignore-term") return DoIgnoreTerm();
   if (cmd == "crash") return DoCrash();
+  if (cmd == "stat" && need(1)) return DoStat(args[0]);
+  if (cmd == "openat" && need(2)) return DoOpenat(args[0], args[1]);
+  if (cmd == "magic" && need(2)) return DoMagic(args[0], args[1], nargs > 2 ? args[2] : nullptr);
+  if (cmd == "thread-read" && need(1)) return DoThreadRead(args[0]);
+  if (cmd == "deny-and-wait" && need(1)) return DoDenyAndWait(args[0]);
+  if (cmd == "race" && need(4)) return DoRace(args[0], args[1], args[2], args[3]);
   return Usage();
 }

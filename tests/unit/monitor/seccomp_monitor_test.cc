@@ -40,7 +40,13 @@ class FakeProcesses final : public Processes {
     view->fds = {{7, "/home/u"}};
     return view;
   }
-  std::string Executable(pid_t) override { return "/usr/bin/node"; }
+  ProcessIdentity Identify(pid_t tid) override { return {tid, 2, "/usr/bin/node"}; }
+  std::map<std::string, std::string> links;
+  std::optional<std::string> ReadLinkInView(pid_t, const std::string& path) override {
+    auto it = links.find(path);
+    if (it == links.end()) return std::nullopt;
+    return it->second;
+  }
 };
 
 class NoKernel final : public Unotify {
@@ -149,6 +155,39 @@ TEST_F(SeccompMonitorTest, WorkspaceAndSystemReadsStayOutOfTheLog) {
   auto learning = Make();
   learning.Decide(Call("openat", {static_cast<uint64_t>(AT_FDCWD), 0x3000, O_RDWR}), events);
   EXPECT_EQ(events.size(), 1u);
+}
+
+TEST_F(SeccompMonitorTest, WorkspaceSymlinkIsFollowedToWhatItReaches) {
+  auto monitor = Make();
+  processes_.links["/home/u/proj/innocent"] = "../.ssh/id_rsa";
+  memory_.strings[0x7000] = "innocent";
+  std::vector<Event> events;
+  monitor.Decide(Call("openat", {static_cast<uint64_t>(AT_FDCWD), 0x7000, O_RDONLY}), events);
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(File(events[0]).raw_path, "innocent");
+  EXPECT_EQ(File(events[0]).path, "/home/u/.ssh/id_rsa");
+  EXPECT_EQ(File(events[0]).path_class, PathClass::kDenied);
+  EXPECT_EQ(events[0].sandbox_pid, 2);
+}
+
+TEST_F(SeccompMonitorTest, ProcRootOfAnySandboxProcessIsTheRoot) {
+  auto monitor = Make();
+  memory_.strings[0x7100] = "/proc/1/root/home/u/.ssh/id_rsa";
+  std::vector<Event> events;
+  monitor.Decide(Call("openat", {static_cast<uint64_t>(AT_FDCWD), 0x7100, O_RDONLY}), events);
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(File(events[0]).path, "/home/u/.ssh/id_rsa");
+  EXPECT_EQ(File(events[0]).path_class, PathClass::kDenied);
+}
+
+TEST_F(SeccompMonitorTest, WriteIntoAReadOnlyGrantIsDenied) {
+  auto monitor = Make();
+  memory_.strings[0x7200] = "/etc/new";
+  std::vector<Event> events;
+  monitor.Decide(Call("openat", {static_cast<uint64_t>(AT_FDCWD), 0x7200, O_WRONLY | O_CREAT}),
+                 events);
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(File(events[0]).result, Verdict::kDenied) << "the bind is read-only";
 }
 
 TEST_F(SeccompMonitorTest, RenameLogsBothPaths) {
