@@ -43,9 +43,13 @@ Status ReadStatus(pid_t tid) {
 
 class ProcfsView final : public ProcessView {
  public:
-  ProcfsView(pid_t tid, std::optional<int32_t> sandbox_pid)
-      : base_("/proc/" + std::to_string(tid)), sandbox_pid_(sandbox_pid) {}
-  std::optional<int> pid() const override { return sandbox_pid_; }
+  explicit ProcfsView(pid_t tid) : tid_(tid), base_("/proc/" + std::to_string(tid)) {}
+  // Read only when a /proc/<pid>/... path needs it: /proc/TID/status costs more than the
+  // whole rest of a notification.
+  std::optional<int> pid() const override {
+    if (!sandbox_pid_) sandbox_pid_ = ReadStatus(tid_).nspid.value_or(-1);
+    return *sandbox_pid_ >= 0 ? std::optional<int>(*sandbox_pid_) : std::nullopt;
+  }
   Result<std::string> cwd() const override { return Link(base_ + "/cwd"); }
   Result<std::string> root() const override { return Link(base_ + "/root"); }
   Result<std::string> fd_path(int fd) const override {
@@ -58,8 +62,9 @@ class ProcfsView final : public ProcessView {
     if (!target) return ErrnoError("readlink " + path);
     return *target;
   }
+  pid_t tid_;
   std::string base_;
-  std::optional<int32_t> sandbox_pid_;
+  mutable std::optional<int> sandbox_pid_;
 };
 
 // Is a file event worth a line in the audit log outside learn mode? Everything outside the
@@ -92,7 +97,7 @@ FileAccess OpenAccess(uint64_t flags, FileAccess fallback) {
 }  // namespace
 
 std::unique_ptr<ProcessView> ProcfsProcesses::View(pid_t tid) {
-  return std::make_unique<ProcfsView>(tid, ReadStatus(tid).nspid);
+  return std::make_unique<ProcfsView>(tid);
 }
 
 ProcessIdentity ProcfsProcesses::Identify(pid_t tid) {
