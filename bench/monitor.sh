@@ -69,10 +69,8 @@ done
 [[ -x $GANDER ]] || die "no gander at $GANDER (build it, or set GANDER)"
 
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/gander-mbench.XXXXXX")
-# The spin program appends its own timing here; it must lie in the workspace (writable in the
-# sandbox; /tmp is private there).
-SPIN_DIR=$(mktemp -d "$REPO/bench/.monitor-spin.XXXXXX")
-trap 'rm -rf "$TMP" "$SPIN_DIR"' EXIT
+SPIN_DIR=""   # section 3, in the workspace (see there)
+trap 'rm -rf "$TMP" ${SPIN_DIR:+"$SPIN_DIR"}' EXIT
 
 if [[ -n ${MONITOR_BENCH:-} ]]; then
   BENCH=$MONITOR_BENCH
@@ -196,6 +194,9 @@ if ! skip compute; then
   cal=$(for _ in 1 2 3; do "$BENCH" spin --iters 3e8 | sed -n 's/.*cputime=\([0-9]*\).*/\1/p'; done | sort -n | head -n 1)
   SPIN_ITERS=$("$PY" -c "print(int(3e8 * $SPIN_SECONDS * 1e9 / $cal))")
   LB=$(load)
+  # The spin program appends its own timing here; it must lie in the workspace (writable in the
+  # sandbox, where /tmp is private).
+  SPIN_DIR=$(mktemp -d "$REPO/bench/.monitor-spin.XXXXXX")
   # hold: see run_config (hyperfine gives commands /dev/null as stdin). Every column has it.
   spin() { printf '%s\n' "$BENCH" spin --iters "$SPIN_ITERS" --append "$SPIN_DIR/$1"; }
   mapfile -t S_BARE < <(printf '%s\n' "$BENCH" hold; spin bare)
@@ -204,11 +205,13 @@ if ! skip compute; then
   printf 'spin: %s\t%s\n' "bare" "$(q "${S_BARE[@]}")" "gander --files off" "$(q "${S_OFF[@]}")" \
     "gander --files opens" "$(q "${S_OPENS[@]}")" >>"$CMDS"
   # No warm-up: the loop has nothing to warm, and every run appends its own timing to
-  # $SPIN_DIR/{bare,off,opens}, which the report reads as is.
+  # $SPIN_DIR/{bare,off,opens}; copied out of the workspace at once for the report.
   hyperfine_rounds spin "$RUNS_SPIN" 0 \
     -n "bare" "$(q "${S_BARE[@]}")" \
     -n "gander --files off" "$(q "${S_OFF[@]}")" \
     -n "gander --files opens" "$(q "${S_OPENS[@]}")"
+  mkdir -p "$TMP/spin" && cp "$SPIN_DIR"/* "$TMP/spin/" 2>/dev/null || note "spin timings missing from $SPIN_DIR"
+  rm -rf "$SPIN_DIR"
   printf 'compute\t%s\t%s\n' "$LB" "$(load)" >>"$LOADS"
 fi
 
@@ -283,7 +286,7 @@ fi
 # ---- the report ------------------------------------------------------------------------------
 GANDER_COMMIT=$(git -C "$REPO" rev-parse --short HEAD 2>/dev/null || echo unknown)
 export TMP GANDER GANDER_COMMIT SYNC_LINE RECV_OK RECV_ENOENT ITERS ROUNDS BATCHES SPIN_ITERS \
-  SPIN_SECONDS SPIN_DIR OUTSIDE RUNS_SPIN RUNS_MCP WARMUP_MCP HF_ROUNDS SUP_RUNS MCP_SKIPPED FILE WS
+  SPIN_SECONDS OUTSIDE RUNS_SPIN RUNS_MCP WARMUP_MCP HF_ROUNDS SUP_RUNS MCP_SKIPPED FILE WS
 mkdir -p "$(dirname "$OUT")"
 "$PY" "$REPO/bench/monitor_report.py" >"$OUT"
 cat "$OUT"

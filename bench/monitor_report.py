@@ -312,7 +312,7 @@ if spin:
     print(hf_table(spin))
 
     def inside(key, field):
-        lines = read(f"{E['SPIN_DIR']}/{key}").splitlines()
+        lines = read(f"{TMP}/spin/{key}").splitlines()
         vals = [int(m.group(1)) for m in (re.search(field + r"=(\d+)", l) for l in lines) if m]
         return vals
 
