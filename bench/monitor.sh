@@ -148,12 +148,12 @@ if ! skip roundtrip; then
     run_config "floor, different cores" "$BENCH" floor --sync 1 --target-cpu 1 --super-cpu 0 "${OPENAT[@]:1}"
     run_config "floor, blocking in NOTIF_RECV (no poll)" "$BENCH" floor --sync 1 --poll 0 "${OPENAT[@]:1}"
     run_config "floor + poll of 8 fds" "$BENCH" floor --sync 1 --poll-fds 8 "${OPENAT[@]:1}"
-    run_config "floor + read /proc/PID/status" "$BENCH" floor --sync 1 --work status "${OPENAT[@]:1}"
+    run_config "floor + read /proc/PID/status (only /proc/<pid> paths now)" "$BENCH" floor --sync 1 --work status "${OPENAT[@]:1}"
     run_config "floor + process_vm_readv" "$BENCH" floor --sync 1 --work vmread "${OPENAT[@]:1}"
     run_config "floor + readlink /proc/PID/root" "$BENCH" floor --sync 1 --work readlink "${OPENAT[@]:1}"
     run_config "floor + readlink /proc/PID/root/PATH" "$BENCH" floor --sync 1 --work inview "${OPENAT[@]:1}"
     run_config "floor + NOTIF_ID_VALID" "$BENCH" floor --sync 1 --work idvalid "${OPENAT[@]:1}"
-    run_config "floor + all five" "$BENCH" floor --sync 1 --work gander --poll-fds 8 "${OPENAT[@]:1}"
+    run_config "floor + gander's four, polling 8 fds" "$BENCH" floor --sync 1 --work gander --poll-fds 8 "${OPENAT[@]:1}"
   done
   printf 'roundtrip\t%s\t%s\n' "$LB" "$(load)" >>"$LOADS"
 fi
@@ -285,6 +285,12 @@ fi
 
 # ---- the report ------------------------------------------------------------------------------
 GANDER_COMMIT=$(git -C "$REPO" rev-parse --short HEAD 2>/dev/null || echo unknown)
+# The binary does not say which commit it was built from: compare it with the sources.
+GANDER_BUILT=$(date -u -r "$GANDER" '+%Y-%m-%d %H:%M UTC')
+GANDER_STALE=$(cd "$REPO" && find common policies monitor exporters launcher CMakeLists.txt \
+  \( -name '*.cc' -o -name '*.h' -o -name '*.yaml' -o -name CMakeLists.txt \) -newer "$GANDER" \
+  2>/dev/null | sort | head -n 8 | tr '\n' ' ')
+export GANDER_BUILT GANDER_STALE
 export TMP GANDER GANDER_COMMIT SYNC_LINE RECV_OK RECV_ENOENT ITERS ROUNDS BATCHES SPIN_ITERS \
   SPIN_SECONDS OUTSIDE RUNS_SPIN RUNS_MCP WARMUP_MCP HF_ROUNDS SUP_RUNS MCP_SKIPPED FILE WS
 mkdir -p "$(dirname "$OUT")"
