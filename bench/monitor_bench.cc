@@ -106,7 +106,8 @@ struct Options {
 
 [[noreturn]] void Usage() {
   std::fprintf(stderr,
-               "usage: monitor_bench openat|getppid|ioctl|spin|floor [options] | floor-exec [options] -- CMD... | hold CMD...\n"
+               "usage: monitor_bench openat|getppid|ioctl|spin|floor [options] | floor-exec "
+               "[options] -- CMD... | hold CMD...\n"
                "  (see the comment at the top of bench/monitor_bench.cc)\n");
   std::exit(64);
 }
@@ -187,11 +188,12 @@ void BatchLoop(const Options& o, const char* mode, F call) {
     per_call[static_cast<size_t>(b)] = (e - a) * 1000 / static_cast<uint64_t>(o.batch);
   }
   std::sort(per_call.begin(), per_call.end());
-  std::printf("RESULT mode=%s label=%s batches=%ld batch=%ld median=%.1f min=%.1f p10=%.1f "
-              "p90=%.1f cpu=%d\n",
-              mode, o.label.empty() ? "-" : o.label.c_str(), o.batches, o.batch,
-              Percentile(per_call, 50) / 1000.0, per_call.front() / 1000.0,
-              Percentile(per_call, 10) / 1000.0, Percentile(per_call, 90) / 1000.0, CurrentCpu());
+  std::printf(
+      "RESULT mode=%s label=%s batches=%ld batch=%ld median=%.1f min=%.1f p10=%.1f "
+      "p90=%.1f cpu=%d\n",
+      mode, o.label.empty() ? "-" : o.label.c_str(), o.batches, o.batch,
+      Percentile(per_call, 50) / 1000.0, per_call.front() / 1000.0,
+      Percentile(per_call, 10) / 1000.0, Percentile(per_call, 90) / 1000.0, CurrentCpu());
   std::fflush(stdout);
 }
 
@@ -288,18 +290,25 @@ Work ParseWork(const std::string& spec) {
     size_t end = spec.find(',', i);
     if (end == std::string::npos) end = spec.size();
     std::string item = spec.substr(i, end - i);
-    if (item == "status") w.status = true;
-    else if (item == "vmread") w.vmread = true;
-    else if (item == "readlink") w.readlink = true;
-    else if (item == "inview") w.inview = true;
-    else if (item == "idvalid") w.idvalid = true;
-    else Usage();
+    if (item == "status")
+      w.status = true;
+    else if (item == "vmread")
+      w.vmread = true;
+    else if (item == "readlink")
+      w.readlink = true;
+    else if (item == "inview")
+      w.inview = true;
+    else if (item == "idvalid")
+      w.idvalid = true;
+    else
+      Usage();
     i = end + 1;
   }
   return w;
 }
 
-void GanderLikeWork(const Work& w, int listener, const seccomp_notif& req, const std::string& path) {
+void GanderLikeWork(const Work& w, int listener, const seccomp_notif& req,
+                    const std::string& path) {
   static char buf[8192];
   char name[PATH_MAX + 64];
   if (w.status) {
@@ -411,19 +420,17 @@ int Floor(const Options& o) {
 // The floor around a real program: gander's `--files opens` set (or `all`: plus the stat
 // family) notified and answered CONTINUE by the minimal supervisor.
 int FloorExec(const Options& o, char** argv) {
-  std::vector<int> watched = {__NR_open, __NR_openat, __NR_openat2, __NR_creat, __NR_execve,
-                              __NR_execveat, __NR_truncate, __NR_mkdir, __NR_mkdirat,
-                              __NR_mknod, __NR_mknodat, __NR_rmdir, __NR_unlink, __NR_unlinkat,
-                              __NR_rename, __NR_renameat, __NR_renameat2, __NR_link,
-                              __NR_linkat, __NR_symlink, __NR_symlinkat, __NR_chmod,
-                              __NR_fchmodat, __NR_chown, __NR_lchown, __NR_fchownat,
-                              __NR_utimensat};
+  std::vector<int> watched = {
+      __NR_open,     __NR_openat,   __NR_openat2,   __NR_creat,    __NR_execve,    __NR_execveat,
+      __NR_truncate, __NR_mkdir,    __NR_mkdirat,   __NR_mknod,    __NR_mknodat,   __NR_rmdir,
+      __NR_unlink,   __NR_unlinkat, __NR_rename,    __NR_renameat, __NR_renameat2, __NR_link,
+      __NR_linkat,   __NR_symlink,  __NR_symlinkat, __NR_chmod,    __NR_fchmodat,  __NR_chown,
+      __NR_lchown,   __NR_fchownat, __NR_utimensat};
   if (o.watch == "none") {
     watched.clear();  // the filter and the process layout without a single notification
   } else if (o.watch == "all") {
-    for (int nr : {__NR_stat, __NR_lstat, __NR_newfstatat, __NR_statx, __NR_access,
-                   __NR_faccessat, __NR_faccessat2, __NR_readlink, __NR_readlinkat,
-                   __NR_statfs}) {
+    for (int nr : {__NR_stat, __NR_lstat, __NR_newfstatat, __NR_statx, __NR_access, __NR_faccessat,
+                   __NR_faccessat2, __NR_readlink, __NR_readlinkat, __NR_statfs}) {
       watched.push_back(nr);
     }
   } else if (o.watch != "opens") {
@@ -474,27 +481,43 @@ int main(int argc, char** argv) {
       if (i + 1 >= argc) Usage();
       return argv[++i];
     };
-    if (a == "--file") o.file = next();
-    else if (a == "--label") o.label = next();
-    else if (a == "--append") o.append = next();
-    else if (a == "--may-fail") o.may_fail = true;
-    else if (a == "--iters") o.iters = Number(next());
-    else if (a == "--warmup") o.warmup = Number(next());
-    else if (a == "--batch") o.batch = Number(next());
-    else if (a == "--batches") o.batches = Number(next());
-    else if (a == "--cpu") o.cpu = static_cast<int>(Number(next()));
-    else if (a == "--sync") o.sync = static_cast<int>(Number(next()));
-    else if (a == "--poll") o.poll = static_cast<int>(Number(next()));
-    else if (a == "--work") o.work = next();
-    else if (a == "--poll-fds") o.poll_fds = static_cast<int>(Number(next()));
-    else if (a == "--watch") o.watch = next();
+    if (a == "--file")
+      o.file = next();
+    else if (a == "--label")
+      o.label = next();
+    else if (a == "--append")
+      o.append = next();
+    else if (a == "--may-fail")
+      o.may_fail = true;
+    else if (a == "--iters")
+      o.iters = Number(next());
+    else if (a == "--warmup")
+      o.warmup = Number(next());
+    else if (a == "--batch")
+      o.batch = Number(next());
+    else if (a == "--batches")
+      o.batches = Number(next());
+    else if (a == "--cpu")
+      o.cpu = static_cast<int>(Number(next()));
+    else if (a == "--sync")
+      o.sync = static_cast<int>(Number(next()));
+    else if (a == "--poll")
+      o.poll = static_cast<int>(Number(next()));
+    else if (a == "--work")
+      o.work = next();
+    else if (a == "--poll-fds")
+      o.poll_fds = static_cast<int>(Number(next()));
+    else if (a == "--watch")
+      o.watch = next();
     else if (a == "--") {
       command = argv + i + 1;
       break;
-    }
-    else if (a == "--target-cpu") o.target_cpu = static_cast<int>(Number(next()));
-    else if (a == "--super-cpu") o.super_cpu = static_cast<int>(Number(next()));
-    else Usage();
+    } else if (a == "--target-cpu")
+      o.target_cpu = static_cast<int>(Number(next()));
+    else if (a == "--super-cpu")
+      o.super_cpu = static_cast<int>(Number(next()));
+    else
+      Usage();
   }
   if (o.iters <= 0 || o.batch <= 0 || o.batches <= 0 || o.poll_fds < 1) Usage();
   ParseWork(o.work);  // refuse a bad list before forking
@@ -528,9 +551,10 @@ int main(int argc, char** argv) {
     uint64_t cpu = static_cast<uint64_t>(c1.tv_sec - c0.tv_sec) * 1000000000ull +
                    static_cast<uint64_t>(c1.tv_nsec) - static_cast<uint64_t>(c0.tv_nsec);
     char line[192];
-    int n = std::snprintf(line, sizeof(line),
-                          "RESULT mode=spin label=%s iters=%ld wall=%" PRIu64 " cputime=%" PRIu64 "\n",
-                          o.label.empty() ? "-" : o.label.c_str(), o.iters, wall, cpu);
+    int n =
+        std::snprintf(line, sizeof(line),
+                      "RESULT mode=spin label=%s iters=%ld wall=%" PRIu64 " cputime=%" PRIu64 "\n",
+                      o.label.empty() ? "-" : o.label.c_str(), o.iters, wall, cpu);
     std::fputs(line, stdout);
     if (!o.append.empty()) {
       int fd = open(o.append.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
