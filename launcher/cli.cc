@@ -77,9 +77,10 @@ int Main(int argc, char** argv) {
   std::string mode = "enforce", files;
   run_cmd
       ->add_option("--mode", mode,
-                   "enforce (default), or learn: every syscall counted by name and every "
-                   "file access logged (for baselining)")
-      ->check(CLI::IsMember({"enforce", "learn"}));
+                   "enforce (default); monitor: trial the policy, enforcing only the default "
+                   "profile and logging what the policy would refuse as would_deny; or learn: "
+                   "every syscall counted by name and every file access logged (for baselining)")
+      ->check(CLI::IsMember({"enforce", "monitor", "learn"}));
   run_cmd
       ->add_option("--files", files,
                    "Which file syscalls the monitor watches (default: the "
@@ -117,7 +118,8 @@ int Main(int argc, char** argv) {
 
   if (*run_cmd) {
     if (!require.empty()) run.require = *ParseLevel(require);
-    run.learn = mode == "learn";
+    if (mode == "monitor") run.mode = RunMode::kMonitor;
+    if (mode == "learn") run.mode = RunMode::kLearn;
     if (files == "off") run.files = monitor::FilesWatch::kOff;
     if (files == "opens") run.files = monitor::FilesWatch::kOpens;
     if (files == "all") run.files = monitor::FilesWatch::kAll;

@@ -30,6 +30,7 @@
 #include "monitor/supervisor.h"
 #include "policies/expand.h"
 #include "policies/loader.h"
+#include "policies/trial.h"
 
 namespace gander::launcher {
 namespace {
@@ -111,7 +112,8 @@ struct Prepared {
   int landlock_abi = 0;
   bool notify = false;  // seccomp user notification available
   monitor::FilesWatch files = monitor::FilesWatch::kOpens;
-  bool learn = false;
+  RunMode mode = RunMode::kEnforce;
+  std::optional<policies::ExpandedPolicy> trial;  // --mode monitor: the policy on trial
 };
 
 Result<SandboxSpec> BuildSpec(const Prepared& p, bool use_namespaces, PrivateDirs& dirs) {
@@ -148,7 +150,7 @@ Result<SandboxSpec> BuildSpec(const Prepared& p, bool use_namespaces, PrivateDir
   auto seccomp = CompileSeccompFilter({.deny_host_sockets = !use_namespaces,
                                        .notify = p.notify,
                                        .files = p.files,
-                                       .census = p.learn,
+                                       .census = p.mode == RunMode::kLearn,
                                        .handoff_fd = kChildSyncFd});
   if (!seccomp) return seccomp.error();
   spec.seccomp = std::move(seccomp).value();
@@ -216,7 +218,31 @@ monitor::Event Lifecycle(const std::string& name, monitor::LifecyclePhase what,
   return e;
 }
 
+// --mode monitor: `p.policy` becomes the policy on trial, and what the sandbox enforces is the
+// default profile plus the trial's grants (policies/trial.h).
+Status PrepareTrial(Prepared& p) {
+  auto base = LoadEffectivePolicy("", "default");
+  if (!base) return base.error();
+  auto expanded = policies::Expand(*base, {p.workspace, p.home, p.environ});
+  if (!expanded) return expanded.error();
+  p.trial = std::move(p.policy);
+  p.policy = policies::TrialEnforcement(*p.trial, *expanded);
+  return {};
+}
+
 }  // namespace
+
+const char* ModeName(RunMode mode) {
+  switch (mode) {
+    case RunMode::kEnforce:
+      return "enforce";
+    case RunMode::kMonitor:
+      return "monitor";
+    case RunMode::kLearn:
+      return "learn";
+  }
+  return "enforce";
+}
 
 std::string DefaultAuditLogPath(const std::string& name) {
   std::string state;
@@ -285,9 +311,19 @@ int Run(const RunOptions& o) {
   auto expanded = policies::Expand(*policy, {p.workspace, p.home, p.environ});
   if (!expanded) return Fail(kExitUsage, expanded.error().Describe());
   p.policy = std::move(expanded).value();
-  for (const auto& denied : p.policy.deny) {
-    if (IsWithin(p.workspace, denied)) {
-      return Fail(kExitUsage, "workspace " + p.workspace + " lies inside denied path " + denied);
+  p.mode = o.mode;
+  if (p.mode == RunMode::kMonitor) {
+    if (auto trial = PrepareTrial(p); !trial) return Fail(kExitUsage, trial.error().Describe());
+    spdlog::warn(
+        "{}: --mode monitor: the policy is on trial, not enforced beyond the default "
+        "profile; what it would refuse is logged as would_deny",
+        p.name);
+  }
+  for (const auto* policy : {&p.policy, p.trial ? &*p.trial : nullptr}) {
+    for (const auto& denied : policy ? policy->deny : std::vector<std::string>{}) {
+      if (IsWithin(p.workspace, denied)) {
+        return Fail(kExitUsage, "workspace " + p.workspace + " lies inside denied path " + denied);
+      }
     }
   }
 
@@ -304,7 +340,6 @@ int Run(const RunOptions& o) {
   spdlog::debug("phase: command resolved");
   p.landlock_abi = landlock::ProbeAbi();
   p.notify = UserNotificationAvailable();
-  p.learn = o.learn;
   p.files = static_cast<monitor::FilesWatch>(p.policy.files);  // same order: off, opens, all
   if (o.files) p.files = *o.files;
 
@@ -366,7 +401,8 @@ int Run(const RunOptions& o) {
 
   // The monitor: events go through a bounded queue (never blocking the extension) to the
   // audit log.
-  const std::string accounting = !p.notify ? "none" : p.learn ? "census" : "watched";
+  const bool learn = p.mode == RunMode::kLearn;
+  const std::string accounting = !p.notify ? "none" : learn ? "census" : "watched";
   monitor::BoundedEventQueue queue(8192);
   std::string audit_path = !o.audit_log.empty() ? o.audit_log
                            : p.policy.audit_log ? *p.policy.audit_log
@@ -378,14 +414,30 @@ int Run(const RunOptions& o) {
                    p.name);
   monitor::EventSink* sink = audit.get();
   queue.Push(Lifecycle(p.name, monitor::LifecyclePhase::kStart,
-                       p.command.exec_path + " (isolation " + LevelName(level) +
-                           ", syscall accounting " + accounting + ")"));
+                       p.command.exec_path + " (isolation " + LevelName(level) + ", mode " +
+                           ModeName(p.mode) + ", syscall accounting " + accounting + ")"));
 
   monitor::SupervisorOptions supervise;
   supervise.child_in = to_child.Release();
   supervise.child_out = from_child.get();
   supervise.pidfd = sandbox->pidfd.get();
 
+  // The start is confirmed (or refused) on the sync socket once the extension exec'd. Watched
+  // before the listener: the extension's pid is known before any of its exits is decided.
+  StartFailure exec_failure;
+  if (!sandbox->started) {
+    supervise.watches.push_back(
+        {sandbox->sync.get(), [&](short) {
+           if (ReadStartReport(*sandbox, *spec, &exec_failure)) {
+             spdlog::info(
+                 "{}: started, isolation {} (namespaces {}, landlock ABI {}), mode {}, "
+                 "accounting {}",
+                 p.name, LevelName(level), use_namespaces ? "on" : "off", p.landlock_abi,
+                 ModeName(p.mode), accounting);
+           }
+           return false;
+         }});
+  }
   monitor::KernelTargetMemory memory;
   monitor::ProcfsProcesses processes;
   std::unique_ptr<monitor::KernelUnotify> unotify;
@@ -395,10 +447,15 @@ int Run(const RunOptions& o) {
     monitor::SeccompMonitorConfig config{
         .extension = p.name,
         .rules = monitor::ClassifierRules::From(p.policy, p.workspace, p.command.readable),
+        .trial = p.trial ? std::optional(monitor::ClassifierRules::From(*p.trial, p.workspace,
+                                                                        p.command.readable))
+                         : std::nullopt,
         .denials = spec->seccomp.denials,
         .files = p.files,
-        .census = p.learn,
-        .log_all_files = p.learn};
+        .census = learn,
+        .log_all_files = learn,
+        .extension_pid = &sandbox->extension_pid,
+        .namespaces = sandbox->namespaces};
     seccomp_monitor = std::make_unique<monitor::SeccompMonitor>(*unotify, memory, processes,
                                                                 std::move(config), queue);
     // POLLHUP: no process uses the filter any more (the sandbox is gone).
@@ -406,20 +463,6 @@ int Run(const RunOptions& o) {
                                    if (revents & POLLIN) return seccomp_monitor->HandleOne();
                                    return false;
                                  }});
-  }
-  // The start is confirmed (or refused) on the sync socket once the extension exec'd.
-  StartFailure exec_failure;
-  if (!sandbox->started) {
-    supervise.watches.push_back(
-        {sandbox->sync.get(), [&](short) {
-           if (ReadStartReport(*sandbox, *spec, &exec_failure)) {
-             spdlog::info(
-                 "{}: started, isolation {} (namespaces {}, landlock ABI {}, accounting {})",
-                 p.name, LevelName(level), use_namespaces ? "on" : "off", p.landlock_abi,
-                 accounting);
-           }
-           return false;
-         }});
   }
   supervise.after_turn = [&] {
     if (sink) queue.Drain(*sink, std::chrono::milliseconds(2));

@@ -18,6 +18,14 @@ inline constexpr int kExitSetupFailed = 125;  // the sandbox could not be built
 inline constexpr int kExitCannotExecute = 126;
 inline constexpr int kExitNotFound = 127;
 
+enum class RunMode {
+  kEnforce,  // the policy, enforced
+  kMonitor,  // the default profile enforced; the policy's extra restrictions recorded as
+             // would_deny (policies/trial.h)
+  kLearn,    // every syscall counted by name, every file access logged (for baselining)
+};
+const char* ModeName(RunMode mode);
+
 struct RunOptions {
   std::string policy_file;          // --policy; empty: use `profile`
   std::string profile = "default";  // --profile
@@ -25,7 +33,7 @@ struct RunOptions {
   std::string workspace;            // --workspace; empty: the current directory
   std::optional<IsolationLevel> require;
   bool no_namespaces = false;  // run with Landlock + seccomp only
-  bool learn = false;          // --mode learn: every syscall counted, every file logged
+  RunMode mode = RunMode::kEnforce;
   std::optional<monitor::FilesWatch> files;  // --files: overrides the policy's monitor.files
   std::string audit_log;                     // --audit-log; empty: policy, else the state dir
   std::vector<std::string> command;

@@ -76,9 +76,9 @@ Result<SeccompProgram> CompileSeccompFilter(const SeccompOptions& options) {
     program.denied_syscalls.emplace_back(denied.label);
   }
 
-  // Watched file syscalls: recorded by the supervisor, then continued (the mount view and
-  // Landlock enforce; the notification only observes). In census mode they notify anyway.
-  if (notify && !options.census && options.files != monitor::FilesWatch::kOff) {
+  // Watched syscalls: recorded by the supervisor, then continued (the mount view and Landlock
+  // enforce; the notification only observes). In census mode they notify anyway.
+  if (notify && !options.census) {
     for (const auto& watched : monitor::WatchedSyscalls()) {
       if (static_cast<int>(watched.level) > static_cast<int>(options.files)) continue;
       int nr = seccomp_syscall_resolve_name(std::string(watched.name).c_str());

@@ -88,6 +88,15 @@ bool Notable(const FileEvent& e) {
   return true;
 }
 
+// Does the sandbox refuse this access? What lies outside the policy or under a deny rule,
+// and any change to what the policy grants read-only (mounted read-only).
+bool Refused(FileAccess access, PathClass path_class) {
+  bool mutates =
+      access != FileAccess::kRead && access != FileAccess::kExec && access != FileAccess::kStat;
+  return path_class == PathClass::kOutside || path_class == PathClass::kDenied ||
+         (mutates && path_class == PathClass::kAllowedReadOnly);
+}
+
 FileAccess OpenAccess(uint64_t flags, FileAccess fallback) {
   if (flags & O_CREAT) return FileAccess::kCreate;
   if ((flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC)) return FileAccess::kWrite;
@@ -162,7 +171,8 @@ void SeccompMonitor::DecideFile(const Notification& n, const WatchedSyscall& w,
   std::unique_ptr<ProcessView> view = processes_.View(n.pid);
   bool empty_path = w.at_flags >= 0 && (n.args[w.at_flags] & AT_EMPTY_PATH);
   for (const PathArg* arg : {&w.first, &w.second}) {
-    if (arg->path < 0) continue;
+    // Exec is watched at every level for its process event; its file event needs `opens`.
+    if (arg->path < 0 || config_.files == FilesWatch::kOff) continue;
     FileEvent file;
     file.syscall = Name(n.nr);
     file.access = arg->access;
@@ -220,14 +230,12 @@ void SeccompMonitor::DecideFile(const Notification& n, const WatchedSyscall& w,
       file.error = classified.error;
     }
     // The notification only observes; the mount view and Landlock enforce. The verdict says
-    // what they will do: refuse what lies outside the policy or under a deny rule, and any
-    // change to what the policy grants read-only (mounted read-only).
-    bool mutates = file.access != FileAccess::kRead && file.access != FileAccess::kExec &&
-                   file.access != FileAccess::kStat;
-    bool refused = file.path_class == PathClass::kOutside ||
-                   file.path_class == PathClass::kDenied ||
-                   (mutates && file.path_class == PathClass::kAllowedReadOnly);
-    file.result = refused ? Verdict::kDenied : Verdict::kAllowed;
+    // what they will do.
+    file.result = Refused(file.access, file.path_class) ? Verdict::kDenied : Verdict::kAllowed;
+    if (config_.trial && file.result == Verdict::kAllowed && file.path) {
+      file.path_class = config_.trial->Classify(*file.path);
+      if (Refused(file.access, file.path_class)) file.result = Verdict::kWouldDeny;
+    }
     if (config_.log_all_files || Notable(file)) {
       Event e = BaseEvent(n.pid);
       e.payload = std::move(file);
@@ -261,6 +269,23 @@ void SeccompMonitor::DecideFile(const Notification& n, const WatchedSyscall& w,
   }
 }
 
+void SeccompMonitor::DecideExit(const Notification& n, std::vector<Event>& events) {
+  Event e = BaseEvent(n.pid);
+  identities_.erase(n.pid);  // the thread id may be reused
+  // The extension's own exit is reported by the launcher, with the status its wait returns
+  // (a kill by a signal included); this one would be a duplicate.
+  pid_t own = config_.namespaces ? e.sandbox_pid.value_or(0) : e.pid.value_or(0);
+  if (config_.extension_pid && *config_.extension_pid > 0 && own == *config_.extension_pid) {
+    return;
+  }
+  ProcessEvent exit;
+  exit.action = ProcessAction::kExit;
+  exit.path = e.executable;
+  exit.exit_code = static_cast<int>(n.args[0] & 0xff);
+  e.payload = std::move(exit);
+  events.push_back(std::move(e));
+}
+
 Response SeccompMonitor::Decide(const Notification& n, std::vector<Event>& events) {
   ++counts_[n.nr];
   // The same patterns as the filter's: outside census mode only matching calls get here.
@@ -279,9 +304,11 @@ Response SeccompMonitor::Decide(const Notification& n, std::vector<Event>& event
     return Response{false, denied.error};
   }
   if (auto watched = watched_.find(n.nr); watched != watched_.end()) {
-    if (config_.files != FilesWatch::kOff &&
-        static_cast<int>(watched->second->level) <= static_cast<int>(config_.files)) {
-      DecideFile(n, *watched->second, events);
+    const WatchedSyscall& w = *watched->second;
+    if (w.exits) {
+      DecideExit(n, events);
+    } else if (static_cast<int>(w.level) <= static_cast<int>(config_.files)) {
+      DecideFile(n, w, events);
     }
   }
   return Response{true, 0};

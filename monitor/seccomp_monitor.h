@@ -51,11 +51,18 @@ class ProcfsProcesses final : public Processes {
 
 struct SeccompMonitorConfig {
   std::string extension;
-  ClassifierRules rules{std::vector<ClassifierRule>{}};
+  ClassifierRules rules{std::vector<ClassifierRule>{}};  // what the sandbox enforces
+  // `--mode monitor`: the policy on trial. Accesses the sandbox allows but it would refuse
+  // are recorded as would_deny, with its path class.
+  std::optional<ClassifierRules> trial;
   std::vector<DeniedSyscall> denials;  // the table the filter was compiled from
   FilesWatch files = FilesWatch::kOpens;
   bool census = false;         // learn mode: every syscall notifies and is counted
   bool log_all_files = false;  // learn mode: every file event, not only the notable ones
+  // The extension's pid (inside the sandbox's pid namespace when `namespaces`), once the
+  // launcher knows it: its exit is the launcher's to report, with the status wait returns.
+  const pid_t* extension_pid = nullptr;
+  bool namespaces = true;
 };
 
 class SeccompMonitor {
@@ -82,6 +89,7 @@ class SeccompMonitor {
  private:
   Event BaseEvent(pid_t pid);
   void DecideFile(const Notification& n, const WatchedSyscall& w, std::vector<Event>& events);
+  void DecideExit(const Notification& n, std::vector<Event>& events);
   const ProcessIdentity& Identify(pid_t tid);
   const std::string& Name(int nr);
 

@@ -14,8 +14,10 @@ constexpr WatchedSyscall kTable[] = {
     {"openat", W::kOpens, {1, 0, A::kRead}, kNone, 2},
     {"openat2", W::kOpens, {1, 0, A::kRead}, kNone, -1, true},
     {"creat", W::kOpens, {0, -1, A::kCreate}, kNone},
-    {"execve", W::kOpens, {0, -1, A::kExec}, kNone},
-    {"execveat", W::kOpens, {1, 0, A::kExec}, kNone, -1, false, 4},
+    // Always watched: exec and exit are process events whatever `files` says.
+    {"execve", W::kOff, {0, -1, A::kExec}, kNone},
+    {"execveat", W::kOff, {1, 0, A::kExec}, kNone, -1, false, 4},
+    {"exit_group", W::kOff, kNone, kNone, -1, false, -1, true},
     {"truncate", W::kOpens, {0, -1, A::kWrite}, kNone},
     {"mkdir", W::kOpens, {0, -1, A::kCreate}, kNone},
     {"mkdirat", W::kOpens, {1, 0, A::kCreate}, kNone},

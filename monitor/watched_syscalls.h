@@ -1,6 +1,7 @@
-// Which syscalls the monitor watches for `monitor.files`, and where their path arguments
-// are. One table serves the filter compiler (launcher: which numbers get USER_NOTIF) and the
-// decisions (monitor: how to read a notification), so the two can never disagree.
+// Which syscalls the monitor watches for `monitor.files` (and for process events, at every
+// level), and where their path arguments are. One table serves the filter compiler (launcher: which
+// numbers get USER_NOTIF) and the decisions (monitor: how to read a notification), so the two can
+// never disagree.
 #pragma once
 
 #include <span>
@@ -27,12 +28,15 @@ struct PathArg {
 
 struct WatchedSyscall {
   std::string_view name;
-  FilesWatch level;  // watched from this level up
+  // Watched from this level up. kOff: always (exec and exit_group, for process events); their
+  // file events still need `opens`.
+  FilesWatch level;
   PathArg first;
   PathArg second;         // rename/link: the new name (path -1 when none)
   int open_flags = -1;    // argument holding O_* flags (open, openat), -1 when none
   bool open_how = false;  // openat2: flags live in struct open_how at argument 2
   int at_flags = -1;      // argument holding AT_* flags (AT_EMPTY_PATH), -1 when none
+  bool exits = false;     // exit_group: a process event, no path
 };
 
 std::span<const WatchedSyscall> WatchedSyscalls();

@@ -94,11 +94,21 @@ struct AuditLog {
     }
     return nullptr;
   }
+  // The extension's exit: the last exit event (the launcher writes it after everything the
+  // monitor recorded, the exits of the extension's children included).
   const json* Exit() const {
+    const json* last = nullptr;
     for (const json* e : Kind("process")) {
-      if (Str(e->at("process"), "action") == "exit") return e;
+      if (Str(e->at("process"), "action") == "exit") last = e;
     }
-    return nullptr;
+    return last;
+  }
+  std::vector<const json*> Exits() const {
+    std::vector<const json*> out;
+    for (const json* e : Kind("process")) {
+      if (Str(e->at("process"), "action") == "exit") out.push_back(e);
+    }
+    return out;
   }
 
   // The log for a failure message: all of it when short, else the head and the tail.
@@ -699,7 +709,7 @@ TEST_P(AuditTest, PositiveControlsStayOutOfEnforceLogAndAppearInLearnMode) {
     std::map<std::string, int64_t> counted = run.log.Counted();
     EXPECT_GE(counted["openat"], 1) << run.context;
     EXPECT_GE(counted["execve"], 1) << run.context;
-    for (const char* unwatched : {"read", "write", "close", "mmap", "exit_group", "brk"}) {
+    for (const char* unwatched : {"read", "write", "close", "mmap", "brk"}) {
       EXPECT_EQ(counted.count(unwatched), 0u) << unwatched << " is neither watched nor denied\n"
                                               << run.context;
     }
@@ -741,6 +751,72 @@ TEST_P(AuditTest, PositiveControlsStayOutOfEnforceLogAndAppearInLearnMode) {
   }
 }
 
+// --mode monitor trials a policy tighter than the default profile: what only the trial
+// refuses succeeds and is logged as would_deny with the trial's class; what the default
+// profile refuses stays refused. The same policy enforced refuses both.
+TEST_P(AuditTest, MonitorModeLogsWouldDenyAndEnforcesOnlyTheDefault) {
+  // No `extends`: no /etc, and /usr/lib/os-release under an extra deny rule.
+  const fs::path policy = w().data / "trial.yaml";
+  std::ofstream(policy) << "version: 1\n"
+                           "filesystem:\n"
+                           "  exec: [/usr, /bin, /lib, /lib64, \"${WORKSPACE}\"]\n"
+                           "  write: [\"${WORKSPACE}\"]\n"
+                           "  private: [/tmp, \"${HOME}\"]\n"
+                           "  deny: [~/.ssh, /usr/lib/os-release]\n";
+  fs::permissions(policy, fs::perms::owner_read | fs::perms::group_read | fs::perms::others_read);
+  const Argv monitor = {"--policy", policy.string(), "--mode", "monitor"};
+  struct Trial {
+    std::string path, cls;
+  };
+  for (const Trial& t : {Trial{"/etc/passwd", "outside"}, Trial{"/usr/lib/os-release", "denied"}}) {
+    SCOPED_TRACE(t.path);
+    LoggedRun run = Logged(monitor, {"read", t.path});
+    EXPECT_EQ(run.result.status, 0) << "monitor mode must not apply the trial's restrictions\n"
+                                    << run.context;
+    int64_t pid = ExpectProbeExec(run, {"read", t.path});
+    ExpectFileEvent(run, {t.path, t.cls, "read", "would_deny"}, pid);
+    ASSERT_EQ(run.log.Lifecycle("start").size(), 1u) << run.context;
+    EXPECT_NE(run.log.Lifecycle("start")[0].find("mode monitor"), std::string::npos) << run.context;
+
+    LoggedRun enforced = Logged({"--policy", policy.string()}, {"read", t.path});
+    EXPECT_EQ(enforced.result.status, 1) << "enforced, the trial policy refuses it\n"
+                                         << enforced.context;
+    ExpectFileEvent(enforced, {t.path, t.cls, "read", "denied"},
+                    ExpectProbeExec(enforced, {"read", t.path}));
+  }
+  // The default profile's own deny rules stay enforced.
+  const std::string key = (w().home / ".ssh" / "id_rsa").string();
+  LoggedRun run = Logged(monitor, {"read", key});
+  EXPECT_EQ(run.result.status, 1) << run.context;
+  ExpectFileEvent(run, {key, "denied", "read", "denied"}, ExpectProbeExec(run, {"read", key}));
+}
+
+// Every process of the sandbox leaves exec and exit events: a child the probe runs exits 3,
+// with its own pid and executable; the probe's own exit is the launcher's, logged once. Under
+// --files off too.
+TEST_P(AuditTest, ChildProcessesLeaveExecAndExitEvents) {
+  for (const Argv& flags : {Argv{}, Argv{"--files", "off"}}) {
+    SCOPED_TRACE(Quote(flags));
+    const Argv attempt = {"exec", "/bin/sh", "-c", "exit 3"};
+    LoggedRun run = Logged(flags, attempt);
+    EXPECT_EQ(run.result.status, 1) << "the child's exit 3 fails the probe\n" << run.context;
+    int64_t probe_pid = ExpectProbeExec(run, attempt);
+    const json* sh = run.log.Exec("/bin/sh");
+    ASSERT_NE(sh, nullptr) << "no exec event for the child\n" << run.context;
+    EXPECT_EQ(Str(*sh, "exe"), Probe()) << "the exec is made by the forked probe\n" << run.context;
+    int64_t child_pid = Int(*sh, "pid").value_or(0);
+    EXPECT_NE(child_pid, probe_pid) << run.context;
+    std::vector<const json*> exits = run.log.Exits();
+    ASSERT_EQ(exits.size(), 2u) << "the child's exit and the probe's\n" << run.context;
+    const json& child = *exits[0];
+    EXPECT_EQ(Int(child, "pid"), child_pid) << run.context;
+    EXPECT_EQ(Int(child.at("process"), "exit_code"), 3) << run.context;
+    EXPECT_EQ(Str(child.at("process"), "path"), fs::canonical("/bin/sh").string()) << run.context;
+    EXPECT_EQ(Str(child, "exe"), fs::canonical("/bin/sh").string()) << run.context;
+    ExpectExit(run);
+  }
+}
+
 // --files off: no file events at all, but the denials are still reported.
 TEST_P(AuditTest, FilesOffLogsNoFileEventsButDenials) {
   LoggedRun read = Logged({"--files", "off"}, {"read", "{HOME}/.ssh/id_rsa"});
@@ -751,8 +827,8 @@ TEST_P(AuditTest, FilesOffLogsNoFileEventsButDenials) {
   LoggedRun keyctl = Logged({"--files", "off"}, {"keyctl"});
   EXPECT_EQ(keyctl.result.status, 1) << keyctl.context;
   EXPECT_TRUE(keyctl.log.Files().empty()) << keyctl.context;
-  // Without the exec watch there is no exec event to take the pid from: the denials must
-  // still name the probe.
+  // Exec is watched whatever `files` says: the process event is there, the file event not.
+  EXPECT_NE(keyctl.log.Exec(Probe()), nullptr) << keyctl.context;
   for (const char* name : {"add_key", "keyctl"}) {
     int found = 0;
     for (const json* e : keyctl.log.SyscallsWith("denied")) {

@@ -241,6 +241,48 @@ TEST_F(SeccompMonitorTest, FilesOffWatchesNothingButDenials) {
   EXPECT_EQ(events.size(), 1u);
 }
 
+TEST_F(SeccompMonitorTest, ExitGroupIsAProcessExitExceptTheExtensionsOwn) {
+  pid_t extension = 3;  // sandbox pid of the extension; FakeProcesses says every pid is 2
+  config_.extension_pid = &extension;
+  config_.files = FilesWatch::kOff;  // process events do not depend on `files`
+  auto monitor = Make();
+  std::vector<Event> events;
+  EXPECT_TRUE(monitor.Decide(Call("exit_group", {0x103}), events).continue_syscall);
+  ASSERT_EQ(events.size(), 1u);
+  const auto& exit = std::get<ProcessEvent>(events[0].payload);
+  EXPECT_EQ(exit.action, ProcessAction::kExit);
+  EXPECT_EQ(exit.exit_code, 3);  // the status's low byte, as wait reports it
+  EXPECT_EQ(exit.path, "/usr/bin/node");
+  EXPECT_EQ(events[0].pid, 4242);
+
+  extension = 2;  // now the notifying process is the extension: the launcher reports it
+  events.clear();
+  EXPECT_TRUE(monitor.Decide(Call("exit_group", {0}), events).continue_syscall);
+  EXPECT_TRUE(events.empty());
+}
+
+TEST_F(SeccompMonitorTest, TrialPolicyTurnsAllowedIntoWouldDeny) {
+  policies::ExpandedPolicy trial;
+  trial.exec = {"/usr/bin"};
+  trial.write = {"/home/u/proj"};
+  config_.trial = ClassifierRules::From(trial, "/home/u/proj");
+  config_.log_all_files = true;
+  auto monitor = Make();
+  memory_.strings[0x1000] = "/etc/hosts";       // enforced: read-only grant; trial: outside
+  memory_.strings[0x2000] = "/usr/bin/env";     // both allow
+  memory_.strings[0x3000] = "/home/u/.ssh/id";  // enforced: denied
+  std::vector<Event> events;
+  for (uint64_t address : {0x1000, 0x2000, 0x3000}) {
+    monitor.Decide(Call("openat", {static_cast<uint64_t>(AT_FDCWD), address, O_RDONLY}), events);
+  }
+  ASSERT_EQ(events.size(), 3u);
+  EXPECT_EQ(File(events[0]).result, Verdict::kWouldDeny);
+  EXPECT_EQ(File(events[0]).path_class, PathClass::kOutside);  // the trial's class
+  EXPECT_EQ(File(events[1]).result, Verdict::kAllowed);
+  EXPECT_EQ(File(events[2]).result, Verdict::kDenied);
+  EXPECT_EQ(File(events[2]).path_class, PathClass::kDenied);
+}
+
 TEST_F(SeccompMonitorTest, CountsEverySyscallItSees) {
   auto monitor = Make();
   std::vector<Event> events;

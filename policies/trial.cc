@@ -1,0 +1,43 @@
+#include "policies/trial.h"
+
+#include <algorithm>
+
+namespace gander::policies {
+namespace {
+
+std::vector<std::string> Union(const std::vector<std::string>& first,
+                               const std::vector<std::string>& second) {
+  std::vector<std::string> out = first;
+  for (const auto& path : second) {
+    if (std::find(out.begin(), out.end(), path) == out.end()) out.push_back(path);
+  }
+  return out;
+}
+
+// The base's limit, relaxed to the trial's value where the trial allows more.
+template <typename T>
+std::optional<T> Looser(const std::optional<T>& trial, const std::optional<T>& base) {
+  if (!base || !trial) return base;
+  return std::max(*trial, *base);
+}
+
+}  // namespace
+
+ExpandedPolicy TrialEnforcement(const ExpandedPolicy& trial, const ExpandedPolicy& base) {
+  ExpandedPolicy out = trial;
+  out.read = Union(trial.read, base.read);
+  out.exec = Union(trial.exec, base.exec);
+  out.write = Union(trial.write, base.write);
+  out.private_ = Union(trial.private_, base.private_);
+  out.deny = base.deny;
+  out.limits.processes = Looser(trial.limits.processes, base.limits.processes);
+  out.limits.open_files = Looser(trial.limits.open_files, base.limits.open_files);
+  out.limits.file_size = Looser(trial.limits.file_size, base.limits.file_size);
+  out.limits.memory = Looser(trial.limits.memory, base.limits.memory);
+  out.limits.core_dumps = Looser(trial.limits.core_dumps, base.limits.core_dumps);
+  out.sources.push_back("monitor mode: enforcing");
+  out.sources.insert(out.sources.end(), base.sources.begin(), base.sources.end());
+  return out;
+}
+
+}  // namespace gander::policies
