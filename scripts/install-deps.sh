@@ -10,7 +10,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   nlohmann-json3-dev libsimdjson-dev prometheus-cpp-dev
   util-linux iproute2 procps bc
-  bubblewrap firejail runsc hyperfine prometheus clang-format
+  bubblewrap firejail runsc hyperfine prometheus python3-yaml clang-format
 )
 # Node.js runs the MCP servers and the MCP client; any node >= 18 with npm will do.
 command -v node >/dev/null && command -v npm >/dev/null || packages+=(nodejs npm)
