@@ -43,7 +43,8 @@ Status ReadStatus(pid_t tid) {
 
 class ProcfsView final : public ProcessView {
  public:
-  explicit ProcfsView(pid_t tid) : tid_(tid), base_("/proc/" + std::to_string(tid)) {}
+  ProcfsView(pid_t tid, const std::optional<std::string>& root)
+      : tid_(tid), base_("/proc/" + std::to_string(tid)), root_(root) {}
   // Read only when a /proc/<pid>/... path needs it: /proc/TID/status costs more than the
   // whole rest of a notification.
   std::optional<int> pid() const override {
@@ -51,7 +52,10 @@ class ProcfsView final : public ProcessView {
     return *sandbox_pid_ >= 0 ? std::optional<int>(*sandbox_pid_) : std::nullopt;
   }
   Result<std::string> cwd() const override { return Link(base_ + "/cwd"); }
-  Result<std::string> root() const override { return Link(base_ + "/root"); }
+  Result<std::string> root() const override {
+    if (root_) return *root_;
+    return Link(base_ + "/root");
+  }
   Result<std::string> fd_path(int fd) const override {
     return Link(base_ + "/fd/" + std::to_string(fd));
   }
@@ -64,6 +68,7 @@ class ProcfsView final : public ProcessView {
   }
   pid_t tid_;
   std::string base_;
+  const std::optional<std::string>& root_;
   mutable std::optional<int> sandbox_pid_;
 };
 
@@ -106,7 +111,10 @@ FileAccess OpenAccess(uint64_t flags, FileAccess fallback) {
 }  // namespace
 
 std::unique_ptr<ProcessView> ProcfsProcesses::View(pid_t tid) {
-  return std::make_unique<ProcfsView>(tid);
+  // Every process of the sandbox has the same root, for good: chroot, pivot_root, mount and
+  // setns are denied by the filter. Read it once (a readlink per path otherwise).
+  if (!root_) root_ = ReadLink("/proc/" + std::to_string(tid) + "/root");
+  return std::make_unique<ProcfsView>(tid, root_);
 }
 
 ProcessIdentity ProcfsProcesses::Identify(pid_t tid) {
@@ -325,8 +333,11 @@ bool SeccompMonitor::HandleOne() {
   Response response = Decide(*n, events);
   // Recorded before the answer: a denial is never returned unreported.
   for (Event& e : events) queue_.Push(std::move(e));
-  // Decided on our copy; answer only if the target still waits (its pid was not reused).
-  if (unotify_.IdValid(n->id)) unotify_.Send(n->id, response);
+  // Decided on our copy. No NOTIF_ID_VALID first: the answer depends on the arguments only,
+  // and SEND itself fails (ENOENT) when the target is gone. Its events stay: it made the
+  // call. (A pid reused within these microseconds could only misname a path in the log, and
+  // needs the sandbox to cycle through its whole pid range meanwhile.)
+  unotify_.Send(n->id, response);
   return true;
 }
 

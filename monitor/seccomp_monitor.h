@@ -47,6 +47,9 @@ class ProcfsProcesses final : public Processes {
   std::unique_ptr<ProcessView> View(pid_t tid) override;
   ProcessIdentity Identify(pid_t tid) override;
   std::optional<std::string> ReadLinkInView(pid_t tid, const std::string& path) override;
+
+ private:
+  std::optional<std::string> root_;  // the sandbox's root, read at the first notification
 };
 
 struct SeccompMonitorConfig {

@@ -35,9 +35,6 @@ class Unotify {
   virtual Result<Notification> Receive() = 0;
   // False when the target died in the meantime (ENOENT): nothing to answer.
   virtual bool Send(uint64_t id, const Response& response) = 0;
-  // Still waiting? Checked after reading the target's memory, so that a pid reused by
-  // another process is never mistaken for the target.
-  virtual bool IdValid(uint64_t id) = 0;
 };
 
 // The real thing, over a listener fd. Turns on synchronous wake-up (Linux 6.6+) when the
@@ -49,7 +46,6 @@ class KernelUnotify final : public Unotify {
   bool sync_wake_up() const { return sync_wake_up_; }
   Result<Notification> Receive() override;
   bool Send(uint64_t id, const Response& response) override;
-  bool IdValid(uint64_t id) override;
 
  private:
   UniqueFd listener_;

@@ -53,7 +53,6 @@ class NoKernel final : public Unotify {
  public:
   Result<Notification> Receive() override { return Error{ENOENT, "none"}; }
   bool Send(uint64_t, const Response&) override { return true; }
-  bool IdValid(uint64_t) override { return true; }
 };
 
 int Nr(const char* name) { return seccomp_syscall_resolve_name(name); }

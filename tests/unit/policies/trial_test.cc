@@ -35,8 +35,8 @@ TEST(TrialEnforcementTest, TighterFilesystemRulesAreNotApplied) {
   EXPECT_THAT(enforced.write, ElementsAre("/ws"));
   EXPECT_THAT(enforced.private_, ElementsAre("/tmp", "/home/ada"));
   EXPECT_THAT(enforced.deny, ElementsAre("/home/ada/.ssh", "/etc/shadow"));
-  EXPECT_THAT(enforced.sources, ElementsAre("tight.yaml", "monitor mode: enforcing",
-                                            "profile:default"));
+  EXPECT_THAT(enforced.sources,
+              ElementsAre("tight.yaml", "monitor mode: enforcing", "profile:default"));
 }
 
 TEST(TrialEnforcementTest, GrantsBeyondTheBaseStayGranted) {
@@ -49,8 +49,8 @@ TEST(TrialEnforcementTest, GrantsBeyondTheBaseStayGranted) {
 
 TEST(TrialEnforcementTest, LimitsAreTheBasesRelaxedToTheTrials) {
   ExpandedPolicy trial;
-  trial.limits.processes = 16;      // tighter: not applied
-  trial.limits.open_files = 65536;  // looser: applied
+  trial.limits.processes = 16;       // tighter: not applied
+  trial.limits.open_files = 65536;   // looser: applied
   trial.limits.file_size = 1 << 20;  // the base has none: not applied
   ExpandedPolicy enforced = TrialEnforcement(trial, Base());
   EXPECT_EQ(enforced.limits.processes, 1024u);
