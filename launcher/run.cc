@@ -29,6 +29,7 @@
 #include "monitor/seccomp_monitor.h"
 #include "monitor/supervisor.h"
 #include "policies/expand.h"
+#include "policies/fingerprint.h"
 #include "policies/loader.h"
 #include "policies/trial.h"
 
@@ -207,6 +208,17 @@ std::unique_ptr<exporters::AuditLog> OpenAuditLog(exporters::AuditLogOptions opt
     return nullptr;
   }
   return std::move(log).value();
+}
+
+monitor::RunInfo RunInfo(const Prepared& p, IsolationLevel level, const std::string& accounting) {
+  std::string sources;
+  for (const auto& source : p.policy.sources) sources += (sources.empty() ? "" : " <- ") + source;
+  return {.backend = "native",
+          .isolation = LevelName(level),
+          .mode = ModeName(p.mode),
+          .syscall_accounting = accounting,
+          .policy_sha256 = policies::PolicySha256(p.policy),
+          .policy = sources};
 }
 
 monitor::Event Lifecycle(const std::string& name, monitor::LifecyclePhase what,
@@ -413,9 +425,12 @@ int Run(const RunOptions& o) {
                     .max_files = p.policy.audit_log_files},
                    p.name);
   monitor::EventSink* sink = audit.get();
-  queue.Push(Lifecycle(p.name, monitor::LifecyclePhase::kStart,
-                       p.command.exec_path + " (isolation " + LevelName(level) + ", mode " +
-                           ModeName(p.mode) + ", syscall accounting " + accounting + ")"));
+  monitor::Event start =
+      Lifecycle(p.name, monitor::LifecyclePhase::kStart,
+                p.command.exec_path + " (isolation " + LevelName(level) + ", mode " +
+                    ModeName(p.mode) + ", syscall accounting " + accounting + ")");
+  std::get<monitor::LifecycleEvent>(start.payload).info = RunInfo(p, level, accounting);
+  queue.Push(std::move(start));
 
   monitor::SupervisorOptions supervise;
   supervise.child_in = to_child.Release();

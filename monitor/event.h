@@ -111,9 +111,20 @@ enum class LifecyclePhase {
   kEventsDropped,  // events were lost before this point (detail: how many, in decimal)
 };
 
+// How a run is set up, on its start event: what the metrics' extension_info carries.
+struct RunInfo {
+  std::string backend = "native";
+  std::string isolation;           // basic, seccomp, landlock, full (launcher/isolation.h)
+  std::string mode;                // enforce, monitor, learn
+  std::string syscall_accounting;  // census, watched, none
+  std::string policy_sha256;       // of the enforced policy (policies/fingerprint.h)
+  std::string policy;              // its sources, most derived first, joined by " <- "
+};
+
 struct LifecycleEvent {
   LifecyclePhase what = LifecyclePhase::kStart;
   std::string detail{};
+  std::optional<RunInfo> info{};  // kStart only
 };
 
 enum class EventKind { kFile, kNetwork, kSyscall, kProcess, kLifecycle };

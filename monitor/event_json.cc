@@ -183,6 +183,18 @@ void WriteProcess(ObjectWriter& o, const ProcessEvent& p) {
 void WriteLifecycle(ObjectWriter& o, const LifecycleEvent& l) {
   o.String("what", ToString(l.what));
   o.String("detail", l.detail);
+  if (!l.info) {
+    o.Null("info");
+    return;
+  }
+  ObjectWriter i = o.Object("info");
+  i.String("backend", l.info->backend);
+  i.String("isolation", l.info->isolation);
+  i.String("mode", l.info->mode);
+  i.String("syscall_accounting", l.info->syscall_accounting);
+  i.String("policy_sha256", l.info->policy_sha256);
+  i.String("policy", l.info->policy);
+  i.End();
 }
 
 }  // namespace

@@ -223,7 +223,21 @@ TEST(ToJsonLine, LifecycleEvent) {
   e.payload = LifecycleEvent{LifecyclePhase::kEventsDropped, "17"};
   json j = Parse(ToJsonLine(e));
   EXPECT_EQ(j["kind"], "lifecycle");
-  EXPECT_EQ(j["lifecycle"], (json{{"what", "events_dropped"}, {"detail", "17"}}));
+  EXPECT_EQ(j["lifecycle"],
+            (json{{"what", "events_dropped"}, {"detail", "17"}, {"info", nullptr}}));
+}
+
+TEST(ToJsonLine, StartEventCarriesTheRunInfo) {
+  Event e = Base();
+  e.payload = LifecycleEvent{LifecyclePhase::kStart, "/usr/bin/node (...)",
+                             RunInfo{"native", "full", "monitor", "watched", "ab12", "a.yaml"}};
+  json j = Parse(ToJsonLine(e));
+  EXPECT_EQ(j["lifecycle"]["info"], (json{{"backend", "native"},
+                                          {"isolation", "full"},
+                                          {"mode", "monitor"},
+                                          {"syscall_accounting", "watched"},
+                                          {"policy_sha256", "ab12"},
+                                          {"policy", "a.yaml"}}));
 }
 
 TEST(ToJsonLine, EveryKindHasTheCommonFieldsInOrder) {

@@ -1,0 +1,63 @@
+#include "policies/fingerprint.h"
+
+#include <openssl/evp.h>
+
+#include <cstdio>
+
+namespace gander::policies {
+namespace {
+
+void Lines(std::string& out, const char* key, const std::vector<std::string>& values) {
+  for (const auto& v : values) out += std::string(key) + " " + v + "\n";
+}
+
+template <typename T>
+void Limit(std::string& out, const char* key, const std::optional<T>& value) {
+  if (value) out += std::string("limit ") + key + " " + std::to_string(*value) + "\n";
+}
+
+void Rules(std::string& out, const char* key, const std::vector<NetworkRule>& rules) {
+  for (const auto& rule : rules) {
+    out += std::string(key) + " " + rule.host;
+    for (uint16_t port : rule.ports) out += " " + std::to_string(port);
+    out += "\n";
+  }
+}
+
+}  // namespace
+
+std::string CanonicalText(const ExpandedPolicy& p) {
+  std::string out;
+  Lines(out, "read", p.read);
+  Lines(out, "exec", p.exec);
+  Lines(out, "write", p.write);
+  Lines(out, "private", p.private_);
+  Lines(out, "deny", p.deny);
+  Lines(out, "env.pass", p.env_pass);
+  for (const auto& [name, value] : p.env_set) out += "env.set " + name + "=" + value + "\n";
+  Limit(out, "processes", p.limits.processes);
+  Limit(out, "open_files", p.limits.open_files);
+  Limit(out, "file_size", p.limits.file_size);
+  Limit(out, "core_dumps", p.limits.core_dumps);
+  Limit(out, "memory", p.limits.memory);
+  Rules(out, "network.allow", p.network.allow);
+  Rules(out, "network.deny", p.network.deny);
+  out += "monitor.files " + std::to_string(static_cast<int>(p.files)) + "\n";
+  return out;
+}
+
+std::string PolicySha256(const ExpandedPolicy& policy) {
+  std::string text = CanonicalText(policy);
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int size = 0;
+  if (EVP_Digest(text.data(), text.size(), digest, &size, EVP_sha256(), nullptr) != 1) return "";
+  std::string hex;
+  for (unsigned int i = 0; i < size; ++i) {
+    char byte[3];
+    std::snprintf(byte, sizeof(byte), "%02x", digest[i]);
+    hex += byte;
+  }
+  return hex;
+}
+
+}  // namespace gander::policies
