@@ -1,8 +1,6 @@
 #include "policies/fingerprint.h"
 
-#include <openssl/evp.h>
-
-#include <cstdio>
+#include "policies/sha256.h"
 
 namespace gander::policies {
 namespace {
@@ -46,18 +44,6 @@ std::string CanonicalText(const ExpandedPolicy& p) {
   return out;
 }
 
-std::string PolicySha256(const ExpandedPolicy& policy) {
-  std::string text = CanonicalText(policy);
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int size = 0;
-  if (EVP_Digest(text.data(), text.size(), digest, &size, EVP_sha256(), nullptr) != 1) return "";
-  std::string hex;
-  for (unsigned int i = 0; i < size; ++i) {
-    char byte[3];
-    std::snprintf(byte, sizeof(byte), "%02x", digest[i]);
-    hex += byte;
-  }
-  return hex;
-}
+std::string PolicySha256(const ExpandedPolicy& policy) { return Sha256Hex(CanonicalText(policy)); }
 
 }  // namespace gander::policies

@@ -8,7 +8,7 @@ packages=(
   build-essential cmake pkg-config git
   libseccomp-dev libcap-dev libyaml-cpp-dev libspdlog-dev libcli11-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  nlohmann-json3-dev libsimdjson-dev prometheus-cpp-dev libssl-dev
+  nlohmann-json3-dev libsimdjson-dev prometheus-cpp-dev
   util-linux iproute2 procps bc
   bubblewrap firejail runsc hyperfine prometheus python3-yaml clang-format
 )
