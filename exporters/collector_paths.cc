@@ -64,8 +64,8 @@ Status EnsurePrivateDir(const std::string& dir) {
   struct stat st {};
   if (lstat(dir.c_str(), &st) != 0) return ErrnoError("lstat " + dir);
   if (!S_ISDIR(st.st_mode)) return Error{ENOTDIR, dir + " is not a directory"};
-  if (st.st_uid != geteuid()) return Error{EPERM, dir + " is owned by uid " +
-                                                      std::to_string(st.st_uid) + ", not us"};
+  if (st.st_uid != geteuid())
+    return Error{EPERM, dir + " is owned by uid " + std::to_string(st.st_uid) + ", not us"};
   if ((st.st_mode & 077) != 0 && chmod(dir.c_str(), 0700) != 0) {
     return ErrnoError("chmod 0700 " + dir);
   }

@@ -27,7 +27,7 @@ inline constexpr int kProtocolVersion = 1;
 // Bounds the collector enforces (a launcher that exceeds one is disconnected). An event line
 // is at most ~40 KiB (32 argv entries of 256 bytes, each byte escaped to 4 characters).
 inline constexpr size_t kMaxLineBytes = 128 * 1024;
-inline constexpr size_t kMaxNameBytes = 128;    // extension names, launcher ids
+inline constexpr size_t kMaxNameBytes = 128;      // extension names, launcher ids
 inline constexpr size_t kMaxHelloListSize = 256;  // destinations, secrets
 
 // Where a lost event was dropped: the launcher's event queue (the monitor's), the client's
@@ -39,11 +39,11 @@ inline constexpr std::string_view kStageAuditLog = "audit_log";
 // The launcher's description of the extension it runs (labels of gander_extension_info) and
 // what its policy implies (series that start at 0).
 struct ExtensionInfo {
-  std::string backend = "native";       // native, gvisor
-  std::string isolation;                // basic, seccomp, landlock, full
-  std::string mode = "enforce";         // enforce, monitor, learn
-  std::string policy_sha256;            // of the effective policy
-  std::string syscall_accounting;       // none, watched, census
+  std::string backend = "native";         // native, gvisor
+  std::string isolation;                  // basic, seccomp, landlock, full
+  std::string mode = "enforce";           // enforce, monitor, learn
+  std::string policy_sha256;              // of the effective policy
+  std::string syscall_accounting;         // none, watched, census
   std::vector<std::string> destinations;  // hosts the policy allows
   std::vector<std::string> secrets;       // secret names the policy injects
 };

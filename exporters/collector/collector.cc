@@ -35,7 +35,7 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 constexpr size_t kReadChunk = 64 * 1024;
-constexpr size_t kMaxReadPerTurn = 1024 * 1024;  // per connection, for fairness
+constexpr size_t kMaxReadPerTurn = 1024 * 1024;   // per connection, for fairness
 constexpr size_t kMaxPendingReplies = 64 * 1024;  // a launcher that never reads its acks
 
 int64_t NowUnix() { return static_cast<int64_t>(time(nullptr)); }
@@ -94,8 +94,8 @@ class Collector::Impl {
   std::map<int, std::unique_ptr<Connection>> connections_;
   std::unordered_map<std::string, std::unique_ptr<AuditLog>> audit_logs_;  // by path
   std::unordered_map<std::string, uint64_t> audit_lost_;                   // seen so far
-  std::unordered_map<std::string, std::string> audit_owner_;  // path -> extension
-  size_t unpersisted_ = 0;                                    // records applied since
+  std::unordered_map<std::string, std::string> audit_owner_;               // path -> extension
+  size_t unpersisted_ = 0;                                                 // records applied since
   bool dirty_ = false;
   Clock::time_point last_persist_ = Clock::now();
   std::string last_persist_error_;
@@ -221,8 +221,7 @@ void Collector::Impl::Accept() {
     // The socket directory is 0700, but check the peer anyway: only our own uid may report.
     ucred cred{};
     socklen_t len = sizeof(cred);
-    if (getsockopt(fd.get(), SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 ||
-        cred.uid != geteuid()) {
+    if (getsockopt(fd.get(), SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 || cred.uid != geteuid()) {
       spdlog::warn("collector: refused a connection from uid {}", cred.uid);
       continue;
     }
@@ -381,9 +380,8 @@ void Collector::Impl::UpdateRunning(const std::string& extension) {
 }
 
 void Collector::Impl::Drop(Connection& c, const std::string& reason) {
-  spdlog::warn("collector: disconnecting launcher {} ({}): {}",
-               c.greeted ? c.hello.launcher : "?", c.greeted ? c.hello.extension : "no hello",
-               reason);
+  spdlog::warn("collector: disconnecting launcher {} ({}): {}", c.greeted ? c.hello.launcher : "?",
+               c.greeted ? c.hello.extension : "no hello", reason);
   c.out += wire::EncodeError(reason);
   WriteReplies(c);
   Close(c);

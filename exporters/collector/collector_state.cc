@@ -39,8 +39,7 @@ uint64_t LauncherLedger::LastSeq(const std::string& launcher) const {
 }
 
 void LauncherLedger::Prune(int64_t now_unix, int64_t max_age_s) {
-  std::erase_if(entries_,
-                [&](const auto& e) { return now_unix - e.second.seen_unix > max_age_s; });
+  std::erase_if(entries_, [&](const auto& e) { return now_unix - e.second.seen_unix > max_age_s; });
 }
 
 Status SaveState(const std::string& path, const MetricStore& store, const LabelBounds& bounds,

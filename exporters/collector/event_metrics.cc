@@ -103,10 +103,10 @@ void EventMetrics::OnHello(const wire::Hello& h) {
   if (info_key_[ext] != key) {
     // One info series per extension: the latest launcher's description wins.
     store_.RemoveExtension(Metric::kExtensionInfo, ext);
-    store_.Set(Metric::kExtensionInfo,
-               {ext, info.backend, info.isolation, info.mode, info.policy_sha256,
-                info.syscall_accounting},
-               1);
+    store_.Set(
+        Metric::kExtensionInfo,
+        {ext, info.backend, info.isolation, info.mode, info.policy_sha256, info.syscall_accounting},
+        1);
     info_key_[ext] = key;
   }
   std::string_view mode = info.mode == "monitor" ? "monitor" : "enforce";

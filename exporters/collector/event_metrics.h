@@ -28,12 +28,13 @@
 namespace gander::exporters::collector {
 
 // Reasons of gander_extension_exits_total.
-inline constexpr std::string_view kExitReasons[] = {"success", "failure", "signal",
-                                                    "start_failed", "other"};
+inline constexpr std::string_view kExitReasons[] = {"success", "failure", "signal", "start_failed",
+                                                    "other"};
 
 class EventMetrics {
  public:
-  EventMetrics(MetricStore& store, LabelBounds bounds) : store_(store), bounds_(std::move(bounds)) {}
+  EventMetrics(MetricStore& store, LabelBounds bounds)
+      : store_(store), bounds_(std::move(bounds)) {}
 
   // The series the extension's policy implies, at 0, and its info series.
   void OnHello(const wire::Hello& hello);

@@ -39,9 +39,9 @@ int main(int argc, char** argv) {
   o.listen = gander::exporters::kDefaultMetricsListen;
   std::string log_level = "info", log_file;
   int64_t persist_ms = o.persist_interval.count();
-  app.add_option("--socket", o.socket_path,
-                 "Unix socket for launchers (default " +
-                     gander::exporters::DefaultCollectorSocket() + ")");
+  app.add_option(
+      "--socket", o.socket_path,
+      "Unix socket for launchers (default " + gander::exporters::DefaultCollectorSocket() + ")");
   app.add_option("--state", o.state_path,
                  "State file (default " + gander::exporters::DefaultCollectorStatePath() + ")");
   app.add_option("--listen", o.listen, "HOST:PORT serving /metrics, or 'none'")

@@ -15,41 +15,70 @@ constexpr char kSeparator = '\x1f';  // never in a sanitized label value
 const std::array<MetricSpec, kMetricCount>& Specs() {
   using T = MetricType;
   static const std::array<MetricSpec, kMetricCount> specs = {{
-      {"gander_syscalls_total", "Syscalls the monitor saw, by name (watched, denied, census).",
-       T::kCounter, {"extension", "syscall"}},
-      {"gander_denials_total", "Attempts the sandbox refused (or would refuse, mode monitor).",
-       T::kCounter, {"extension", "domain", "mechanism", "mode"}},
+      {"gander_syscalls_total",
+       "Syscalls the monitor saw, by name (watched, denied, census).",
+       T::kCounter,
+       {"extension", "syscall"}},
+      {"gander_denials_total",
+       "Attempts the sandbox refused (or would refuse, mode monitor).",
+       T::kCounter,
+       {"extension", "domain", "mechanism", "mode"}},
       {"gander_file_access_outside_workspace_total",
-       "File accesses outside the workspace and the private directories.", T::kCounter,
+       "File accesses outside the workspace and the private directories.",
+       T::kCounter,
        {"extension", "path", "path_class", "access", "result"}},
-      {"gander_egress_connections_total", "Outgoing connection attempts, by destination.",
-       T::kCounter, {"extension", "destination", "result"}},
-      {"gander_egress_bytes_total", "Bytes sent to a destination.", T::kCounter,
+      {"gander_egress_connections_total",
+       "Outgoing connection attempts, by destination.",
+       T::kCounter,
+       {"extension", "destination", "result"}},
+      {"gander_egress_bytes_total",
+       "Bytes sent to a destination.",
+       T::kCounter,
        {"extension", "destination"}},
-      {"gander_ingress_bytes_total", "Bytes received from a destination.", T::kCounter,
+      {"gander_ingress_bytes_total",
+       "Bytes received from a destination.",
+       T::kCounter,
        {"extension", "destination"}},
-      {"gander_dns_queries_total", "DNS queries the sandbox's stub answered or refused.",
-       T::kCounter, {"extension", "result"}},
-      {"gander_tool_calls_total", "MCP tools/call requests, by tool and outcome.", T::kCounter,
+      {"gander_dns_queries_total",
+       "DNS queries the sandbox's stub answered or refused.",
+       T::kCounter,
+       {"extension", "result"}},
+      {"gander_tool_calls_total",
+       "MCP tools/call requests, by tool and outcome.",
+       T::kCounter,
        {"extension", "tool", "outcome"}},
-      {"gander_tool_call_duration_seconds", "MCP tools/call latency, request to response.",
-       T::kHistogram, {"extension", "tool", "outcome"}},
-      {"gander_secret_redactions_total", "Secret values replaced in the extension's output.",
-       T::kCounter, {"extension", "secret", "channel"}},
-      {"gander_extension_info", "The extension's sandbox: backend, isolation, mode, policy.",
+      {"gander_tool_call_duration_seconds",
+       "MCP tools/call latency, request to response.",
+       T::kHistogram,
+       {"extension", "tool", "outcome"}},
+      {"gander_secret_redactions_total",
+       "Secret values replaced in the extension's output.",
+       T::kCounter,
+       {"extension", "secret", "channel"}},
+      {"gander_extension_info",
+       "The extension's sandbox: backend, isolation, mode, policy.",
        T::kGauge,
        {"extension", "backend", "isolation", "mode", "policy_sha256", "syscall_accounting"}},
-      {"gander_extension_running", "Launchers currently running the extension.", T::kGauge,
+      {"gander_extension_running",
+       "Launchers currently running the extension.",
+       T::kGauge,
        {"extension"}},
-      {"gander_extension_starts_total", "Times the extension was started.", T::kCounter,
+      {"gander_extension_starts_total",
+       "Times the extension was started.",
+       T::kCounter,
        {"extension"}},
-      {"gander_extension_exits_total", "Times the extension stopped, by reason.", T::kCounter,
+      {"gander_extension_exits_total",
+       "Times the extension stopped, by reason.",
+       T::kCounter,
        {"extension", "reason"}},
-      {"gander_events_dropped_total", "Monitor events lost, by where they were dropped.",
-       T::kCounter, {"extension", "stage"}},
+      {"gander_events_dropped_total",
+       "Monitor events lost, by where they were dropped.",
+       T::kCounter,
+       {"extension", "stage"}},
       {"gander_label_overflow_total",
        "Label values replaced by 'other' because the per-extension cap was reached.",
-       T::kCounter, {"metric", "label"}},
+       T::kCounter,
+       {"metric", "label"}},
   }};
   return specs;
 }
@@ -95,14 +124,12 @@ MetricStore::Series& MetricStore::Find(Metric metric, const std::vector<std::str
   return *table.emplace(key_, std::move(series)).first->second;
 }
 
-void MetricStore::Add(Metric metric, const std::vector<std::string_view>& labels,
-                      uint64_t delta) {
+void MetricStore::Add(Metric metric, const std::vector<std::string_view>& labels, uint64_t delta) {
   Series& s = Find(metric, labels);
   if (delta) s.value.fetch_add(static_cast<int64_t>(delta), std::memory_order_relaxed);
 }
 
-void MetricStore::Set(Metric metric, const std::vector<std::string_view>& labels,
-                      int64_t value) {
+void MetricStore::Set(Metric metric, const std::vector<std::string_view>& labels, int64_t value) {
   Find(metric, labels).value.store(value, std::memory_order_relaxed);
 }
 

@@ -74,11 +74,11 @@ Result<E> Enum(const object& o, const char* key, int count) {
 }
 
 // Early return of an error from a Result-valued expression.
-#define GANDER_TRY_ASSIGN(lhs, expr)              \
-  do {                                            \
-    auto r_ = (expr);                             \
-    if (!r_) return std::move(r_).error();        \
-    lhs = std::move(r_).value();                  \
+#define GANDER_TRY_ASSIGN(lhs, expr)       \
+  do {                                     \
+    auto r_ = (expr);                      \
+    if (!r_) return std::move(r_).error(); \
+    lhs = std::move(r_).value();           \
   } while (0)
 
 Status ParseFile(const object& o, monitor::FileEvent& f) {
