@@ -41,8 +41,8 @@ Event Counted(const std::string& name, uint64_t count) {
   Event e;
   e.time_ns = 1748772000123456000;
   e.extension = "github";
-  e.payload = monitor::SyscallEvent{.name = name, .nr = 0, .action = monitor::SyscallAction::kCounted,
-                                    .count = count};
+  e.payload = monitor::SyscallEvent{
+      .name = name, .nr = 0, .action = monitor::SyscallAction::kCounted, .count = count};
   return e;
 }
 
@@ -161,16 +161,16 @@ TEST(Wire, RecordsRoundTripThroughTheCollectorsParser) {
   Event net;
   net.time_ns = 1748772000000001000;
   net.extension = "github";
-  net.payload = monitor::NetworkEvent{"example.com", "93.184.215.14", 443, "tcp",
-                                      monitor::Verdict::kDenied, 111};
+  net.payload = monitor::NetworkEvent{"example.com", "93.184.215.14",           443,
+                                      "tcp",         monitor::Verdict::kDenied, 111};
   Event exit_event;
   exit_event.extension = "github";
   exit_event.time_ns = 1000;
-  exit_event.payload =
-      monitor::ProcessEvent{.action = monitor::ProcessAction::kExit, .signal = 9};
+  exit_event.payload = monitor::ProcessEvent{.action = monitor::ProcessAction::kExit, .signal = 9};
   LineParser parser;
-  for (const Event& e : {exec, net, exit_event, FileEvent("/tmp/\xff", monitor::PathClass::kPrivate),
-                         Counted("", 3), Lifecycle(monitor::LifecyclePhase::kEventsDropped, "9")}) {
+  for (const Event& e :
+       {exec, net, exit_event, FileEvent("/tmp/\xff", monitor::PathClass::kPrivate), Counted("", 3),
+        Lifecycle(monitor::LifecyclePhase::kEventsDropped, "9")}) {
     std::string line = WithoutNewline(wire::EncodeRecord(9, e));
     auto parsed = parser.ParseLine(line);
     ASSERT_TRUE(parsed) << parsed.error().message << "\n" << line;
@@ -285,15 +285,15 @@ TEST(EventMetrics, MapsEventsAndCapsLabels) {
   m.Apply(FileEvent("/work/x", monitor::PathClass::kWorkspace), "/home/u");  // not counted
   m.Apply(FileEvent("/etc/shadow", monitor::PathClass::kDenied, monitor::Verdict::kDenied),
           "/home/u");
-  EXPECT_EQ(store.Value(Metric::kFileOutsideWorkspace,
-                        {"github", "~/.ssh", "denied", "read", "allowed"}),
-            1);
-  EXPECT_EQ(store.Value(Metric::kFileOutsideWorkspace,
-                        {"github", "other", "outside", "read", "allowed"}),
-            1);
-  EXPECT_EQ(store.Value(Metric::kLabelOverflow,
-                        {"gander_file_access_outside_workspace_total", "path"}),
-            2);
+  EXPECT_EQ(
+      store.Value(Metric::kFileOutsideWorkspace, {"github", "~/.ssh", "denied", "read", "allowed"}),
+      1);
+  EXPECT_EQ(
+      store.Value(Metric::kFileOutsideWorkspace, {"github", "other", "outside", "read", "allowed"}),
+      1);
+  EXPECT_EQ(
+      store.Value(Metric::kLabelOverflow, {"gander_file_access_outside_workspace_total", "path"}),
+      2);
   EXPECT_EQ(store.Value(Metric::kDenials, {"github", "file", "seccomp", "enforce"}), 1);
 
   m.Apply(Counted("read", 10), "");
