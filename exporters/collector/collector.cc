@@ -89,7 +89,7 @@ class Collector::Impl {
   LauncherLedger ledger_;
   std::unordered_set<std::string> extensions_;  // seen, for LabelLimits::extensions
   LineParser parser_;
-  UniqueFd lock_fd_, listen_fd_, signal_fd_, stop_fd_;
+  UniqueFd lock_fd_, state_lock_fd_, listen_fd_, signal_fd_, stop_fd_;
   std::unique_ptr<prometheus::Exposer> exposer_;
   std::map<int, std::unique_ptr<Connection>> connections_;
   std::unordered_map<std::string, std::unique_ptr<AuditLog>> audit_logs_;  // by path
@@ -118,6 +118,14 @@ Status Collector::Impl::Init() {
   if (!lock_fd_) return ErrnoError("open " + lock);
   if (flock(lock_fd_.get(), LOCK_EX | LOCK_NB) != 0) {
     return Error{EWOULDBLOCK, "another collector holds " + lock};
+  }
+  // And the state file's: two collectors on different sockets (a launcher without
+  // XDG_RUNTIME_DIR next to the systemd unit's collector) must not overwrite one state.
+  const std::string state_lock = options_.state_path + ".lock";
+  state_lock_fd_.Reset(open(state_lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600));
+  if (!state_lock_fd_) return ErrnoError("open " + state_lock);
+  if (flock(state_lock_fd_.get(), LOCK_EX | LOCK_NB) != 0) {
+    return Error{EWOULDBLOCK, "another collector holds " + state_lock};
   }
 
   store_ = std::make_shared<MetricStore>();

@@ -113,8 +113,15 @@ class CollectorTest : public ::testing::Test {
   }
 
   std::vector<std::string> CollectArgs() const {
-    return {"--socket", socket_, "--state", dir_ + "/state.json", "--listen",
-            "127.0.0.1:" + std::to_string(port_), "--persist-interval-ms", "20", "--log-level",
+    return {"--socket",
+            socket_,
+            "--state",
+            dir_ + "/state.json",
+            "--listen",
+            "127.0.0.1:" + std::to_string(port_),
+            "--persist-interval-ms",
+            "20",
+            "--log-level",
             "warn"};
   }
 
@@ -256,8 +263,7 @@ TEST_F(CollectorTest, EventsSentWhileTheCollectorIsDownArriveAfterItRestarts) {
   EXPECT_EQ(ValueOf(metrics, "gander_extension_running{extension=\"itest\"}"), 1);
   client->Finish(1s);
   EXPECT_TRUE(WaitUntil(
-      [&] { return ValueOf(Scrape(), "gander_extension_running{extension=\"itest\"}") == 0; },
-      2s));
+      [&] { return ValueOf(Scrape(), "gander_extension_running{extension=\"itest\"}") == 0; }, 2s));
 }
 
 TEST_F(CollectorTest, BacklogOverflowIsDroppedAndCounted) {
@@ -309,8 +315,8 @@ TEST_F(CollectorTest, ALauncherStartsTheCollectorAndOnlyOneRuns) {
   for (auto& t : threads) t.join();
   for (auto& c : clients) EXPECT_TRUE(c->connected());
   // Exactly one collector: a fourth refuses to start (it cannot take the lock).
-  std::string cmd = std::string(GANDER_COLLECT_BIN) + " --socket " + socket_ +
-                    " --listen none --log-level off";
+  std::string cmd =
+      std::string(GANDER_COLLECT_BIN) + " --socket " + socket_ + " --listen none --log-level off";
   int status = system(cmd.c_str());
   EXPECT_EQ(WEXITSTATUS(status), 3);
   // Stop the one we started, found by its unique socket path.
@@ -326,9 +332,8 @@ TEST_F(CollectorTest, ALauncherStartsTheCollectorAndOnlyOneRuns) {
 
 TEST_F(CollectorTest, ABadLauncherIsDisconnectedAndTheCollectorLivesOn) {
   StartCollector();
-  for (const std::string& garbage :
-       {std::string("{\"t\":\"hello\",\"v\":99}\n"), std::string("not json\n"),
-        std::string(200 * 1024, 'x')}) {
+  for (const std::string& garbage : {std::string("{\"t\":\"hello\",\"v\":99}\n"),
+                                     std::string("not json\n"), std::string(200 * 1024, 'x')}) {
     int fd = socket(AF_UNIX, SOCK_STREAM, 0);
     sockaddr_un addr{};
     addr.sun_family = AF_UNIX;
