@@ -93,11 +93,10 @@ monitor::Event MakeEvent(const std::string& ext, int i) {
                                    .path_class = monitor::PathClass::kOutside,
                                    .access = monitor::FileAccess::kRead};
   } else {
-    static const char* kNames[] = {"read", "write", "openat", "close", "mmap", "futex", "epoll_wait"};
-    e.payload = monitor::SyscallEvent{.name = kNames[i % 7],
-                                      .nr = i % 7,
-                                      .action = monitor::SyscallAction::kCounted,
-                                      .count = 1};
+    static const char* kNames[] = {"read", "write", "openat",    "close",
+                                   "mmap", "futex", "epoll_wait"};
+    e.payload = monitor::SyscallEvent{
+        .name = kNames[i % 7], .nr = i % 7, .action = monitor::SyscallAction::kCounted, .count = 1};
   }
   return e;
 }
@@ -107,7 +106,9 @@ wire::Hello MakeHello(const std::string& ext) {
   h.launcher = "bench-" + ext;
   h.extension = ext;
   h.running = true;
-  h.info = {.isolation = "full", .policy_sha256 = "00", .syscall_accounting = "watched",
+  h.info = {.isolation = "full",
+            .policy_sha256 = "00",
+            .syscall_accounting = "watched",
             .destinations = {"api.example.com", "uploads.example.com"},
             .secrets = {"TOKEN"}};
   h.home = "/home/u";
@@ -148,9 +149,15 @@ struct Daemon {
 
 Daemon Start(const std::string& binary, const std::string& dir, int port, bool audit) {
   Daemon d{-1, dir + "/c.sock"};
-  std::vector<std::string> args = {binary, "--socket", d.socket, "--state", dir + "/state.json",
-                                   "--listen", "127.0.0.1:" + std::to_string(port),
-                                   "--log-level", "warn"};
+  std::vector<std::string> args = {binary,
+                                   "--socket",
+                                   d.socket,
+                                   "--state",
+                                   dir + "/state.json",
+                                   "--listen",
+                                   "127.0.0.1:" + std::to_string(port),
+                                   "--log-level",
+                                   "warn"};
   if (!audit) args.push_back("--no-audit-log");
   d.pid = fork();
   if (d.pid == 0) {
@@ -186,7 +193,8 @@ int main(int argc, char** argv) {
   }
   std::string binary = argv[1];
   int events = argc > 2 ? std::stoi(argv[2]) : 1000000;
-  std::string dir = std::filesystem::temp_directory_path() / ("gander-bench-" + std::to_string(getpid()));
+  std::string dir =
+      std::filesystem::temp_directory_path() / ("gander-bench-" + std::to_string(getpid()));
   const int port = 19000 + getpid() % 1000;
 
   // Records are encoded once, before the clock starts: the driver should cost little.
@@ -204,9 +212,10 @@ int main(int argc, char** argv) {
     Stream(d.socket, wire::EncodeHello(MakeHello("bench")), lines, events);
     double wall = std::chrono::duration<double>(Clock::now() - t0).count();
     double cpu = CpuSeconds(d.pid) - cpu0;
-    printf("ingest, audit log %-3s: %.0f records/s per collector CPU-second (cpu %.2f s), "
-           "%.0f records/s wall (%.2f s)\n",
-           audit ? "on" : "off", events / cpu, cpu, events / wall, wall);
+    printf(
+        "ingest, audit log %-3s: %.0f records/s per collector CPU-second (cpu %.2f s), "
+        "%.0f records/s wall (%.2f s)\n",
+        audit ? "on" : "off", events / cpu, cpu, events / wall, wall);
     Stop(d);
   }
 
@@ -220,8 +229,8 @@ int main(int argc, char** argv) {
     Stream(d.socket, wire::EncodeHello(MakeHello(ext)), ls, 400);
   }
   std::string body = HttpGet(port);
-  long series = std::count(body.begin(), body.end(), '\n') -
-                2 * 20;  // roughly: minus HELP and TYPE lines
+  long series =
+      std::count(body.begin(), body.end(), '\n') - 2 * 20;  // roughly: minus HELP and TYPE lines
   std::vector<double> ms;
   for (int i = 0; i < 50; ++i) {
     auto t = Clock::now();
@@ -229,8 +238,9 @@ int main(int argc, char** argv) {
     ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t).count());
   }
   std::sort(ms.begin(), ms.end());
-  printf("scrape, 50 extensions (~%ld series, %zu bytes): median %.2f ms, p90 %.2f ms, max %.2f ms\n",
-         series, body.size(), ms[ms.size() / 2], ms[ms.size() * 9 / 10], ms.back());
+  printf(
+      "scrape, 50 extensions (~%ld series, %zu bytes): median %.2f ms, p90 %.2f ms, max %.2f ms\n",
+      series, body.size(), ms[ms.size() / 2], ms[ms.size() * 9 / 10], ms.back());
   printf("collector RSS after: %ld KiB\n", RssKiB(d.pid));
   Stop(d);
   std::filesystem::remove_all(dir);
