@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <iostream>
 
+#include "launcher/collect.h"
 #include "launcher/doctor.h"
 #include "launcher/isolation.h"
 #include "launcher/run.h"
@@ -103,6 +104,11 @@ int Main(int argc, char** argv) {
 
   auto* doctor_cmd = app.add_subcommand("doctor", "What this kernel allows, and what run applies");
   auto* version_cmd = app.add_subcommand("version", "Print gander's version");
+  // Everything after `collect` belongs to gander-collect (`gander collect --help` lists it).
+  auto* collect_cmd = app.add_subcommand(
+      "collect", "Run the metrics collector (one per user; launchers start it when needed)");
+  collect_cmd->prefix_command();
+  collect_cmd->set_help_flag();
 
   try {
     app.parse(argc, argv);
@@ -129,6 +135,7 @@ int Main(int argc, char** argv) {
   if (*check_cmd) return PolicyCheck(check_file);
   if (*show_cmd) return PolicyShow(show_name);
   if (*doctor_cmd) return Doctor(std::cout);
+  if (*collect_cmd) return ExecCollector(collect_cmd->remaining());
   if (*version_cmd) {
     std::cout << "gander " << GANDER_VERSION << "\n";
     return 0;

@@ -1,0 +1,248 @@
+// collector_bench: what one `gander-collect` process costs (numbers in
+// bench/results/collector.md):
+//   1. ingest: records per CPU-second of the collector process (its utime+stime from /proc),
+//      fed pre-encoded records over its socket by this driver, with and without audit logs;
+//   2. scrape: /metrics latency with 50 extensions' series;
+//   3. its RSS afterwards.
+// Usage: collector_bench PATH/TO/gander-collect [EVENTS]
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "exporters/collector_wire.h"
+
+namespace {
+
+using namespace gander;
+namespace wire = gander::exporters::wire;
+using Clock = std::chrono::steady_clock;
+
+int Connect(const std::string& path) {
+  int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+  sockaddr_un a{};
+  a.sun_family = AF_UNIX;
+  path.copy(a.sun_path, sizeof(a.sun_path) - 1);
+  if (connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0) {
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+double CpuSeconds(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat((std::istreambuf_iterator<char>(in)), {});
+  std::istringstream fields(stat.substr(stat.rfind(')') + 2));
+  std::string f;
+  double ticks = 0;
+  for (int i = 3; i <= 15 && fields >> f; ++i) {
+    if (i == 14 || i == 15) ticks += std::stod(f);
+  }
+  return ticks / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
+long RssKiB(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("VmRSS:", 0) == 0) return std::stol(line.substr(6));
+  }
+  return -1;
+}
+
+std::string HttpGet(int port) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<uint16_t>(port));
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0) return "";
+  std::string req = "GET /metrics HTTP/1.0\r\n\r\n", out;
+  (void)!write(fd, req.data(), req.size());
+  char buf[65536];
+  for (ssize_t n; (n = read(fd, buf, sizeof(buf))) > 0;) out.append(buf, n);
+  close(fd);
+  return out;
+}
+
+monitor::Event MakeEvent(const std::string& ext, int i) {
+  monitor::Event e;
+  e.time_ns = monitor::WallClockNowNs();
+  e.extension = ext;
+  e.pid = 4242;
+  e.sandbox_pid = 3;
+  e.executable = "/usr/bin/node";
+  if (i % 4 == 0) {
+    std::string path = "/home/u/.cache/dir" + std::to_string(i % 16) + "/file" + std::to_string(i);
+    e.payload = monitor::FileEvent{.syscall = "openat",
+                                   .raw_path = path,
+                                   .path = path,
+                                   .path_class = monitor::PathClass::kOutside,
+                                   .access = monitor::FileAccess::kRead};
+  } else {
+    static const char* kNames[] = {"read", "write", "openat",    "close",
+                                   "mmap", "futex", "epoll_wait"};
+    e.payload = monitor::SyscallEvent{
+        .name = kNames[i % 7], .nr = i % 7, .action = monitor::SyscallAction::kCounted, .count = 1};
+  }
+  return e;
+}
+
+wire::Hello MakeHello(const std::string& ext) {
+  wire::Hello h;
+  h.launcher = "bench-" + ext;
+  h.extension = ext;
+  h.running = true;
+  h.info = {.isolation = "full",
+            .policy_sha256 = "00",
+            .syscall_accounting = "watched",
+            .destinations = {"api.example.com", "uploads.example.com"},
+            .secrets = {"TOKEN"}};
+  h.home = "/home/u";
+  h.audit_log = "";
+  return h;
+}
+
+// Sends `lines` after `hello` on one connection and waits for the ack of `last_seq`.
+void Stream(const std::string& socket, const std::string& hello, const std::string& lines,
+            uint64_t last_seq) {
+  int fd = Connect(socket);
+  std::string all = hello + lines;
+  std::thread reader([&] {
+    std::string in;
+    char buf[4096];
+    std::string want = "{\"t\":\"ack\",\"seq\":" + std::to_string(last_seq) + "}";
+    for (ssize_t n; (n = read(fd, buf, sizeof(buf))) > 0;) {
+      in.append(buf, n);
+      if (in.find(want) != std::string::npos) break;
+      if (in.size() > 8192) in.erase(0, in.size() - 200);
+    }
+  });
+  for (size_t done = 0; done < all.size();) {
+    ssize_t n = write(fd, all.data() + done, all.size() - done);
+    if (n <= 0) break;
+    done += static_cast<size_t>(n);
+  }
+  reader.join();
+  std::string bye = wire::EncodeBye(last_seq);
+  (void)!write(fd, bye.data(), bye.size());
+  close(fd);
+}
+
+struct Daemon {
+  pid_t pid = -1;
+  std::string socket;
+};
+
+Daemon Start(const std::string& binary, const std::string& dir, int port, bool audit) {
+  Daemon d{-1, dir + "/c.sock"};
+  std::vector<std::string> args = {binary,
+                                   "--socket",
+                                   d.socket,
+                                   "--state",
+                                   dir + "/state.json",
+                                   "--listen",
+                                   "127.0.0.1:" + std::to_string(port),
+                                   "--log-level",
+                                   "warn"};
+  if (!audit) args.push_back("--no-audit-log");
+  d.pid = fork();
+  if (d.pid == 0) {
+    setenv("XDG_STATE_HOME", dir.c_str(), 1);
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    execv(argv[0], argv.data());
+    _exit(127);
+  }
+  for (int i = 0; i < 500; ++i) {
+    int fd = Connect(d.socket);
+    if (fd >= 0) {
+      close(fd);
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return d;
+}
+
+void Stop(Daemon& d) {
+  kill(d.pid, SIGTERM);
+  waitpid(d.pid, nullptr, 0);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    fprintf(stderr, "usage: %s GANDER_COLLECT [EVENTS]\n", argv[0]);
+    return 2;
+  }
+  std::string binary = argv[1];
+  int events = argc > 2 ? std::stoi(argv[2]) : 1000000;
+  std::string dir =
+      std::filesystem::temp_directory_path() / ("gander-bench-" + std::to_string(getpid()));
+  const int port = 19000 + getpid() % 1000;
+
+  // Records are encoded once, before the clock starts: the driver should cost little.
+  std::string lines;
+  for (int i = 1; i <= events; ++i) lines += wire::EncodeRecord(i, MakeEvent("bench", i));
+  printf("records: %d, %.0f bytes each on average\n", events,
+         static_cast<double>(lines.size()) / events);
+
+  for (bool audit : {false, true}) {
+    std::filesystem::remove_all(dir);
+    std::filesystem::create_directories(dir);
+    Daemon d = Start(binary, dir, port, audit);
+    double cpu0 = CpuSeconds(d.pid);
+    auto t0 = Clock::now();
+    Stream(d.socket, wire::EncodeHello(MakeHello("bench")), lines, events);
+    double wall = std::chrono::duration<double>(Clock::now() - t0).count();
+    double cpu = CpuSeconds(d.pid) - cpu0;
+    printf(
+        "ingest, audit log %-3s: %.0f records/s per collector CPU-second (cpu %.2f s), "
+        "%.0f records/s wall (%.2f s)\n",
+        audit ? "on" : "off", events / cpu, cpu, events / wall, wall);
+    Stop(d);
+  }
+
+  // 50 extensions, each with its implied series plus 7 syscalls and 16 paths.
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  Daemon d = Start(binary, dir, port, false);
+  for (int x = 0; x < 50; ++x) {
+    std::string ext = "ext" + std::to_string(x), ls;
+    for (int i = 1; i <= 400; ++i) ls += wire::EncodeRecord(i, MakeEvent(ext, i));
+    Stream(d.socket, wire::EncodeHello(MakeHello(ext)), ls, 400);
+  }
+  std::string body = HttpGet(port);
+  long series =
+      std::count(body.begin(), body.end(), '\n') - 2 * 20;  // roughly: minus HELP and TYPE lines
+  std::vector<double> ms;
+  for (int i = 0; i < 50; ++i) {
+    auto t = Clock::now();
+    HttpGet(port);
+    ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t).count());
+  }
+  std::sort(ms.begin(), ms.end());
+  printf(
+      "scrape, 50 extensions (~%ld series, %zu bytes): median %.2f ms, p90 %.2f ms, max %.2f ms\n",
+      series, body.size(), ms[ms.size() / 2], ms[ms.size() * 9 / 10], ms.back());
+  printf("collector RSS after: %ld KiB\n", RssKiB(d.pid));
+  Stop(d);
+  std::filesystem::remove_all(dir);
+  return 0;
+}

@@ -1,0 +1,63 @@
+// The collector daemon behind `gander collect`: one per user and host. Launchers connect to
+// its unix socket and stream numbered event records (exporters/collector_wire.h); it turns
+// them into metrics (EventMetrics), serves /metrics on loopback through prometheus-cpp, and is
+// the single writer of the audit logs while it runs.
+//
+// One thread does everything but HTTP: a poll loop over the listening socket, the launchers'
+// connections and a signalfd. At most every persist_interval (or sooner under load) it flushes
+// the audit logs, writes the state file, and only then acknowledges what it applied (see
+// collector_state.h for why that order makes restarts lossless).
+//
+// One instance per socket: the collector holds an exclusive flock on SOCKET.lock for its
+// life, so a second `gander collect` on the same socket (two launchers starting one at once)
+// exits with kExitAlreadyRunning before touching the socket.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <memory>
+#include <string>
+
+#include "common/result.h"
+#include "exporters/collector/label_bounds.h"
+
+namespace gander::exporters::collector {
+
+inline constexpr int kExitAlreadyRunning = 3;
+
+struct CollectorOptions {
+  std::string socket_path;  // default DefaultCollectorSocket()
+  std::string state_path;   // default DefaultCollectorStatePath()
+  std::string listen;       // HOST:PORT for /metrics; "" for none (tests, benchmarks)
+  LabelLimits limits;
+  std::chrono::milliseconds persist_interval{100};
+  size_t persist_after_records = 16384;  // persist (and ack) sooner when this many wait
+  size_t max_connections = 256;
+  int64_t forget_launchers_after_s = 7 * 24 * 3600;
+  bool write_audit_logs = true;
+};
+
+class Collector {
+ public:
+  // Takes the lock, loads the state, binds the socket and starts the exposer. An error with
+  // code EWOULDBLOCK means another collector holds the lock.
+  static Result<std::unique_ptr<Collector>> Start(CollectorOptions options);
+  ~Collector();
+
+  // Serves until SIGTERM/SIGINT (which the caller must have blocked in every thread, see
+  // BlockStopSignals) or RequestStop(); persists the state before returning.
+  Status Run();
+  // From any thread.
+  void RequestStop();
+
+ private:
+  class Impl;
+  explicit Collector(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// Blocks SIGTERM, SIGINT and SIGPIPE in the calling thread (call before any thread starts, so
+// the exposer's threads inherit it); the collector reads the first two from a signalfd.
+void BlockStopSignals();
+
+}  // namespace gander::exporters::collector

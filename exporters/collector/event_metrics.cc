@@ -1,0 +1,213 @@
+// Event -> metric updates (see event_metrics.h).
+#include "exporters/collector/event_metrics.h"
+
+#include <charconv>
+
+namespace gander::exporters::collector {
+namespace {
+
+using monitor::Verdict;
+
+constexpr std::string_view kDomains[] = {"file", "network", "syscall", "process", "resource"};
+
+// Which part of the sandbox refuses each domain's attempts.
+std::string_view MechanismOf(std::string_view domain) {
+  if (domain == "network") return "broker";
+  if (domain == "resource") return "rlimit";
+  return "seccomp";
+}
+
+// enforce: refused; monitor: would have been refused (--mode monitor), recorded only.
+std::string_view ModeOf(Verdict v) { return v == Verdict::kWouldDeny ? "monitor" : "enforce"; }
+
+constexpr std::string_view kStages[] = {wire::kStageQueue, wire::kStageBacklog,
+                                        wire::kStageAuditLog};
+
+// The (metric, label) pairs that are capped, for gander_label_overflow_total's zero series.
+constexpr std::pair<Metric, BoundedLabel> kCapped[] = {
+    {Metric::kSyscalls, BoundedLabel::kSyscall},
+    {Metric::kFileOutsideWorkspace, BoundedLabel::kPath},
+    {Metric::kEgressConnections, BoundedLabel::kDestination},
+    {Metric::kEgressBytes, BoundedLabel::kDestination},
+    {Metric::kIngressBytes, BoundedLabel::kDestination},
+    {Metric::kToolCalls, BoundedLabel::kTool},
+    {Metric::kToolCallDuration, BoundedLabel::kTool},
+    {Metric::kSecretRedactions, BoundedLabel::kSecret},
+};
+
+bool CountsAsOutside(monitor::PathClass c) {
+  using monitor::PathClass;
+  return c != PathClass::kWorkspace && c != PathClass::kPrivate && c != PathClass::kSystem;
+}
+
+}  // namespace
+
+std::string NormalisePath(std::string_view path, std::string_view home) {
+  if (path.empty()) return "unknown";
+  if (path[0] != '/') {
+    // pipe:[123], socket:[4], anon_inode:[eventfd]: the type is enough.
+    size_t colon = path.find(':');
+    return std::string(colon == std::string_view::npos ? path.substr(0, 32)
+                                                       : path.substr(0, colon + 1));
+  }
+  std::string_view rest = path;
+  std::string out;
+  size_t keep = 2;  // components
+  while (home.size() > 1 && home.back() == '/') home.remove_suffix(1);
+  if (home.size() > 1 && path.starts_with(home) &&
+      (path.size() == home.size() || path[home.size()] == '/')) {
+    out = "~";
+    rest = path.substr(home.size());
+    keep = 1;
+  }
+  for (size_t n = 0; n < keep; ++n) {
+    while (rest.starts_with('/')) rest.remove_prefix(1);
+    if (rest.empty()) break;
+    size_t slash = rest.find('/');
+    out += '/';
+    out += rest.substr(0, slash);
+    rest = slash == std::string_view::npos ? std::string_view() : rest.substr(slash);
+  }
+  return out.empty() ? "/" : out;
+}
+
+std::string_view ExitReason(std::string_view detail) {
+  constexpr std::string_view kExited = "exited with status ";
+  if (detail.starts_with("could not start")) return "start_failed";
+  if (!detail.starts_with(kExited)) return "other";
+  int status = -1;
+  auto digits = detail.substr(kExited.size());
+  auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), status);
+  if (ec != std::errc() || status < 0) return "other";
+  if (status == 0) return "success";
+  return status > 128 ? "signal" : "failure";
+}
+
+std::string EventMetrics::Bounded(std::string_view extension, BoundedLabel label, Metric metric,
+                                  std::string_view value) {
+  std::string clean = SanitizeLabelValue(value);
+  if (bounds_.Admit(extension, label, clean)) return clean;
+  store_.Add(Metric::kLabelOverflow, {SpecOf(metric).name, NameOf(label)});
+  return std::string(kOtherValue);
+}
+
+void EventMetrics::Deny(std::string_view extension, std::string_view domain, Verdict verdict) {
+  store_.Add(Metric::kDenials, {extension, domain, MechanismOf(domain), ModeOf(verdict)});
+}
+
+void EventMetrics::OnHello(const wire::Hello& h) {
+  const std::string& ext = h.extension;
+  const auto& info = h.info;
+  std::string key = info.backend + '\x1f' + info.isolation + '\x1f' + info.mode + '\x1f' +
+                    info.policy_sha256 + '\x1f' + info.syscall_accounting;
+  if (info_key_[ext] != key) {
+    // One info series per extension: the latest launcher's description wins.
+    store_.RemoveExtension(Metric::kExtensionInfo, ext);
+    store_.Set(
+        Metric::kExtensionInfo,
+        {ext, info.backend, info.isolation, info.mode, info.policy_sha256, info.syscall_accounting},
+        1);
+    info_key_[ext] = key;
+  }
+  std::string_view mode = info.mode == "monitor" ? "monitor" : "enforce";
+  for (auto domain : kDomains) {
+    store_.Add(Metric::kDenials, {ext, domain, MechanismOf(domain), mode}, 0);
+  }
+  store_.Add(Metric::kExtensionStarts, {ext}, 0);
+  for (auto reason : kExitReasons) store_.Add(Metric::kExtensionExits, {ext, reason}, 0);
+  for (auto stage : kStages) store_.Add(Metric::kEventsDropped, {ext, stage}, 0);
+  for (auto result : {"allowed", "denied"}) store_.Add(Metric::kDnsQueries, {ext, result}, 0);
+  for (const auto& host : info.destinations) {
+    std::string d = Bounded(ext, BoundedLabel::kDestination, Metric::kEgressConnections, host);
+    store_.Add(Metric::kEgressConnections, {ext, d, "allowed"}, 0);
+    store_.Add(Metric::kEgressBytes, {ext, d}, 0);
+    store_.Add(Metric::kIngressBytes, {ext, d}, 0);
+  }
+  for (const auto& secret : info.secrets) {
+    std::string s = Bounded(ext, BoundedLabel::kSecret, Metric::kSecretRedactions, secret);
+    store_.Add(Metric::kSecretRedactions, {ext, s, "stdout"}, 0);
+  }
+  for (auto [metric, label] : kCapped) {
+    store_.Add(Metric::kLabelOverflow, {SpecOf(metric).name, NameOf(label)}, 0);
+  }
+}
+
+void EventMetrics::Apply(const monitor::Event& e, std::string_view home, bool backlog_gap) {
+  const std::string& ext = e.extension;
+  if (const auto* f = std::get_if<monitor::FileEvent>(&e.payload)) {
+    if (CountsAsOutside(f->path_class)) {
+      std::string path = Bounded(ext, BoundedLabel::kPath, Metric::kFileOutsideWorkspace,
+                                 NormalisePath(f->path.value_or(""), home));
+      store_.Add(Metric::kFileOutsideWorkspace,
+                 {ext, path, monitor::ToString(f->path_class), monitor::ToString(f->access),
+                  monitor::ToString(f->result)});
+    }
+    if (f->result != Verdict::kAllowed) Deny(ext, "file", f->result);
+  } else if (const auto* s = std::get_if<monitor::SyscallEvent>(&e.payload)) {
+    if (s->action == monitor::SyscallAction::kCounted) {
+      std::string name = s->name.empty() ? "nr_" + std::to_string(s->nr) : s->name;
+      store_.Add(Metric::kSyscalls,
+                 {ext, Bounded(ext, BoundedLabel::kSyscall, Metric::kSyscalls, name)}, s->count);
+    } else {
+      Deny(ext, "syscall", Verdict::kDenied);
+    }
+  } else if (const auto* p = std::get_if<monitor::ProcessEvent>(&e.payload)) {
+    if (p->action == monitor::ProcessAction::kExec && p->error != 0) {
+      Deny(ext, "process", Verdict::kDenied);
+    }
+  } else if (const auto* n = std::get_if<monitor::NetworkEvent>(&e.payload)) {
+    std::string dest = Bounded(ext, BoundedLabel::kDestination, Metric::kEgressConnections,
+                               n->host.empty() ? n->ip : n->host);
+    store_.Add(Metric::kEgressConnections, {ext, dest, monitor::ToString(n->result)});
+    if (n->result != Verdict::kAllowed) Deny(ext, "network", n->result);
+  } else if (const auto* l = std::get_if<monitor::LifecycleEvent>(&e.payload)) {
+    switch (l->what) {
+      case monitor::LifecyclePhase::kStart:
+        store_.Add(Metric::kExtensionStarts, {ext});
+        break;
+      case monitor::LifecyclePhase::kStop:
+        store_.Add(Metric::kExtensionExits, {ext, ExitReason(l->detail)});
+        break;
+      case monitor::LifecyclePhase::kEventsDropped: {
+        uint64_t n = 0;
+        std::from_chars(l->detail.data(), l->detail.data() + l->detail.size(), n);
+        CountDropped(ext, backlog_gap ? wire::kStageBacklog : wire::kStageQueue, n);
+        break;
+      }
+    }
+  }
+}
+
+void EventMetrics::SetRunning(std::string_view extension, int64_t launchers) {
+  store_.Set(Metric::kExtensionRunning, {extension}, launchers);
+}
+
+void EventMetrics::CountDropped(std::string_view extension, std::string_view stage, uint64_t n) {
+  store_.Add(Metric::kEventsDropped, {extension, stage}, n);
+}
+
+void EventMetrics::ToolCall(std::string_view extension, std::string_view tool,
+                            std::string_view outcome, double seconds) {
+  std::string t = Bounded(extension, BoundedLabel::kTool, Metric::kToolCalls, tool);
+  store_.Add(Metric::kToolCalls, {extension, t, outcome});
+  store_.Observe(Metric::kToolCallDuration, {extension, t, outcome}, seconds);
+}
+
+void EventMetrics::Traffic(std::string_view extension, std::string_view destination,
+                           uint64_t egress, uint64_t ingress) {
+  std::string d = Bounded(extension, BoundedLabel::kDestination, Metric::kEgressBytes, destination);
+  store_.Add(Metric::kEgressBytes, {extension, d}, egress);
+  store_.Add(Metric::kIngressBytes, {extension, d}, ingress);
+}
+
+void EventMetrics::DnsQuery(std::string_view extension, std::string_view result) {
+  store_.Add(Metric::kDnsQueries, {extension, result});
+}
+
+void EventMetrics::Redaction(std::string_view extension, std::string_view secret,
+                             std::string_view channel) {
+  std::string s = Bounded(extension, BoundedLabel::kSecret, Metric::kSecretRedactions, secret);
+  store_.Add(Metric::kSecretRedactions, {extension, s, channel});
+}
+
+}  // namespace gander::exporters::collector

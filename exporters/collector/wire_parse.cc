@@ -1,0 +1,354 @@
+// Launcher lines -> hello / records, validated (see wire_parse.h).
+#include "exporters/collector/wire_parse.h"
+
+#include <time.h>
+
+#include <charconv>
+
+#include "monitor/event_json.h"
+
+namespace gander::exporters::collector {
+namespace {
+
+using simdjson::dom::array;
+using simdjson::dom::element;
+using simdjson::dom::object;
+
+// Every string field of an event: audit-log byte escaping undone, bounded.
+constexpr size_t kMaxStringBytes = 4096;
+
+Error Bad(std::string_view what) { return MakeError(std::string(what)); }
+
+// The inverse of ToString for an enumeration with `count` values.
+template <typename E>
+std::optional<E> EnumFrom(std::string_view text, int count) {
+  for (int i = 0; i < count; ++i) {
+    if (monitor::ToString(static_cast<E>(i)) == text) return static_cast<E>(i);
+  }
+  return std::nullopt;
+}
+
+// A byte string: the JSON string, then audit-log byte escaping undone.
+Result<std::string> Bytes(const object& o, const char* key, bool nullable = false) {
+  element e;
+  if (o[key].get(e)) return Bad(std::string("missing ") + key);
+  if (nullable && e.is_null()) return std::string();
+  std::string_view s;
+  if (e.get_string().get(s)) return Bad(std::string(key) + " is not a string");
+  if (s.size() > kMaxStringBytes) return Bad(std::string(key) + " is too long");
+  auto bytes = monitor::UnescapeBytes(s);
+  if (!bytes) return Bad(std::string(key) + " has a malformed byte escape");
+  return std::move(*bytes);
+}
+
+Result<int64_t> Int(const object& o, const char* key) {
+  int64_t v = 0;
+  if (o[key].get_int64().get(v)) return Bad(std::string(key) + " is not an integer");
+  return v;
+}
+
+Result<std::optional<int32_t>> OptionalInt32(const object& o, const char* key) {
+  element e;
+  if (o[key].get(e)) return Bad(std::string("missing ") + key);
+  if (e.is_null()) return std::optional<int32_t>();
+  int64_t v = 0;
+  if (e.get_int64().get(v) || v < INT32_MIN || v > INT32_MAX) {
+    return Bad(std::string(key) + " is not a 32-bit integer");
+  }
+  return std::optional<int32_t>(static_cast<int32_t>(v));
+}
+
+Result<bool> Bool(const object& o, const char* key) {
+  bool v = false;
+  if (o[key].get_bool().get(v)) return Bad(std::string(key) + " is not a boolean");
+  return v;
+}
+
+template <typename E>
+Result<E> Enum(const object& o, const char* key, int count) {
+  std::string_view s;
+  if (o[key].get_string().get(s)) return Bad(std::string(key) + " is not a string");
+  auto v = EnumFrom<E>(s, count);
+  if (!v) return Bad(std::string("unknown ") + key + " '" + std::string(s.substr(0, 64)) + "'");
+  return *v;
+}
+
+// Early return of an error from a Result-valued expression.
+#define GANDER_TRY_ASSIGN(lhs, expr)       \
+  do {                                     \
+    auto r_ = (expr);                      \
+    if (!r_) return std::move(r_).error(); \
+    lhs = std::move(r_).value();           \
+  } while (0)
+
+Status ParseFile(const object& o, monitor::FileEvent& f) {
+  GANDER_TRY_ASSIGN(f.syscall, Bytes(o, "syscall"));
+  GANDER_TRY_ASSIGN(f.raw_path, Bytes(o, "raw_path"));
+  GANDER_TRY_ASSIGN(f.raw_path_truncated, Bool(o, "raw_path_truncated"));
+  element path;
+  if (o["path"].get(path)) return Bad("missing path");
+  if (!path.is_null()) {
+    std::string p;
+    GANDER_TRY_ASSIGN(p, Bytes(o, "path"));
+    f.path = std::move(p);
+  }
+  GANDER_TRY_ASSIGN(f.path_class, Enum<monitor::PathClass>(o, "class", 8));
+  GANDER_TRY_ASSIGN(f.access, Enum<monitor::FileAccess>(o, "access", 9));
+  GANDER_TRY_ASSIGN(f.result, Enum<monitor::Verdict>(o, "result", 3));
+  int64_t err = 0;
+  GANDER_TRY_ASSIGN(err, Int(o, "errno"));
+  f.error = static_cast<int>(err);
+  return {};
+}
+
+Status ParseNetwork(const object& o, monitor::NetworkEvent& n) {
+  GANDER_TRY_ASSIGN(n.host, Bytes(o, "host", true));
+  GANDER_TRY_ASSIGN(n.ip, Bytes(o, "ip", true));
+  int64_t port = 0;
+  GANDER_TRY_ASSIGN(port, Int(o, "port"));
+  if (port < 0 || port > 65535) return Bad("port out of range");
+  n.port = static_cast<uint16_t>(port);
+  GANDER_TRY_ASSIGN(n.transport, Bytes(o, "transport", true));
+  GANDER_TRY_ASSIGN(n.result, Enum<monitor::Verdict>(o, "result", 3));
+  int64_t err = 0;
+  GANDER_TRY_ASSIGN(err, Int(o, "errno"));
+  n.error = static_cast<int>(err);
+  return {};
+}
+
+Status ParseSyscall(const object& o, monitor::SyscallEvent& s) {
+  GANDER_TRY_ASSIGN(s.name, Bytes(o, "name", true));
+  int64_t nr = 0, err = 0;
+  GANDER_TRY_ASSIGN(nr, Int(o, "nr"));
+  s.nr = static_cast<int>(nr);
+  GANDER_TRY_ASSIGN(s.action, Enum<monitor::SyscallAction>(o, "action", 2));
+  uint64_t count = 0;
+  if (o["count"].get_uint64().get(count)) return Bad("count is not an unsigned integer");
+  s.count = count;
+  GANDER_TRY_ASSIGN(err, Int(o, "errno"));
+  s.error = static_cast<int>(err);
+  return {};
+}
+
+Status ParseProcess(const object& o, monitor::ProcessEvent& p) {
+  GANDER_TRY_ASSIGN(p.action, Enum<monitor::ProcessAction>(o, "action", 2));
+  GANDER_TRY_ASSIGN(p.path, Bytes(o, "path", true));
+  array argv;
+  if (o["argv"].get_array().get(argv)) return Bad("argv is not an array");
+  for (element a : argv) {
+    std::string_view s;
+    if (a.get_string().get(s)) return Bad("argv entry is not a string");
+    auto bytes = monitor::UnescapeBytes(s);
+    if (!bytes || p.argv.size() >= monitor::kMaxArgvEntries) return Bad("bad argv");
+    p.argv.push_back(std::move(*bytes));
+  }
+  GANDER_TRY_ASSIGN(p.argv_truncated, Bool(o, "argv_truncated"));
+  GANDER_TRY_ASSIGN(p.exit_code, OptionalInt32(o, "exit_code"));
+  GANDER_TRY_ASSIGN(p.signal, OptionalInt32(o, "signal"));
+  int64_t err = 0;
+  GANDER_TRY_ASSIGN(err, Int(o, "errno"));
+  p.error = static_cast<int>(err);
+  return {};
+}
+
+Status ParseLifecycle(const object& o, monitor::LifecycleEvent& l) {
+  GANDER_TRY_ASSIGN(l.what, Enum<monitor::LifecyclePhase>(o, "what", 3));
+  GANDER_TRY_ASSIGN(l.detail, Bytes(o, "detail"));
+  if (l.what == monitor::LifecyclePhase::kEventsDropped) {
+    uint64_t n = 0;
+    auto [end, ec] = std::from_chars(l.detail.data(), l.detail.data() + l.detail.size(), n);
+    if (ec != std::errc() || end != l.detail.data() + l.detail.size()) {
+      return Bad("events_dropped detail is not a count");
+    }
+  }
+  return {};
+}
+
+Result<monitor::Event> ParseEvent(const object& o) {
+  monitor::Event e;
+  int64_t v = 0;
+  GANDER_TRY_ASSIGN(v, Int(o, "v"));
+  if (v != monitor::kEventSchemaVersion) return Bad("unknown event schema version");
+  std::string_view time;
+  if (o["time"].get_string().get(time)) return Bad("time is not a string");
+  auto ns = ParseRfc3339Micros(time);
+  if (!ns) return Bad("time is not RFC 3339 UTC with microseconds");
+  e.time_ns = *ns;
+  GANDER_TRY_ASSIGN(e.extension, Bytes(o, "extension"));
+  GANDER_TRY_ASSIGN(e.pid, OptionalInt32(o, "pid"));
+  GANDER_TRY_ASSIGN(e.sandbox_pid, OptionalInt32(o, "sandbox_pid"));
+  GANDER_TRY_ASSIGN(e.executable, Bytes(o, "exe", true));
+
+  object tc;
+  if (o["tool_call"].get_object().get(tc)) return Bad("tool_call is not an object");
+  GANDER_TRY_ASSIGN(e.tool_call.state, Enum<monitor::ToolCallState>(tc, "state", 4));
+  if (e.tool_call.state == monitor::ToolCallState::kOne) {
+    monitor::ToolCall call;
+    GANDER_TRY_ASSIGN(call.tool, Bytes(tc, "tool", true));
+    GANDER_TRY_ASSIGN(call.request_id, Bytes(tc, "request_id", true));
+    e.tool_call.call = std::move(call);
+  }
+
+  monitor::EventKind kind;
+  GANDER_TRY_ASSIGN(kind, Enum<monitor::EventKind>(o, "kind", 5));
+  object payload;
+  std::string name(monitor::ToString(kind));
+  if (o[name].get_object().get(payload)) return Bad("missing the " + name + " object");
+  Status status;
+  switch (kind) {
+    case monitor::EventKind::kFile:
+      status = ParseFile(payload, e.payload.emplace<monitor::FileEvent>());
+      break;
+    case monitor::EventKind::kNetwork:
+      status = ParseNetwork(payload, e.payload.emplace<monitor::NetworkEvent>());
+      break;
+    case monitor::EventKind::kSyscall:
+      status = ParseSyscall(payload, e.payload.emplace<monitor::SyscallEvent>());
+      break;
+    case monitor::EventKind::kProcess:
+      status = ParseProcess(payload, e.payload.emplace<monitor::ProcessEvent>());
+      break;
+    case monitor::EventKind::kLifecycle:
+      status = ParseLifecycle(payload, e.payload.emplace<monitor::LifecycleEvent>());
+      break;
+  }
+  if (!status) return std::move(status).error().Context(name);
+  return e;
+}
+
+Result<std::string> Label(const object& o, const char* key) {
+  std::string_view s;
+  if (o[key].get_string().get(s)) return Bad(std::string(key) + " is not a string");
+  if (s.size() > wire::kMaxNameBytes) return Bad(std::string(key) + " is too long");
+  return std::string(s);
+}
+
+Result<std::vector<std::string>> LabelList(const object& o, const char* key) {
+  array a;
+  if (o[key].get_array().get(a)) return Bad(std::string(key) + " is not an array");
+  std::vector<std::string> out;
+  for (element e : a) {
+    std::string_view s;
+    if (e.get_string().get(s) || s.empty() || s.size() > wire::kMaxNameBytes ||
+        out.size() >= wire::kMaxHelloListSize) {
+      return Bad(std::string("bad ") + key);
+    }
+    out.emplace_back(s);
+  }
+  return out;
+}
+
+}  // namespace
+
+bool ValidExtensionName(std::string_view name) {
+  if (name.empty() || name.size() > wire::kMaxNameBytes || name == "." || name == "..") {
+    return false;
+  }
+  for (char c : name) {
+    if (c < 0x21 || c > 0x7e || c == '/' || c == '\\' || c == '"') return false;
+  }
+  return true;
+}
+
+std::optional<int64_t> ParseRfc3339Micros(std::string_view t) {
+  // 2025-06-01T10:00:00.123456Z
+  if (t.size() != 27 || t[4] != '-' || t[7] != '-' || t[10] != 'T' || t[13] != ':' ||
+      t[16] != ':' || t[19] != '.' || t[26] != 'Z') {
+    return std::nullopt;
+  }
+  auto num = [&](size_t at, size_t len) -> std::optional<int> {
+    int v = 0;
+    auto [end, ec] = std::from_chars(t.data() + at, t.data() + at + len, v);
+    if (ec != std::errc() || end != t.data() + at + len) return std::nullopt;
+    return v;
+  };
+  auto year = num(0, 4), mon = num(5, 2), day = num(8, 2), hour = num(11, 2), min = num(14, 2),
+       sec = num(17, 2), micros = num(20, 6);
+  if (!year || !mon || !day || !hour || !min || !sec || !micros || *mon < 1 || *mon > 12 ||
+      *day < 1 || *day > 31 || *hour > 23 || *min > 59 || *sec > 60) {
+    return std::nullopt;
+  }
+  tm parts{};
+  parts.tm_year = *year - 1900;
+  parts.tm_mon = *mon - 1;
+  parts.tm_mday = *day;
+  parts.tm_hour = *hour;
+  parts.tm_min = *min;
+  parts.tm_sec = *sec;
+  time_t secs = timegm(&parts);
+  return static_cast<int64_t>(secs) * 1000000000 + static_cast<int64_t>(*micros) * 1000;
+}
+
+Result<wire::Hello> LineParser::ParseHello(std::string_view line) {
+  element doc;
+  object o;
+  if (parser_.parse(line.data(), line.size()).get(doc) || doc.get_object().get(o)) {
+    return Bad("hello is not a JSON object");
+  }
+  std::string_view t;
+  if (o["t"].get_string().get(t) || t != "hello") return Bad("the first line must be a hello");
+  int64_t v = 0;
+  if (o["v"].get_int64().get(v) || v != wire::kProtocolVersion) {
+    return Bad("unsupported protocol version (this collector speaks " +
+               std::to_string(wire::kProtocolVersion) + ")");
+  }
+  wire::Hello h;
+  GANDER_TRY_ASSIGN(h.launcher, Label(o, "launcher"));
+  GANDER_TRY_ASSIGN(h.extension, Label(o, "extension"));
+  if (h.launcher.empty()) return Bad("empty launcher id");
+  if (!ValidExtensionName(h.extension)) return Bad("bad extension name");
+  GANDER_TRY_ASSIGN(h.running, Bool(o, "running"));
+  GANDER_TRY_ASSIGN(h.info.backend, Label(o, "backend"));
+  GANDER_TRY_ASSIGN(h.info.isolation, Label(o, "isolation"));
+  GANDER_TRY_ASSIGN(h.info.mode, Label(o, "mode"));
+  GANDER_TRY_ASSIGN(h.info.policy_sha256, Label(o, "policy_sha256"));
+  GANDER_TRY_ASSIGN(h.info.syscall_accounting, Label(o, "syscall_accounting"));
+  GANDER_TRY_ASSIGN(h.info.destinations, LabelList(o, "destinations"));
+  GANDER_TRY_ASSIGN(h.info.secrets, LabelList(o, "secrets"));
+  GANDER_TRY_ASSIGN(h.home, Bytes(o, "home"));
+  GANDER_TRY_ASSIGN(h.audit_log, Bytes(o, "audit_log"));
+  if (!h.audit_log.empty() && h.audit_log[0] != '/') return Bad("audit_log is not absolute");
+  uint64_t max_bytes = 0, max_files = 0;
+  if (o["audit_log_max_bytes"].get_uint64().get(max_bytes) ||
+      o["audit_log_max_files"].get_uint64().get(max_files) || max_files > 1000) {
+    return Bad("bad audit log rotation");
+  }
+  h.audit_log_max_bytes = max_bytes;
+  h.audit_log_max_files = static_cast<int>(max_files);
+  return h;
+}
+
+Result<LauncherLine> LineParser::ParseLine(std::string_view line) {
+  element doc;
+  object o;
+  if (parser_.parse(line.data(), line.size()).get(doc) || doc.get_object().get(o)) {
+    return Bad("line is not a JSON object");
+  }
+  LauncherLine out;
+  if (o["seq"].get_uint64().get(out.seq) || out.seq == 0) return Bad("bad seq");
+  std::string_view t;
+  if (!o["t"].get_string().get(t)) {
+    if (t != "bye") return Bad("unknown line type");
+    out.kind = LauncherLine::Kind::kBye;
+    return out;
+  }
+  std::string_view stage;
+  if (!o["stage"].get_string().get(stage)) {
+    if (stage != wire::kStageBacklog) return Bad("unknown stage");
+    out.backlog_gap = true;
+  }
+  object event;
+  if (o["event"].get_object().get(event)) return Bad("record without an event object");
+  auto parsed = ParseEvent(event);
+  if (!parsed) return std::move(parsed).error().Context("event");
+  out.event = std::move(parsed).value();
+  if (out.backlog_gap) {
+    const auto* l = std::get_if<monitor::LifecycleEvent>(&out.event.payload);
+    if (!l || l->what != monitor::LifecyclePhase::kEventsDropped) {
+      return Bad("a backlog record must be an events_dropped notice");
+    }
+  }
+  return out;
+}
+
+}  // namespace gander::exporters::collector

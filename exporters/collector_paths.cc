@@ -1,0 +1,110 @@
+// Collector locations and detached start (see collector_paths.h).
+#include "exporters/collector_paths.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+
+namespace gander::exporters {
+namespace {
+
+std::string Env(const char* name) {
+  const char* value = getenv(name);
+  return value ? std::string(value) : std::string();
+}
+
+}  // namespace
+
+std::string GanderStateDir() {
+  std::string state = Env("XDG_STATE_HOME");
+  if (state.empty()) {
+    std::string home = Env("HOME");
+    state = home.empty() ? "/tmp" : home + "/.local/state";
+  }
+  return state + "/gander";
+}
+
+std::string CollectorRuntimeDir() {
+  std::string runtime = Env("XDG_RUNTIME_DIR");
+  return runtime.empty() ? GanderStateDir() : runtime + "/gander";
+}
+
+std::string DefaultCollectorSocket() { return CollectorRuntimeDir() + "/collector.sock"; }
+
+std::string CollectorLockPath(const std::string& socket_path) { return socket_path + ".lock"; }
+
+std::string DefaultCollectorStatePath() { return GanderStateDir() + "/collector-state.json"; }
+
+std::string DefaultAuditLogFor(const std::string& extension) {
+  return GanderStateDir() + "/audit/" + extension + ".jsonl";
+}
+
+std::string CollectorBinary() {
+  char buf[4096];
+  ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+  std::string self = n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string();
+  auto slash = self.rfind('/');
+  return (slash == std::string::npos ? std::string(".") : self.substr(0, slash)) +
+         "/gander-collect";
+}
+
+std::vector<std::string> DefaultCollectorStartCommand() {
+  return {CollectorBinary(), "--log-file", GanderStateDir() + "/collector.log"};
+}
+
+Status EnsurePrivateDir(const std::string& dir) {
+  for (size_t slash = dir.find('/', 1); slash != std::string::npos;
+       slash = dir.find('/', slash + 1)) {
+    mkdir(dir.substr(0, slash).c_str(), 0700);  // parents: errors show up below
+  }
+  if (mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) return ErrnoError("mkdir " + dir);
+  struct stat st {};
+  if (lstat(dir.c_str(), &st) != 0) return ErrnoError("lstat " + dir);
+  if (!S_ISDIR(st.st_mode)) return Error{ENOTDIR, dir + " is not a directory"};
+  if (st.st_uid != geteuid())
+    return Error{EPERM, dir + " is owned by uid " + std::to_string(st.st_uid) + ", not us"};
+  if ((st.st_mode & 077) != 0 && chmod(dir.c_str(), 0700) != 0) {
+    return ErrnoError("chmod 0700 " + dir);
+  }
+  return {};
+}
+
+Status SpawnDetached(const std::vector<std::string>& argv) {
+  if (argv.empty()) return MakeError("spawn: empty command");
+  // Everything the grandchild needs is prepared before fork: only async-signal-safe calls
+  // happen in between.
+  std::vector<std::string> env_strings;
+  for (const char* name : {"HOME", "PATH", "LANG", "XDG_RUNTIME_DIR", "XDG_STATE_HOME"}) {
+    if (const char* value = getenv(name)) env_strings.push_back(std::string(name) + "=" + value);
+  }
+  std::vector<char*> envp, args;
+  for (auto& s : env_strings) envp.push_back(s.data());
+  envp.push_back(nullptr);
+  std::vector<std::string> argv_copy = argv;
+  for (auto& s : argv_copy) args.push_back(s.data());
+  args.push_back(nullptr);
+
+  pid_t child = fork();
+  if (child < 0) return ErrnoError("fork");
+  if (child == 0) {
+    if (setsid() < 0 || fork() != 0) _exit(0);  // the grandchild is re-parented to init
+    int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+    if (null >= 0) {
+      dup2(null, 0);
+      dup2(null, 1);
+      dup2(null, 2);
+    }
+    close_range(3, ~0U, 0);
+    execve(args[0], args.data(), envp.data());
+    _exit(127);
+  }
+  int status = 0;
+  while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
+  }
+  return {};
+}
+
+}  // namespace gander::exporters

@@ -1,0 +1,82 @@
+// The launcher <-> collector wire protocol (docs/collector.md): newline-delimited JSON over a
+// unix stream socket. This file holds what both ends share and what the launcher side needs
+// to encode and decode; it depends on nothing but the monitor's event model, so that `gander
+// run` does not carry the collector's JSON parser or Prometheus.
+//
+//   launcher -> collector   {"t":"hello","v":1,"launcher":ID,"extension":NAME,...}   first line
+//                           {"seq":N,"event":{...audit-log event...}}               one per event
+//                           {"seq":N,"stage":"backlog","event":{...events_dropped...}}
+//                           {"t":"bye","seq":N}                                      last line
+//   collector -> launcher   {"t":"welcome","seq":M}   M: the last sequence number applied
+//                           {"t":"ack","seq":M}       everything <= M is applied and persisted
+//                           {"t":"error","reason":TEXT}   then the collector hangs up
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "monitor/event.h"
+
+namespace gander::exporters::wire {
+
+inline constexpr int kProtocolVersion = 1;
+// Bounds the collector enforces (a launcher that exceeds one is disconnected). An event line
+// is at most ~40 KiB (32 argv entries of 256 bytes, each byte escaped to 4 characters).
+inline constexpr size_t kMaxLineBytes = 128 * 1024;
+inline constexpr size_t kMaxNameBytes = 128;      // extension names, launcher ids
+inline constexpr size_t kMaxHelloListSize = 256;  // destinations, secrets
+
+// Where a lost event was dropped: the launcher's event queue (the monitor's), the client's
+// backlog while the collector was unreachable, or the collector's audit log write.
+inline constexpr std::string_view kStageQueue = "queue";
+inline constexpr std::string_view kStageBacklog = "backlog";
+inline constexpr std::string_view kStageAuditLog = "audit_log";
+
+// The launcher's description of the extension it runs (labels of gander_extension_info) and
+// what its policy implies (series that start at 0).
+struct ExtensionInfo {
+  std::string backend = "native";           // native, gvisor
+  std::string isolation;                    // basic, seccomp, landlock, full
+  std::string mode = "enforce";             // enforce, monitor, learn
+  std::string policy_sha256;                // of the effective policy
+  std::string syscall_accounting;           // none, watched, census
+  std::vector<std::string> destinations{};  // hosts the policy allows
+  std::vector<std::string> secrets{};       // secret names the policy injects
+};
+
+struct Hello {
+  std::string launcher;   // unique per launcher process (never reused)
+  std::string extension;  // the extension's name
+  bool running = false;   // the extension runs (start published, stop not yet)
+  ExtensionInfo info;
+  std::string home;  // the user's home, to shorten paths to ~/...
+  // The audit log the collector writes for this launcher (empty path: the collector's default
+  // $XDG_STATE_HOME/gander/audit/NAME.jsonl).
+  std::string audit_log;
+  uint64_t audit_log_max_bytes = 0;  // 0: the collector's default
+  int audit_log_max_files = 0;
+};
+
+std::string EncodeHello(const Hello& hello);
+// `stage` is set only for the client's own drop notices (kStageBacklog).
+std::string EncodeRecord(uint64_t seq, const monitor::Event& event, std::string_view stage = {});
+std::string EncodeBye(uint64_t last_seq);
+
+// Collector -> launcher.
+struct Reply {
+  enum class Kind { kWelcome, kAck, kError };
+  Kind kind = Kind::kAck;
+  uint64_t seq = 0;
+  std::string reason;
+};
+std::string EncodeWelcome(uint64_t seq);
+std::string EncodeAck(uint64_t seq);
+std::string EncodeError(std::string_view reason);
+// Parses one reply line (without its newline); nullopt when it is none of the three.
+std::optional<Reply> ParseReply(std::string_view line);
+
+}  // namespace gander::exporters::wire

@@ -1,0 +1,369 @@
+// Integration tier: a real `gander collect` process on a temporary socket and port, real
+// CollectorClient objects streaming events, /metrics scraped over HTTP. The collector is
+// SIGKILLed and restarted mid-stream: the totals must equal what was sent (nothing lost,
+// nothing counted twice), and what was sent while it was down must arrive after the restart.
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "exporters/collector_client.h"
+#include "exporters/collector_wire.h"
+
+namespace gander::exporters {
+namespace {
+
+using namespace std::chrono_literals;
+namespace fs = std::filesystem;
+
+int FreePort() {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
+  socklen_t len = sizeof(addr);
+  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  close(fd);
+  return ntohs(addr.sin_port);
+}
+
+std::string HttpGet(int port, const std::string& path) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
+    close(fd);
+    return "";
+  }
+  std::string request = "GET " + path + " HTTP/1.0\r\nHost: localhost\r\n\r\n";
+  (void)!write(fd, request.data(), request.size());
+  std::string response;
+  char buf[65536];
+  for (ssize_t n; (n = read(fd, buf, sizeof(buf))) > 0;) response.append(buf, n);
+  close(fd);
+  auto body = response.find("\r\n\r\n");
+  return body == std::string::npos ? "" : response.substr(body + 4);
+}
+
+// The value of the series written exactly as `series` (name{labels}), or -1.
+double ValueOf(const std::string& exposition, const std::string& series) {
+  std::istringstream in(exposition);
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind(series + " ", 0) == 0) return std::stod(line.substr(series.size() + 1));
+  }
+  return -1;
+}
+
+monitor::Event Read(int i) {
+  monitor::Event e;
+  e.time_ns = monitor::WallClockNowNs();
+  e.extension = "itest";
+  e.pid = 1000 + i;
+  if (i % 10 == 0) {
+    e.payload = monitor::FileEvent{.syscall = "openat",
+                                   .raw_path = "/etc/passwd",
+                                   .path = "/etc/passwd",
+                                   .path_class = monitor::PathClass::kOutside,
+                                   .access = monitor::FileAccess::kRead};
+  } else {
+    e.payload = monitor::SyscallEvent{
+        .name = "read", .nr = 0, .action = monitor::SyscallAction::kCounted, .count = 1};
+  }
+  return e;
+}
+
+monitor::Event Start() {
+  monitor::Event e;
+  e.time_ns = monitor::WallClockNowNs();
+  e.extension = "itest";
+  e.payload = monitor::LifecycleEvent{monitor::LifecyclePhase::kStart, "/bin/true"};
+  return e;
+}
+
+class CollectorTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/gander-collector-XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+    socket_ = dir_ + "/run/collector.sock";
+    port_ = FreePort();
+  }
+  void TearDown() override {
+    if (pid_ > 0) Kill(SIGTERM);
+    fs::remove_all(dir_);
+  }
+
+  std::vector<std::string> CollectArgs() const {
+    return {"--socket",
+            socket_,
+            "--state",
+            dir_ + "/state.json",
+            "--listen",
+            "127.0.0.1:" + std::to_string(port_),
+            "--persist-interval-ms",
+            "20",
+            "--log-level",
+            "warn"};
+  }
+
+  // `gander collect ...` (through the CLI, as a user would), waiting for its socket.
+  void StartCollector() {
+    std::vector<std::string> args = {GANDER_BIN, "collect"};
+    for (auto& a : CollectArgs()) args.push_back(a);
+    pid_ = fork();
+    ASSERT_GE(pid_, 0);
+    if (pid_ == 0) {
+      std::vector<char*> argv;
+      for (auto& a : args) argv.push_back(a.data());
+      argv.push_back(nullptr);
+      execv(argv[0], argv.data());
+      _exit(127);
+    }
+    ASSERT_TRUE(WaitUntil([&] { return CanConnect() && !Scrape().empty(); }, 10s))
+        << "the collector did not come up";
+  }
+
+  void Kill(int signal) {
+    kill(pid_, signal);
+    int status = 0;
+    waitpid(pid_, &status, 0);
+    pid_ = -1;
+  }
+
+  bool CanConnect() const {
+    int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    socket_.copy(addr.sun_path, sizeof(addr.sun_path) - 1);
+    bool ok = connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
+    close(fd);
+    return ok;
+  }
+
+  std::string Scrape() const { return HttpGet(port_, "/metrics"); }
+
+  template <typename F>
+  static bool WaitUntil(F done, std::chrono::milliseconds limit) {
+    auto deadline = std::chrono::steady_clock::now() + limit;
+    while (std::chrono::steady_clock::now() < deadline) {
+      if (done()) return true;
+      std::this_thread::sleep_for(10ms);
+    }
+    return done();
+  }
+
+  std::unique_ptr<CollectorClient> Client(size_t max_backlog = 65536) {
+    CollectorClientOptions o;
+    o.hello.extension = "itest";
+    o.hello.info = {.isolation = "full", .policy_sha256 = "00", .syscall_accounting = "watched"};
+    o.socket_path = socket_;
+    o.audit_log.path = dir_ + "/audit/itest.jsonl";
+    o.max_backlog_events = max_backlog;
+    o.retry_interval = 20ms;
+    return CollectorClient::Create(std::move(o));
+  }
+
+  // Flushes (as the poll loop would) until everything is acknowledged.
+  static bool Drain(CollectorClient& client, std::chrono::milliseconds limit = 10s) {
+    return WaitUntil(
+        [&] {
+          pollfd p{client.fd(), POLLIN, 0};
+          poll(&p, 1, 5);
+          client.Flush();
+          return client.backlog() == 0;
+        },
+        limit);
+  }
+
+  size_t AuditLines() const {
+    std::ifstream in(dir_ + "/audit/itest.jsonl");
+    size_t n = 0;
+    for (std::string line; std::getline(in, line);) ++n;
+    return n;
+  }
+
+  std::string dir_, socket_;
+  int port_ = 0;
+  pid_t pid_ = -1;
+};
+
+TEST_F(CollectorTest, SigkillMidStreamLosesNothingAndCountsNothingTwice) {
+  StartCollector();
+  auto client = Client();
+  ASSERT_TRUE(client->connected()) << client->last_error()->Describe();
+  client->Publish(Start());
+  constexpr int kEvents = 30000;
+  size_t sent_while_down = 0;
+  for (int i = 0; i < kEvents; ++i) {
+    client->Publish(Read(i));
+    if (i % 50 == 0) client->Flush();
+    if (i == kEvents / 4) Kill(SIGKILL);  // acknowledged, unacknowledged and unsent records
+    if (pid_ < 0) ++sent_while_down;
+    if (i == kEvents / 2) StartCollector();
+    if (i == 3 * kEvents / 4) {
+      Kill(SIGKILL);  // again, right after a burst: resends must be skipped, not recounted
+      StartCollector();
+    }
+  }
+  ASSERT_GT(sent_while_down, 1000u);
+  ASSERT_TRUE(Drain(*client)) << client->backlog() << " events never acknowledged";
+  client->Finish(1s);
+  EXPECT_FALSE(client->fallback());
+
+  std::string metrics = Scrape();
+  EXPECT_EQ(ValueOf(metrics, "gander_syscalls_total{extension=\"itest\",syscall=\"read\"}"),
+            kEvents - kEvents / 10);
+  EXPECT_EQ(ValueOf(metrics,
+                    "gander_file_access_outside_workspace_total{extension=\"itest\",path=\"/etc/"
+                    "passwd\",path_class=\"outside\",access=\"read\",result=\"allowed\"}"),
+            kEvents / 10);
+  EXPECT_EQ(ValueOf(metrics, "gander_extension_starts_total{extension=\"itest\"}"), 1);
+  EXPECT_EQ(ValueOf(metrics, "gander_events_dropped_total{extension=\"itest\",stage=\"backlog\"}"),
+            0);
+  EXPECT_EQ(client->stats().dropped, 0u);
+  // The audit log is at least once: a record written just before a SIGKILL, whose
+  // acknowledgement never left, is written again when resent.
+  EXPECT_GE(AuditLines(), static_cast<size_t>(kEvents + 1));
+}
+
+TEST_F(CollectorTest, EventsSentWhileTheCollectorIsDownArriveAfterItRestarts) {
+  StartCollector();
+  auto client = Client();
+  ASSERT_TRUE(client->connected());
+  client->Publish(Start());
+  ASSERT_TRUE(Drain(*client));
+  Kill(SIGKILL);
+  for (int i = 1; i <= 500; ++i) client->Publish(Read(i));  // 50 file events, 450 syscalls
+  client->Flush();
+  EXPECT_FALSE(client->connected());
+  EXPECT_EQ(client->backlog(), 500u);
+  StartCollector();
+  ASSERT_TRUE(Drain(*client));
+  std::string metrics = Scrape();
+  EXPECT_EQ(ValueOf(metrics, "gander_syscalls_total{extension=\"itest\",syscall=\"read\"}"), 450);
+  EXPECT_EQ(ValueOf(metrics, "gander_extension_running{extension=\"itest\"}"), 1);
+  client->Finish(1s);
+  EXPECT_TRUE(WaitUntil(
+      [&] { return ValueOf(Scrape(), "gander_extension_running{extension=\"itest\"}") == 0; }, 2s));
+}
+
+TEST_F(CollectorTest, BacklogOverflowIsDroppedAndCounted) {
+  StartCollector();
+  auto client = Client(/*max_backlog=*/100);
+  ASSERT_TRUE(client->connected());
+  ASSERT_TRUE(Drain(*client));
+  Kill(SIGKILL);
+  for (int i = 1; i <= 300; ++i) client->Publish(Read(i * 10 + 1));  // all syscalls
+  EXPECT_EQ(client->stats().dropped, 200u);
+  StartCollector();
+  ASSERT_TRUE(Drain(*client));
+  client->Publish(Read(1));  // room again: the drop notice goes first
+  ASSERT_TRUE(Drain(*client));
+  std::string metrics = Scrape();
+  EXPECT_EQ(ValueOf(metrics, "gander_syscalls_total{extension=\"itest\",syscall=\"read\"}"), 101);
+  EXPECT_EQ(ValueOf(metrics, "gander_events_dropped_total{extension=\"itest\",stage=\"backlog\"}"),
+            200);
+}
+
+TEST_F(CollectorTest, WithoutACollectorTheClientWritesTheAuditLogItself) {
+  auto client = Client();
+  EXPECT_TRUE(client->fallback());
+  client->Publish(Start());
+  client->Publish(Read(1));
+  client->Flush();
+  EXPECT_EQ(AuditLines(), 2u);
+  pollfd p{client->fd(), POLLIN, 0};
+  EXPECT_EQ(poll(&p, 1, 0), 0) << "the fallback's fd must never wake the loop";
+}
+
+TEST_F(CollectorTest, ALauncherStartsTheCollectorAndOnlyOneRuns) {
+  std::vector<std::string> command = {GANDER_COLLECT_BIN};
+  for (auto& a : CollectArgs()) command.push_back(a);
+  std::vector<std::unique_ptr<CollectorClient>> clients;
+  std::vector<std::thread> threads;
+  clients.resize(3);
+  for (int i = 0; i < 3; ++i) {  // three launchers starting at once
+    threads.emplace_back([&, i] {
+      CollectorClientOptions o;
+      o.hello.extension = "itest";
+      o.socket_path = socket_;
+      o.audit_log.path = dir_ + "/audit/itest.jsonl";
+      o.start_command = command;
+      o.start_wait = 5s;
+      clients[i] = CollectorClient::Create(std::move(o));
+    });
+  }
+  for (auto& t : threads) t.join();
+  for (auto& c : clients) EXPECT_TRUE(c->connected());
+  // Exactly one collector: a fourth refuses to start (it cannot take the lock).
+  std::string cmd =
+      std::string(GANDER_COLLECT_BIN) + " --socket " + socket_ + " --listen none --log-level off";
+  int status = system(cmd.c_str());
+  EXPECT_EQ(WEXITSTATUS(status), 3);
+  // Stop the one we started, found by its unique socket path.
+  for (const auto& entry : fs::directory_iterator("/proc")) {
+    std::ifstream in(entry.path() / "cmdline");
+    std::string cmdline((std::istreambuf_iterator<char>(in)), {});
+    if (cmdline.find(socket_) != std::string::npos &&
+        cmdline.find("gander-collect") != std::string::npos) {
+      kill(std::stoi(entry.path().filename()), SIGTERM);
+    }
+  }
+}
+
+TEST_F(CollectorTest, ABadLauncherIsDisconnectedAndTheCollectorLivesOn) {
+  StartCollector();
+  for (const std::string& garbage : {std::string("{\"t\":\"hello\",\"v\":99}\n"),
+                                     std::string("not json\n"), std::string(200 * 1024, 'x')}) {
+    int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    socket_.copy(addr.sun_path, sizeof(addr.sun_path) - 1);
+    ASSERT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+    (void)!send(fd, garbage.data(), garbage.size(), MSG_NOSIGNAL);
+    std::string reply;
+    char buf[512];
+    for (ssize_t n; (n = read(fd, buf, sizeof(buf))) > 0;) reply.append(buf, n);
+    close(fd);
+    EXPECT_EQ(reply.rfind("{\"t\":\"error\"", 0), 0u) << reply;
+  }
+  EXPECT_NE(Scrape().find("gander_label_overflow_total"), std::string::npos);
+}
+
+TEST_F(CollectorTest, ExpositionPassesPromtool) {
+  if (access("/usr/bin/promtool", X_OK) != 0) GTEST_SKIP() << "promtool is not installed";
+  StartCollector();
+  auto client = Client();
+  client->Publish(Start());
+  for (int i = 0; i < 20; ++i) client->Publish(Read(i));
+  ASSERT_TRUE(Drain(*client));
+  std::string file = dir_ + "/metrics.txt";
+  std::ofstream(file) << Scrape();
+  std::string cmd = "promtool check metrics < " + file + " > " + dir_ + "/promtool.txt 2>&1";
+  int status = system(cmd.c_str());
+  std::ifstream out(dir_ + "/promtool.txt");
+  std::string report((std::istreambuf_iterator<char>(out)), {});
+  EXPECT_EQ(WEXITSTATUS(status), 0) << report;
+}
+
+}  // namespace
+}  // namespace gander::exporters

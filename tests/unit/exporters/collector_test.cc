@@ -1,0 +1,336 @@
+// The collector's pure parts: label capping, the sequence ledger (dedupe on resend), the state
+// file round trip, the wire format both ways and its validation, and the event -> metric
+// mapping.
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "exporters/collector/collector_state.h"
+#include "exporters/collector/event_metrics.h"
+#include "exporters/collector/label_bounds.h"
+#include "exporters/collector/metric_store.h"
+#include "exporters/collector/wire_parse.h"
+#include "exporters/collector_wire.h"
+#include "monitor/event_json.h"
+
+namespace gander::exporters::collector {
+namespace {
+
+using monitor::Event;
+
+Event FileEvent(const std::string& path, monitor::PathClass c,
+                monitor::Verdict v = monitor::Verdict::kAllowed) {
+  Event e;
+  e.time_ns = 1748772000123456000;
+  e.extension = "github";
+  e.pid = 42;
+  e.executable = "/usr/bin/node";
+  e.payload = monitor::FileEvent{.syscall = "openat",
+                                 .raw_path = path,
+                                 .path = path,
+                                 .path_class = c,
+                                 .access = monitor::FileAccess::kRead,
+                                 .result = v};
+  return e;
+}
+
+Event Counted(const std::string& name, uint64_t count) {
+  Event e;
+  e.time_ns = 1748772000123456000;
+  e.extension = "github";
+  e.payload = monitor::SyscallEvent{
+      .name = name, .nr = 0, .action = monitor::SyscallAction::kCounted, .count = count};
+  return e;
+}
+
+Event Lifecycle(monitor::LifecyclePhase what, std::string detail) {
+  Event e;
+  e.time_ns = 1748772000123456000;
+  e.extension = "github";
+  e.payload = monitor::LifecycleEvent{what, std::move(detail)};
+  return e;
+}
+
+wire::Hello MakeHello() {
+  wire::Hello h;
+  h.launcher = "123-abc";
+  h.extension = "github";
+  h.info = {.isolation = "full",
+            .policy_sha256 = "00ff",
+            .syscall_accounting = "watched",
+            .destinations = {"api.github.com"},
+            .secrets = {"GITHUB_TOKEN"}};
+  h.home = "/home/u";
+  h.audit_log = "/tmp/x.jsonl";
+  return h;
+}
+
+std::string WithoutNewline(std::string s) {
+  if (!s.empty() && s.back() == '\n') s.pop_back();
+  return s;
+}
+
+TEST(LabelBounds, FirstValuesWinTheRestAreOther) {
+  LabelBounds bounds({.path = 2});
+  EXPECT_TRUE(bounds.Admit("a", BoundedLabel::kPath, "/etc"));
+  EXPECT_TRUE(bounds.Admit("a", BoundedLabel::kPath, "~/.ssh"));
+  EXPECT_TRUE(bounds.Admit("a", BoundedLabel::kPath, "/etc"));  // already admitted
+  EXPECT_FALSE(bounds.Admit("a", BoundedLabel::kPath, "/usr/lib"));
+  // Per extension and per label kind.
+  EXPECT_TRUE(bounds.Admit("b", BoundedLabel::kPath, "/usr/lib"));
+  EXPECT_TRUE(bounds.Admit("a", BoundedLabel::kDestination, "/usr/lib"));
+
+  LabelBounds restored({.path = 2});
+  ASSERT_TRUE(restored.Restore(bounds.Snapshot()));
+  EXPECT_TRUE(restored.Admit("a", BoundedLabel::kPath, "~/.ssh"));
+  EXPECT_FALSE(restored.Admit("a", BoundedLabel::kPath, "/var"));
+}
+
+TEST(LauncherLedger, AppliesEachSequenceNumberOnce) {
+  LauncherLedger ledger;
+  // A launcher with nothing applied may start anywhere (e.g. after a lost state file).
+  EXPECT_EQ(ledger.Classify("L", 7), LauncherLedger::Check::kApply);
+  ledger.Applied("L", 7);
+  EXPECT_EQ(ledger.Classify("L", 8), LauncherLedger::Check::kApply);
+  EXPECT_EQ(ledger.Classify("L", 7), LauncherLedger::Check::kDuplicate);
+  EXPECT_EQ(ledger.Classify("L", 3), LauncherLedger::Check::kDuplicate);
+  EXPECT_EQ(ledger.Classify("L", 10), LauncherLedger::Check::kGap);
+  ledger.Touch("L", "github", 100);
+  ledger.Touch("old", "github", 1);
+  ledger.Prune(200, 150);
+  EXPECT_EQ(ledger.entries().size(), 1u);
+  EXPECT_EQ(ledger.LastSeq("L"), 7u);
+}
+
+TEST(CollectorState, RoundTripKeepsEverySeriesAndSequence) {
+  auto dir = std::filesystem::temp_directory_path() / ("gander-state-" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  std::string path = dir / "state.json";
+
+  MetricStore store;
+  LabelBounds bounds({});
+  EventMetrics metrics(store, bounds);
+  metrics.OnHello(MakeHello());
+  metrics.Apply(Counted("read", 5), "/home/u");
+  metrics.ToolCall("github", "search", "ok", 0.3);
+  metrics.SetRunning("github", 1);
+  LauncherLedger ledger;
+  ledger.Touch("L", "github", 100);
+  ledger.Applied("L", 41);
+  ASSERT_TRUE(SaveState(path, store, metrics.bounds(), ledger));
+  EXPECT_FALSE(std::filesystem::exists(path + ".tmp"));
+  EXPECT_EQ(std::filesystem::status(path).permissions() & std::filesystem::perms::all,
+            std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+
+  MetricStore store2;
+  LabelBounds bounds2({});
+  LauncherLedger ledger2;
+  ASSERT_TRUE(LoadState(path, store2, bounds2, ledger2));
+  EXPECT_EQ(store2.Value(Metric::kSyscalls, {"github", "read"}), 5);
+  EXPECT_EQ(store2.Value(Metric::kToolCallDuration, {"github", "search", "ok"}), 1);
+  EXPECT_EQ(store2.Value(Metric::kExtensionRunning, {"github"}), 0);  // live state: not kept
+  EXPECT_EQ(ledger2.LastSeq("L"), 41u);
+  EXPECT_EQ(store.Snapshot()["gander_tool_call_duration_seconds"],
+            store2.Snapshot()["gander_tool_call_duration_seconds"]);
+
+  // Missing: a fresh start. Damaged: an error.
+  MetricStore store3;
+  LabelBounds bounds3({});
+  LauncherLedger ledger3;
+  EXPECT_TRUE(LoadState(dir / "none.json", store3, bounds3, ledger3));
+  std::ofstream(path) << "{\"version\":1,\"metrics\":";
+  EXPECT_FALSE(LoadState(path, store3, bounds3, ledger3));
+  std::filesystem::remove_all(dir);
+}
+
+TEST(Wire, RecordsRoundTripThroughTheCollectorsParser) {
+  Event exec;
+  exec.time_ns = 1748772000123456000;
+  exec.extension = "github";
+  exec.pid = 7;
+  exec.sandbox_pid = 2;
+  exec.executable = "/bin/sh";
+  exec.tool_call = {monitor::ToolCallState::kOne, monitor::ToolCall{"run", "12"}};
+  exec.payload = monitor::ProcessEvent{.action = monitor::ProcessAction::kExec,
+                                       .path = "/usr/bin/git",
+                                       .argv = {"git", "caf\xe9", "a\\b"},
+                                       .error = 13};
+  Event net;
+  net.time_ns = 1748772000000001000;
+  net.extension = "github";
+  net.payload = monitor::NetworkEvent{"example.com", "93.184.215.14",           443,
+                                      "tcp",         monitor::Verdict::kDenied, 111};
+  Event exit_event;
+  exit_event.extension = "github";
+  exit_event.time_ns = 1000;
+  exit_event.payload = monitor::ProcessEvent{.action = monitor::ProcessAction::kExit, .signal = 9};
+  LineParser parser;
+  for (const Event& e :
+       {exec, net, exit_event, FileEvent("/tmp/\xff", monitor::PathClass::kPrivate), Counted("", 3),
+        Lifecycle(monitor::LifecyclePhase::kEventsDropped, "9")}) {
+    std::string line = WithoutNewline(wire::EncodeRecord(9, e));
+    auto parsed = parser.ParseLine(line);
+    ASSERT_TRUE(parsed) << parsed.error().message << "\n" << line;
+    EXPECT_EQ(parsed->seq, 9u);
+    EXPECT_FALSE(parsed->backlog_gap);
+    EXPECT_EQ(monitor::ToJsonLine(parsed->event), monitor::ToJsonLine(e));
+  }
+  auto gap = parser.ParseLine(WithoutNewline(wire::EncodeRecord(
+      3, Lifecycle(monitor::LifecyclePhase::kEventsDropped, "4"), wire::kStageBacklog)));
+  ASSERT_TRUE(gap);
+  EXPECT_TRUE(gap->backlog_gap);
+  auto bye = parser.ParseLine(WithoutNewline(wire::EncodeBye(12)));
+  ASSERT_TRUE(bye);
+  EXPECT_EQ(bye->kind, LauncherLine::Kind::kBye);
+  EXPECT_EQ(bye->seq, 12u);
+}
+
+TEST(Wire, HelloRoundTrip) {
+  LineParser parser;
+  auto h = parser.ParseHello(WithoutNewline(wire::EncodeHello(MakeHello())));
+  ASSERT_TRUE(h) << h.error().message;
+  EXPECT_EQ(h->launcher, "123-abc");
+  EXPECT_EQ(h->extension, "github");
+  EXPECT_EQ(h->info.destinations, std::vector<std::string>{"api.github.com"});
+  EXPECT_EQ(h->info.secrets, std::vector<std::string>{"GITHUB_TOKEN"});
+  EXPECT_EQ(h->home, "/home/u");
+}
+
+TEST(Wire, CollectorRejectsBadInput) {
+  LineParser parser;
+  std::string good = WithoutNewline(wire::EncodeRecord(1, Counted("read", 1)));
+  auto replace = [&](const std::string& from, const std::string& to) {
+    std::string s = good;
+    s.replace(s.find(from), from.size(), to);
+    return s;
+  };
+  for (const std::string& bad : {
+           std::string("not json"),
+           std::string("[1,2]"),
+           replace("\"seq\":1", "\"seq\":0"),
+           replace("\"seq\":1", "\"seq\":-1"),
+           replace("\"kind\":\"syscall\"", "\"kind\":\"teleport\""),
+           replace("\"action\":\"counted\"", "\"action\":\"maybe\""),
+           replace("\"v\":1", "\"v\":2"),
+           replace("\"time\":\"2025", "\"time\":\"x025"),
+           replace("\"count\":1", "\"count\":\"1\""),
+           replace("\"event\":", "\"stage\":\"backlog\",\"event\":"),  // not a drop notice
+           replace("\"event\":", "\"stage\":\"elsewhere\",\"event\":"),
+           good.substr(0, good.size() - 1),
+       }) {
+    EXPECT_FALSE(parser.ParseLine(bad)) << bad;
+  }
+  std::string hello = WithoutNewline(wire::EncodeHello(MakeHello()));
+  auto hello_with = [&](const std::string& from, const std::string& to) {
+    std::string s = hello;
+    s.replace(s.find(from), from.size(), to);
+    return s;
+  };
+  EXPECT_FALSE(parser.ParseHello(hello_with("\"v\":1", "\"v\":2")));
+  EXPECT_FALSE(parser.ParseHello(hello_with("\"extension\":\"github\"", "\"extension\":\"..\"")));
+  EXPECT_FALSE(parser.ParseHello(hello_with("\"extension\":\"github\"", "\"extension\":\"a/b\"")));
+  EXPECT_FALSE(parser.ParseHello(hello_with("\"audit_log\":\"/tmp", "\"audit_log\":\"tmp")));
+  EXPECT_FALSE(parser.ParseHello(good));  // a record first
+  EXPECT_FALSE(ValidExtensionName(std::string(200, 'a')));
+  EXPECT_TRUE(ValidExtensionName("github-mcp_2"));
+}
+
+TEST(Wire, LauncherParsesReplies) {
+  auto w = wire::ParseReply(WithoutNewline(wire::EncodeWelcome(17)));
+  ASSERT_TRUE(w);
+  EXPECT_EQ(w->kind, wire::Reply::Kind::kWelcome);
+  EXPECT_EQ(w->seq, 17u);
+  auto a = wire::ParseReply(WithoutNewline(wire::EncodeAck(18)));
+  ASSERT_TRUE(a);
+  EXPECT_EQ(a->kind, wire::Reply::Kind::kAck);
+  auto e = wire::ParseReply(WithoutNewline(wire::EncodeError("bad \"seq\"\n")));
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->kind, wire::Reply::Kind::kError);
+  EXPECT_EQ(e->reason, "bad ?seq??");
+  EXPECT_FALSE(wire::ParseReply("{\"t\":\"ack\"}"));
+}
+
+TEST(EventMetrics, NormalisesPathsToShortPrefixes) {
+  EXPECT_EQ(NormalisePath("/home/u/.ssh/id_ed25519", "/home/u"), "~/.ssh");
+  EXPECT_EQ(NormalisePath("/home/u", "/home/u/"), "~");
+  EXPECT_EQ(NormalisePath("/home/uu/x", "/home/u"), "/home/uu");
+  EXPECT_EQ(NormalisePath("/usr/lib/x86_64-linux-gnu/libc.so.6", ""), "/usr/lib");
+  EXPECT_EQ(NormalisePath("/etc", ""), "/etc");
+  EXPECT_EQ(NormalisePath("/", ""), "/");
+  EXPECT_EQ(NormalisePath("pipe:[1234]", ""), "pipe:");
+  EXPECT_EQ(NormalisePath("", ""), "unknown");
+}
+
+TEST(EventMetrics, ExitReasons) {
+  EXPECT_EQ(ExitReason("exited with status 0"), "success");
+  EXPECT_EQ(ExitReason("exited with status 1"), "failure");
+  EXPECT_EQ(ExitReason("exited with status 137"), "signal");
+  EXPECT_EQ(ExitReason("could not start: exec: No such file"), "start_failed");
+  EXPECT_EQ(ExitReason("whatever"), "other");
+}
+
+TEST(EventMetrics, MapsEventsAndCapsLabels) {
+  MetricStore store;
+  EventMetrics m(store, LabelBounds({.path = 1, .syscall = 2}));
+  m.OnHello(MakeHello());
+  // Implied series at 0.
+  EXPECT_EQ(store.Value(Metric::kDenials, {"github", "network", "broker", "enforce"}), 0);
+  EXPECT_EQ(store.Value(Metric::kEgressConnections, {"github", "api.github.com", "allowed"}), 0);
+
+  m.Apply(FileEvent("/home/u/.ssh/id", monitor::PathClass::kDenied), "/home/u");
+  m.Apply(FileEvent("/home/u/.aws/creds", monitor::PathClass::kOutside), "/home/u");
+  m.Apply(FileEvent("/work/x", monitor::PathClass::kWorkspace), "/home/u");  // not counted
+  m.Apply(FileEvent("/etc/shadow", monitor::PathClass::kDenied, monitor::Verdict::kDenied),
+          "/home/u");
+  EXPECT_EQ(
+      store.Value(Metric::kFileOutsideWorkspace, {"github", "~/.ssh", "denied", "read", "allowed"}),
+      1);
+  EXPECT_EQ(
+      store.Value(Metric::kFileOutsideWorkspace, {"github", "other", "outside", "read", "allowed"}),
+      1);
+  EXPECT_EQ(
+      store.Value(Metric::kLabelOverflow, {"gander_file_access_outside_workspace_total", "path"}),
+      2);
+  EXPECT_EQ(store.Value(Metric::kDenials, {"github", "file", "seccomp", "enforce"}), 1);
+
+  m.Apply(Counted("read", 10), "");
+  m.Apply(Counted("openat", 2), "");
+  m.Apply(Counted("close", 3), "");
+  EXPECT_EQ(store.Value(Metric::kSyscalls, {"github", "read"}), 10);
+  EXPECT_EQ(store.Value(Metric::kSyscalls, {"github", "other"}), 3);
+
+  Event denied;
+  denied.extension = "github";
+  denied.payload = monitor::SyscallEvent{.name = "ptrace", .nr = 101, .error = 1};
+  m.Apply(denied, "");
+  EXPECT_EQ(store.Value(Metric::kDenials, {"github", "syscall", "seccomp", "enforce"}), 1);
+
+  m.Apply(Lifecycle(monitor::LifecyclePhase::kStart, "x"), "");
+  m.Apply(Lifecycle(monitor::LifecyclePhase::kStop, "exited with status 0"), "");
+  m.Apply(Lifecycle(monitor::LifecyclePhase::kEventsDropped, "12"), "");
+  m.Apply(Lifecycle(monitor::LifecyclePhase::kEventsDropped, "5"), "", true);
+  EXPECT_EQ(store.Value(Metric::kExtensionStarts, {"github"}), 1);
+  EXPECT_EQ(store.Value(Metric::kExtensionExits, {"github", "success"}), 1);
+  EXPECT_EQ(store.Value(Metric::kEventsDropped, {"github", "queue"}), 12);
+  EXPECT_EQ(store.Value(Metric::kEventsDropped, {"github", "backlog"}), 5);
+
+  // A new policy replaces the info series instead of adding a second one.
+  wire::Hello h = MakeHello();
+  h.info.policy_sha256 = "1111";
+  m.OnHello(h);
+  size_t info_series = 0;
+  for (const auto& family : store.Collect()) {
+    if (family.name == "gander_extension_info") info_series = family.metric.size();
+  }
+  EXPECT_EQ(info_series, 1u);
+}
+
+TEST(MetricStore, LabelValuesAreValidUtf8) {
+  EXPECT_EQ(SanitizeLabelValue("caf\xe9\n"), "caf\\xe9?");
+}
+
+}  // namespace
+}  // namespace gander::exporters::collector
