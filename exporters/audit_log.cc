@@ -47,6 +47,12 @@ AuditLog::~AuditLog() { WriteOut(); }
 
 void AuditLog::Publish(const monitor::Event& event) { Append(monitor::ToJsonLine(event)); }
 
+void AuditLog::PublishJson(std::string_view json) {
+  std::string line(json);
+  line += '\n';
+  Append(line);
+}
+
 void AuditLog::Flush() { WriteOut(); }
 
 void AuditLog::Append(std::string_view line) {

@@ -58,6 +58,9 @@ class AuditLog : public monitor::EventSink {
   ~AuditLog() override;
 
   void Publish(const monitor::Event& event) override;
+  // One event already encoded as a JSON object (no newline): the collector passes the
+  // launcher's validated line on unchanged.
+  void PublishJson(std::string_view json);
   void Flush() override;
 
   const AuditLogStats& stats() const { return stats_; }

@@ -347,7 +347,7 @@ void Collector::Impl::HandleLine(Connection& c, std::string_view line) {
   }
   metrics_->Apply(l.event, c.hello.home, l.backlog_gap);
   if (c.audit) {
-    c.audit->Publish(l.event);
+    c.audit->PublishJson(l.event_json);
   } else if (options_.write_audit_logs) {
     metrics_->CountDropped(c.hello.extension, wire::kStageAuditLog, 1);
   }

@@ -342,6 +342,19 @@ Result<LauncherLine> LineParser::ParseLine(std::string_view line) {
   auto parsed = ParseEvent(event);
   if (!parsed) return std::move(parsed).error().Context("event");
   out.event = std::move(parsed).value();
+  // EncodeRecord writes the event last: `{"seq":N[,"stage":"backlog"],"event":{...}}`. Only
+  // digits and the checked stage come before it, so the first `"event":{` is the member.
+  size_t start = line.find("\"event\":{");
+  size_t end = line.find_last_not_of(" \t\r\n");
+  if (start == std::string_view::npos || end == std::string_view::npos || line[end] != '}') {
+    return Bad("the event must be the record's last member");
+  }
+  start += 8;
+  size_t close = line.find_last_not_of(" \t\r\n", end - 1);
+  if (close == std::string_view::npos || close < start || line[close] != '}') {
+    return Bad("the event must be the record's last member");
+  }
+  out.event_json = line.substr(start, close + 1 - start);
   if (out.backlog_gap) {
     const auto* l = std::get_if<monitor::LifecycleEvent>(&out.event.payload);
     if (!l || l->what != monitor::LifecyclePhase::kEventsDropped) {

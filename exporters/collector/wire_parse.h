@@ -23,6 +23,10 @@ struct LauncherLine {
   uint64_t seq = 0;
   bool backlog_gap = false;  // "stage":"backlog": the client's own drop notice
   monitor::Event event;
+  // The event's JSON exactly as the launcher encoded it (a view into the parsed line): what
+  // the audit log gets, validated but never re-encoded (faster, and fields this collector
+  // does not model survive).
+  std::string_view event_json;
 };
 
 // Holds the JSON parser's buffers between lines (one per thread).

@@ -314,6 +314,7 @@ TEST_F(CollectorTest, ALauncherStartsTheCollectorAndOnlyOneRuns) {
   }
   for (auto& t : threads) t.join();
   for (auto& c : clients) EXPECT_TRUE(c->connected());
+  clients.clear();  // say bye before the collector is stopped
   // Exactly one collector: a fourth refuses to start (it cannot take the lock).
   std::string cmd =
       std::string(GANDER_COLLECT_BIN) + " --socket " + socket_ + " --listen none --log-level off";
@@ -325,7 +326,10 @@ TEST_F(CollectorTest, ALauncherStartsTheCollectorAndOnlyOneRuns) {
     std::string cmdline((std::istreambuf_iterator<char>(in)), {});
     if (cmdline.find(socket_) != std::string::npos &&
         cmdline.find("gander-collect") != std::string::npos) {
-      kill(std::stoi(entry.path().filename()), SIGTERM);
+      pid_t pid = std::stoi(entry.path().filename());
+      kill(pid, SIGTERM);
+      // Not our child: wait until it is gone, or TearDown races its last writes.
+      for (int i = 0; i < 500 && kill(pid, 0) == 0; ++i) usleep(10000);
     }
   }
 }
