@@ -68,6 +68,10 @@ std::string EncodeRecord(uint64_t seq, const monitor::Event& event, std::string_
   return out;
 }
 
+std::string EncodeSync(uint64_t last_seq) {
+  return "{\"t\":\"sync\",\"seq\":" + std::to_string(last_seq) + "}\n";
+}
+
 std::string EncodeBye(uint64_t last_seq) {
   return "{\"t\":\"bye\",\"seq\":" + std::to_string(last_seq) + "}\n";
 }

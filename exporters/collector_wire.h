@@ -6,6 +6,8 @@
 //   launcher -> collector   {"t":"hello","v":1,"launcher":ID,"extension":NAME,...}   first line
 //                           {"seq":N,"event":{...audit-log event...}}               one per event
 //                           {"seq":N,"stage":"backlog","event":{...events_dropped...}}
+//                           {"t":"sync","seq":N}      the launcher is exiting: persist and
+//                                                     acknowledge now, not at the next interval
 //                           {"t":"bye","seq":N}                                      last line
 //   collector -> launcher   {"t":"welcome","seq":M}   M: the last sequence number applied
 //                           {"t":"ack","seq":M}       everything <= M is applied and persisted
@@ -64,6 +66,7 @@ struct Hello {
 std::string EncodeHello(const Hello& hello);
 // `stage` is set only for the client's own drop notices (kStageBacklog).
 std::string EncodeRecord(uint64_t seq, const monitor::Event& event, std::string_view stage = {});
+std::string EncodeSync(uint64_t last_seq);
 std::string EncodeBye(uint64_t last_seq);
 
 // Collector -> launcher.

@@ -90,6 +90,13 @@ int Main(int argc, char** argv) {
   run_cmd->add_option("--audit-log", run.audit_log,
                       "Audit log file (JSON lines; default "
                       "$XDG_STATE_HOME/gander/audit/NAME.jsonl)");
+  std::string collector = "auto";
+  run_cmd
+      ->add_option("--collector", collector,
+                   "auto (default): send events to the metrics collector, starting one when none "
+                   "runs; connect: only if one runs; off: write the audit log directly, no "
+                   "metrics")
+      ->check(CLI::IsMember({"auto", "connect", "off"}));
   run_cmd->add_option("command", run.command, "The extension's command and arguments")->required();
   run_cmd->positionals_at_end();
 
@@ -126,6 +133,8 @@ int Main(int argc, char** argv) {
     if (!require.empty()) run.require = *ParseLevel(require);
     if (mode == "monitor") run.mode = RunMode::kMonitor;
     if (mode == "learn") run.mode = RunMode::kLearn;
+    if (collector == "connect") run.collector = CollectorUse::kConnect;
+    if (collector == "off") run.collector = CollectorUse::kOff;
     if (files == "off") run.files = monitor::FilesWatch::kOff;
     if (files == "opens") run.files = monitor::FilesWatch::kOpens;
     if (files == "all") run.files = monitor::FilesWatch::kAll;

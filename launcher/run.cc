@@ -17,6 +17,8 @@
 
 #include "common/unique_fd.h"
 #include "exporters/audit_log.h"
+#include "exporters/collector_client.h"
+#include "exporters/collector_paths.h"
 #include "launcher/child_setup.h"
 #include "launcher/command.h"
 #include "launcher/environment.h"
@@ -209,6 +211,9 @@ std::unique_ptr<exporters::AuditLog> OpenAuditLog(exporters::AuditLogOptions opt
   }
   return std::move(log).value();
 }
+
+// How often the syscall counts are published while the extension runs.
+constexpr auto kCountsInterval = std::chrono::seconds(5);
 
 monitor::RunInfo RunInfo(const Prepared& p, IsolationLevel level, const std::string& accounting) {
   std::string sources;
@@ -412,24 +417,49 @@ int Run(const RunOptions& o) {
   child_stdout.Reset();
 
   // The monitor: events go through a bounded queue (never blocking the extension) to the
-  // audit log.
+  // collector, which counts them and writes the audit log, or to the audit log directly.
   const bool learn = p.mode == RunMode::kLearn;
   const std::string accounting = !p.notify ? "none" : learn ? "census" : "watched";
+  const monitor::RunInfo info = RunInfo(p, level, accounting);
   monitor::BoundedEventQueue queue(8192);
   std::string audit_path = !o.audit_log.empty() ? o.audit_log
                            : p.policy.audit_log ? *p.policy.audit_log
                                                 : DefaultAuditLogPath(p.name);
-  std::unique_ptr<exporters::AuditLog> audit =
-      OpenAuditLog({.path = audit_path,
-                    .max_bytes = p.policy.audit_log_max_size,
-                    .max_files = p.policy.audit_log_files},
-                   p.name);
-  monitor::EventSink* sink = audit.get();
+  exporters::AuditLogOptions audit_options{.path = audit_path,
+                                           .max_bytes = p.policy.audit_log_max_size,
+                                           .max_files = p.policy.audit_log_files};
+  std::unique_ptr<exporters::AuditLog> audit;
+  std::unique_ptr<exporters::CollectorClient> collector;
+  monitor::EventSink* sink = nullptr;
+  if (o.collector == CollectorUse::kOff) {
+    audit = OpenAuditLog(audit_options, p.name);
+    sink = audit.get();
+  } else {
+    MakeParentDirs(audit_path);
+    exporters::CollectorClientOptions options;
+    options.hello.extension = p.name;
+    options.hello.info.backend = info.backend;
+    options.hello.info.isolation = info.isolation;
+    options.hello.info.mode = info.mode;
+    options.hello.info.policy_sha256 = info.policy_sha256;
+    options.hello.info.syscall_accounting = info.syscall_accounting;
+    options.hello.home = p.home;
+    if (o.collector == CollectorUse::kAuto) {
+      options.start_command = exporters::DefaultCollectorStartCommand();
+    }
+    options.audit_log = audit_options;
+    collector = exporters::CollectorClient::Create(std::move(options));
+    if (collector->fallback()) {
+      spdlog::debug("{}: no collector ({}): writing the audit log directly", p.name,
+                    collector->last_error() ? collector->last_error()->Describe() : "none");
+    }
+    sink = collector.get();
+  }
   monitor::Event start =
       Lifecycle(p.name, monitor::LifecyclePhase::kStart,
                 p.command.exec_path + " (isolation " + LevelName(level) + ", mode " +
                     ModeName(p.mode) + ", syscall accounting " + accounting + ")");
-  std::get<monitor::LifecycleEvent>(start.payload).info = RunInfo(p, level, accounting);
+  std::get<monitor::LifecycleEvent>(start.payload).info = info;
   queue.Push(std::move(start));
 
   monitor::SupervisorOptions supervise;
@@ -469,6 +499,8 @@ int Run(const RunOptions& o) {
         .files = p.files,
         .census = learn,
         .log_all_files = learn,
+        .home = p.home,
+        .workspace = p.workspace,
         .extension_pid = &sandbox->extension_pid,
         .namespaces = sandbox->namespaces};
     seccomp_monitor = std::make_unique<monitor::SeccompMonitor>(*unotify, memory, processes,
@@ -479,7 +511,20 @@ int Run(const RunOptions& o) {
                                    return false;
                                  }});
   }
+  if (collector) {
+    // Acknowledgements, a lost connection, or the reconnection timer.
+    supervise.watches.push_back({collector->fd(), [&](short) {
+                                   collector->Flush();
+                                   return true;
+                                 }});
+  }
+  // Syscall counts go out every few seconds, so metrics move while the extension runs.
+  auto counts_due = std::chrono::steady_clock::now() + kCountsInterval;
   supervise.after_turn = [&] {
+    if (seccomp_monitor && std::chrono::steady_clock::now() >= counts_due) {
+      seccomp_monitor->PublishCounts();
+      counts_due = std::chrono::steady_clock::now() + kCountsInterval;
+    }
     if (sink) queue.Drain(*sink, std::chrono::milliseconds(2));
   };
   if (!sandbox->namespaces) supervise.kill_group = sandbox->extension_pid;
@@ -512,6 +557,12 @@ int Run(const RunOptions& o) {
   while (sink && !queue.empty()) queue.Drain(*sink, std::chrono::milliseconds(100));
   if (audit && audit->last_error()) {
     spdlog::warn("{}: audit log {}: {}", p.name, audit_path, audit->last_error()->Describe());
+  }
+  if (collector) {
+    collector->Finish(std::chrono::milliseconds(500));
+    if (collector->last_error() && !collector->fallback()) {
+      spdlog::warn("{}: collector: {}", p.name, collector->last_error()->Describe());
+    }
   }
 
   if (!exec_failure.step.empty()) {

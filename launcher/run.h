@@ -26,6 +26,14 @@ enum class RunMode {
 };
 const char* ModeName(RunMode mode);
 
+// Where events go (docs/collector.md): to the collector, which counts them and writes the
+// audit log, or to the audit log directly.
+enum class CollectorUse {
+  kAuto,     // connect to the collector, starting one when none runs
+  kConnect,  // connect when one runs (a systemd unit), never start one
+  kOff,      // no collector: write the audit log directly, no metrics
+};
+
 struct RunOptions {
   std::string policy_file;          // --policy; empty: use `profile`
   std::string profile = "default";  // --profile
@@ -34,8 +42,9 @@ struct RunOptions {
   std::optional<IsolationLevel> require;
   bool no_namespaces = false;  // run with Landlock + seccomp only
   RunMode mode = RunMode::kEnforce;
-  std::optional<monitor::FilesWatch> files;  // --files: overrides the policy's monitor.files
-  std::string audit_log;                     // --audit-log; empty: policy, else the state dir
+  std::optional<monitor::FilesWatch> files;      // --files: overrides the policy's monitor.files
+  std::string audit_log;                         // --audit-log; empty: policy, else the state dir
+  CollectorUse collector = CollectorUse::kAuto;  // --collector
   std::vector<std::string> command;
 };
 

@@ -64,6 +64,9 @@ struct FileEvent {
   std::string raw_path{};  // as read from the target, cut at NUL and at kMaxRawPathBytes
   bool raw_path_truncated = false;
   std::optional<std::string> path{};  // resolved absolute path; nullopt when unresolved
+  // The short form the metrics use as their `path` label (NormaliseForLabel in
+  // monitor/path_classifier.h: "~/.ssh", "/etc/shadow", "${WORKSPACE}"); "" when not computed.
+  std::string path_label{};
   PathClass path_class = PathClass::kUnknown;
   FileAccess access = FileAccess::kOther;
   Verdict result = Verdict::kAllowed;

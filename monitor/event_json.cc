@@ -138,6 +138,7 @@ void WriteFile(ObjectWriter& o, const FileEvent& f) {
   } else {
     o.Null("path");
   }
+  o.String("path_label", f.path_label);
   o.String("class", ToString(f.path_class));
   o.String("access", ToString(f.access));
   o.String("result", ToString(f.result));

@@ -141,6 +141,7 @@ SeccompMonitor::SeccompMonitor(Unotify& unotify, TargetMemory& memory, Processes
     int nr = seccomp_syscall_resolve_name(std::string(w.name).c_str());
     if (nr >= 0) watched_[nr] = &w;
   }
+  label_anchors_ = (config_.trial ? *config_.trial : config_.rules).DenyPaths();
   for (const DeniedSyscall& d : config_.denials) {
     int nr = seccomp_syscall_resolve_name(std::string(d.name).c_str());
     if (nr >= 0 && !d.silent) denied_.emplace(nr, &d);
@@ -245,6 +246,8 @@ void SeccompMonitor::DecideFile(const Notification& n, const WatchedSyscall& w,
       if (Refused(file.access, file.path_class)) file.result = Verdict::kWouldDeny;
     }
     if (config_.log_all_files || Notable(file)) {
+      file.path_label = NormaliseForLabel(file.path.value_or(file.raw_path), config_.home,
+                                          config_.workspace, label_anchors_);
       Event e = BaseEvent(n.pid);
       e.payload = std::move(file);
       events.push_back(std::move(e));

@@ -60,8 +60,9 @@ struct SeccompMonitorConfig {
   std::optional<ClassifierRules> trial;
   std::vector<DeniedSyscall> denials;  // the table the filter was compiled from
   FilesWatch files = FilesWatch::kOpens;
-  bool census = false;         // learn mode: every syscall notifies and is counted
-  bool log_all_files = false;  // learn mode: every file event, not only the notable ones
+  bool census = false;          // learn mode: every syscall notifies and is counted
+  bool log_all_files = false;   // learn mode: every file event, not only the notable ones
+  std::string home, workspace;  // for the events' path labels (NormaliseForLabel)
   // The extension's pid (inside the sandbox's pid namespace when `namespaces`), once the
   // launcher knows it: its exit is the launcher's to report, with the status wait returns.
   const pid_t* extension_pid = nullptr;
@@ -104,6 +105,7 @@ class SeccompMonitor {
   std::unordered_map<int, const WatchedSyscall*> watched_;
   std::unordered_multimap<int, const DeniedSyscall*> denied_;
   std::unordered_map<int, std::string> names_;
+  std::vector<std::string> label_anchors_;                 // deny rules: labels keep them whole
   std::unordered_map<pid_t, ProcessIdentity> identities_;  // by thread id
   std::map<int, uint64_t> counts_;                         // since the last PublishCounts
   uint64_t handled_ = 0;

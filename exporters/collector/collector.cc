@@ -95,7 +95,8 @@ class Collector::Impl {
   std::unordered_map<std::string, std::unique_ptr<AuditLog>> audit_logs_;  // by path
   std::unordered_map<std::string, uint64_t> audit_lost_;                   // seen so far
   std::unordered_map<std::string, std::string> audit_owner_;               // path -> extension
-  size_t unpersisted_ = 0;                                                 // records applied since
+  bool persist_now_ = false;  // a launcher asked for its acknowledgement (sync)
+  size_t unpersisted_ = 0;    // records applied since
   bool dirty_ = false;
   Clock::time_point last_persist_ = Clock::now();
   std::string last_persist_error_;
@@ -212,10 +213,11 @@ Status Collector::Impl::Run() {
       if (!c.closing && (re & POLLOUT)) WriteReplies(c);
     }
     std::erase_if(connections_, [](const auto& e) { return e.second->closing; });
-    if (dirty_ && (unpersisted_ >= options_.persist_after_records ||
+    if (dirty_ && (persist_now_ || unpersisted_ >= options_.persist_after_records ||
                    Clock::now() - last_persist_ >= options_.persist_interval)) {
       Persist();
     }
+    persist_now_ = false;
   }
   Persist();
   spdlog::info("collector: stopped");
@@ -316,6 +318,10 @@ void Collector::Impl::HandleLine(Connection& c, std::string_view line) {
     return;
   }
   LauncherLine& l = *parsed;
+  if (l.kind == LauncherLine::Kind::kSync) {
+    persist_now_ = true;  // a launcher is exiting: acknowledge at the end of this turn
+    return;
+  }
   if (l.kind == LauncherLine::Kind::kBye) {
     // Everything was acknowledged (the client waits for that): nothing of this launcher
     // will ever be resent.

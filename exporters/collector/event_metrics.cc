@@ -3,6 +3,8 @@
 
 #include <charconv>
 
+#include "monitor/path_classifier.h"
+
 namespace gander::exporters::collector {
 namespace {
 
@@ -41,35 +43,6 @@ bool CountsAsOutside(monitor::PathClass c) {
 }
 
 }  // namespace
-
-std::string NormalisePath(std::string_view path, std::string_view home) {
-  if (path.empty()) return "unknown";
-  if (path[0] != '/') {
-    // pipe:[123], socket:[4], anon_inode:[eventfd]: the type is enough.
-    size_t colon = path.find(':');
-    return std::string(colon == std::string_view::npos ? path.substr(0, 32)
-                                                       : path.substr(0, colon + 1));
-  }
-  std::string_view rest = path;
-  std::string out;
-  size_t keep = 2;  // components
-  while (home.size() > 1 && home.back() == '/') home.remove_suffix(1);
-  if (home.size() > 1 && path.starts_with(home) &&
-      (path.size() == home.size() || path[home.size()] == '/')) {
-    out = "~";
-    rest = path.substr(home.size());
-    keep = 1;
-  }
-  for (size_t n = 0; n < keep; ++n) {
-    while (rest.starts_with('/')) rest.remove_prefix(1);
-    if (rest.empty()) break;
-    size_t slash = rest.find('/');
-    out += '/';
-    out += rest.substr(0, slash);
-    rest = slash == std::string_view::npos ? std::string_view() : rest.substr(slash);
-  }
-  return out.empty() ? "/" : out;
-}
 
 std::string_view ExitReason(std::string_view detail) {
   constexpr std::string_view kExited = "exited with status ";
@@ -136,8 +109,13 @@ void EventMetrics::Apply(const monitor::Event& e, std::string_view home, bool ba
   const std::string& ext = e.extension;
   if (const auto* f = std::get_if<monitor::FileEvent>(&e.payload)) {
     if (CountsAsOutside(f->path_class)) {
-      std::string path = Bounded(ext, BoundedLabel::kPath, Metric::kFileOutsideWorkspace,
-                                 NormalisePath(f->path.value_or(""), home));
+      // The launcher's label (it knows the workspace and the deny rules); the same function
+      // with what the collector knows for a launcher that sent none.
+      std::string label =
+          !f->path_label.empty()
+              ? f->path_label
+              : monitor::NormaliseForLabel(f->path.value_or(""), std::string(home), "", {});
+      std::string path = Bounded(ext, BoundedLabel::kPath, Metric::kFileOutsideWorkspace, label);
       store_.Add(Metric::kFileOutsideWorkspace,
                  {ext, path, monitor::ToString(f->path_class), monitor::ToString(f->access),
                   monitor::ToString(f->result)});

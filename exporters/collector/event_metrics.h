@@ -66,10 +66,6 @@ class EventMetrics {
   std::unordered_map<std::string, std::string> info_key_;  // extension -> its info labels
 };
 
-// A short, bounded path label: below `home` as ~/FIRST, else the first two components
-// (/usr/lib, /etc/shadow); "" (unresolved) as "unknown"; pseudo paths (pipe:[..]) by type.
-std::string NormalisePath(std::string_view path, std::string_view home);
-
 // The exits_total reason for a lifecycle stop detail ("exited with status N",
 // "could not start: ...").
 std::string_view ExitReason(std::string_view detail);

@@ -92,6 +92,9 @@ Status ParseFile(const object& o, monitor::FileEvent& f) {
     GANDER_TRY_ASSIGN(p, Bytes(o, "path"));
     f.path = std::move(p);
   }
+  if (o["path_label"].get_string().error() == simdjson::SUCCESS) {
+    GANDER_TRY_ASSIGN(f.path_label, Bytes(o, "path_label"));
+  }
   GANDER_TRY_ASSIGN(f.path_class, Enum<monitor::PathClass>(o, "class", 8));
   GANDER_TRY_ASSIGN(f.access, Enum<monitor::FileAccess>(o, "access", 9));
   GANDER_TRY_ASSIGN(f.result, Enum<monitor::Verdict>(o, "result", 3));
@@ -328,6 +331,10 @@ Result<LauncherLine> LineParser::ParseLine(std::string_view line) {
   if (o["seq"].get_uint64().get(out.seq) || out.seq == 0) return Bad("bad seq");
   std::string_view t;
   if (!o["t"].get_string().get(t)) {
+    if (t == "sync") {
+      out.kind = LauncherLine::Kind::kSync;
+      return out;
+    }
     if (t != "bye") return Bad("unknown line type");
     out.kind = LauncherLine::Kind::kBye;
     return out;

@@ -18,7 +18,7 @@
 namespace gander::exporters::collector {
 
 struct LauncherLine {
-  enum class Kind { kRecord, kBye };
+  enum class Kind { kRecord, kSync, kBye };
   Kind kind = Kind::kRecord;
   uint64_t seq = 0;
   bool backlog_gap = false;  // "stage":"backlog": the client's own drop notice

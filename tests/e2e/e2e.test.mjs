@@ -59,7 +59,7 @@ async function connect({ command, args, world, viaGander, name }) {
     assert.ok(GANDER, "GANDER_BIN must name the gander binary");
     assert.ok(fs.existsSync(GANDER), `GANDER_BIN=${GANDER} does not exist`);
     cmd = GANDER;
-    argv = ["run", "--name", name, "--workspace", world.ws, "--", command, ...args];
+    argv = ["run", "--collector", "off", "--name", name, "--workspace", world.ws, "--", command, ...args];
   }
   const transport = new StdioClientTransport({
     command: cmd,

@@ -253,17 +253,6 @@ TEST(Wire, LauncherParsesReplies) {
   EXPECT_FALSE(wire::ParseReply("{\"t\":\"ack\"}"));
 }
 
-TEST(EventMetrics, NormalisesPathsToShortPrefixes) {
-  EXPECT_EQ(NormalisePath("/home/u/.ssh/id_ed25519", "/home/u"), "~/.ssh");
-  EXPECT_EQ(NormalisePath("/home/u", "/home/u/"), "~");
-  EXPECT_EQ(NormalisePath("/home/uu/x", "/home/u"), "/home/uu");
-  EXPECT_EQ(NormalisePath("/usr/lib/x86_64-linux-gnu/libc.so.6", ""), "/usr/lib");
-  EXPECT_EQ(NormalisePath("/etc", ""), "/etc");
-  EXPECT_EQ(NormalisePath("/", ""), "/");
-  EXPECT_EQ(NormalisePath("pipe:[1234]", ""), "pipe:");
-  EXPECT_EQ(NormalisePath("", ""), "unknown");
-}
-
 TEST(EventMetrics, ExitReasons) {
   EXPECT_EQ(ExitReason("exited with status 0"), "success");
   EXPECT_EQ(ExitReason("exited with status 1"), "failure");

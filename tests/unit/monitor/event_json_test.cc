@@ -106,17 +106,19 @@ TEST(ToJsonLine, FileEventGoldenLine) {
   e.payload = FileEvent{.syscall = "openat",
                         .raw_path = "../.ssh/id_rsa",
                         .path = "/home/u/.ssh/id_rsa",
+                        .path_label = "~/.ssh",
                         .path_class = PathClass::kDenied,
                         .access = FileAccess::kRead,
                         .result = Verdict::kAllowed};
-  EXPECT_EQ(ToJsonLine(e),
-            R"({"v":1,"time":"2023-11-14T22:13:20.123456Z","kind":"file","extension":"github",)"
-            R"("pid":1234,"sandbox_pid":7,"exe":"/usr/bin/node",)"
-            R"("tool_call":{"state":"one","tool":"read_file","request_id":"42"},)"
-            R"("file":{"syscall":"openat","raw_path":"../.ssh/id_rsa","raw_path_truncated":false,)"
-            R"("path":"/home/u/.ssh/id_rsa","class":"denied","access":"read","result":"allowed",)"
-            R"("errno":0,"errno_name":null}})"
-            "\n");
+  EXPECT_EQ(
+      ToJsonLine(e),
+      R"({"v":1,"time":"2023-11-14T22:13:20.123456Z","kind":"file","extension":"github",)"
+      R"("pid":1234,"sandbox_pid":7,"exe":"/usr/bin/node",)"
+      R"("tool_call":{"state":"one","tool":"read_file","request_id":"42"},)"
+      R"("file":{"syscall":"openat","raw_path":"../.ssh/id_rsa","raw_path_truncated":false,)"
+      R"("path":"/home/u/.ssh/id_rsa","path_label":"~/.ssh","class":"denied","access":"read","result":"allowed",)"
+      R"("errno":0,"errno_name":null}})"
+      "\n");
 }
 
 TEST(ToJsonLine, UnknownValuesAreNull) {

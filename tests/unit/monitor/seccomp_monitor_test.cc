@@ -240,6 +240,21 @@ TEST_F(SeccompMonitorTest, FilesOffWatchesNothingButDenials) {
   EXPECT_EQ(events.size(), 1u);
 }
 
+TEST_F(SeccompMonitorTest, LoggedFileEventsCarryTheMetricsPathLabel) {
+  config_.home = "/home/u";
+  config_.workspace = "/home/u/proj";
+  auto monitor = Make();
+  memory_.strings[0x1000] = "/home/u/.ssh/keys/id_rsa";  // under the deny rule ~/.ssh
+  memory_.strings[0x2000] = "/var/lib/secret/x";         // outside: two components
+  std::vector<Event> events;
+  for (uint64_t address : {0x1000, 0x2000}) {
+    monitor.Decide(Call("openat", {static_cast<uint64_t>(AT_FDCWD), address, O_RDONLY}), events);
+  }
+  ASSERT_EQ(events.size(), 2u);
+  EXPECT_EQ(File(events[0]).path_label, "~/.ssh");
+  EXPECT_EQ(File(events[1]).path_label, "/var/lib");
+}
+
 TEST_F(SeccompMonitorTest, ExitGroupIsAProcessExitExceptTheExtensionsOwn) {
   pid_t extension = 3;  // sandbox pid of the extension; FakeProcesses says every pid is 2
   config_.extension_pid = &extension;
