@@ -12,6 +12,9 @@
 #include <cstring>
 
 namespace gander::monitor {
+namespace {
+constexpr int kPipeBytes = 1 << 20;
+}  // namespace
 
 int64_t MonotonicNowMs() {
   timespec ts;
@@ -25,6 +28,12 @@ LineRelay::LineRelay(int in, int out, LineRelayOptions options, LineObserver* ob
   options_.max_line = std::max<size_t>(options_.max_line, 1);
   options_.read_chunk = std::max<size_t>(options_.read_chunk, 1);
   options_.out_capacity = std::max<size_t>(options_.out_capacity, 1);
+  // Larger pipes mean fewer, larger reads and writes for big messages (best effort: the
+  // unprivileged limit is /proc/sys/fs/pipe-max-size, 1 MiB by default).
+  for (int fd : {in_, out_}) {
+    struct stat st;
+    if (fd >= 0 && fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode)) fcntl(fd, F_SETPIPE_SZ, kPipeBytes);
+  }
 }
 
 bool LineRelay::WantsRead() const {
@@ -163,6 +172,7 @@ void LineRelay::Frame(bool at_end) {
 
 void LineRelay::SwitchInput(int in) {
   in_ = in;
+  fcntl(in_, F_SETPIPE_SZ, kPipeBytes);
   input_closed_ = false;
   size_ = scan_ = framed_;  // the old extension's partial line
   if (oversize_) {

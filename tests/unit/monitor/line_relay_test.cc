@@ -137,8 +137,9 @@ TEST(LineRelay, BackpressureBoundsTheBuffer) {
 
 TEST(LineRelay, WritesToABlockingPipeWithoutBlocking) {
   Pipe in, out(0);  // out is blocking, like gander's stdout
-  LineRelay relay(in.r, out.w, {.max_line = 1 << 20, .out_capacity = 1 << 20});
-  std::string big(1 << 20, 'b');
+  // More than any pipe holds (the relay grows its pipes to 1 MiB).
+  LineRelay relay(in.r, out.w, {.max_line = 8 << 20, .out_capacity = 8 << 20});
+  std::string big(4 << 20, 'b');
   big.back() = '\n';
   relay.Feed(big);
   relay.OnWritable();  // must return once the pipe is full instead of blocking
