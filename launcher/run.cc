@@ -28,6 +28,8 @@
 #include "launcher/seccomp_filter.h"
 #include "monitor/event_queue.h"
 #include "monitor/path_classifier.h"
+#include "monitor/redactor.h"
+#include "monitor/rpc_monitor.h"
 #include "monitor/seccomp_monitor.h"
 #include "monitor/supervisor.h"
 #include "policies/expand.h"
@@ -366,15 +368,19 @@ int Run(const RunOptions& o) {
     return Fail(kExitSetupFailed, "--require full refuses --no-namespaces");
   }
 
-  // The extension's stdio: pipes whose far ends only the extension holds.
-  int in_pipe[2], out_pipe[2];
-  if (pipe2(in_pipe, O_CLOEXEC) != 0 || pipe2(out_pipe, O_CLOEXEC) != 0) {
+  // The extension's stdio: pipes whose far ends only the extension holds. Its stderr goes
+  // through the relay too (secret redaction).
+  int in_pipe[2], out_pipe[2], err_pipe[2];
+  if (pipe2(in_pipe, O_CLOEXEC) != 0 || pipe2(out_pipe, O_CLOEXEC) != 0 ||
+      pipe2(err_pipe, O_CLOEXEC) != 0) {
     return Fail(kExitSetupFailed, ErrnoError("pipe2").Describe());
   }
   UniqueFd child_stdin(in_pipe[0]), to_child(in_pipe[1]);
   UniqueFd from_child(out_pipe[0]), child_stdout(out_pipe[1]);
+  UniqueFd from_child_err(err_pipe[0]), child_stderr(err_pipe[1]);
   fcntl(to_child.get(), F_SETFL, O_NONBLOCK);
   fcntl(from_child.get(), F_SETFL, O_NONBLOCK);
+  fcntl(from_child_err.get(), F_SETFL, O_NONBLOCK);
 
   PrivateDirs private_dirs;
   Result<SandboxProcess> sandbox = MakeError("not started");
@@ -394,6 +400,7 @@ int Run(const RunOptions& o) {
     spec = std::move(built).value();
     spec->stdin_fd = child_stdin.get();
     spec->stdout_fd = child_stdout.get();
+    spec->stderr_fd = child_stderr.get();
     StartFailure failure;
     spdlog::debug("phase: sandbox planned, seccomp compiled");
     sandbox = StartSandbox(*spec, &failure);
@@ -415,6 +422,7 @@ int Run(const RunOptions& o) {
   }
   child_stdin.Reset();
   child_stdout.Reset();
+  child_stderr.Reset();
 
   // The monitor: events go through a bounded queue (never blocking the extension) to the
   // collector, which counts them and writes the audit log, or to the audit log directly.
@@ -462,9 +470,44 @@ int Run(const RunOptions& o) {
   std::get<monitor::LifecycleEvent>(start.payload).info = info;
   queue.Push(std::move(start));
 
+  // The MCP-aware stdio relay (relay issue): the tracker labels every event with the tool call
+  // in flight and reports each call; injected secrets are redacted from stdout and stderr.
+  // `secrets` is empty until the secrets issue fills it.
+  constexpr size_t kMaxLine = 64u << 20;
+  monitor::RpcMonitor rpc(p.name, &queue, kMaxLine);
+  std::vector<monitor::Secret> secrets;
+  auto redaction_events = [&](std::string channel) {
+    return [&, channel](const std::string& secret, uint64_t count) {
+      monitor::Event e = Lifecycle(p.name, monitor::LifecyclePhase::kStart, "");
+      e.tool_call = rpc.tracker().Slot();
+      e.payload = monitor::RedactionEvent{secret, channel, count};
+      queue.Push(std::move(e));
+    };
+  };
+  monitor::Redactor stdout_redactor(secrets, redaction_events("stdout"));
+  monitor::Redactor stderr_redactor(secrets, redaction_events("stderr"));
+
   monitor::SupervisorOptions supervise;
+  supervise.up.max_line = supervise.down.max_line = kMaxLine;
+  supervise.err.hold_lines = false;
+  supervise.client_observer = &rpc.client_side();
+  supervise.server_observer = &rpc.server_side();
+  if (!stdout_redactor.empty()) supervise.stdout_rewriter = &stdout_redactor;
+  if (!stderr_redactor.empty()) supervise.stderr_rewriter = &stderr_redactor;
+  supervise.on_relay_done = [&](const monitor::LineRelayStats& up,
+                                const monitor::LineRelayStats& down,
+                                const monitor::LineRelayStats& err) {
+    queue.Push(Lifecycle(
+        p.name, monitor::LifecyclePhase::kRelay,
+        fmt::format(
+            "client_lines={} client_not_json={} client_oversize={} server_lines={} "
+            "server_not_json={} server_oversize={} stderr_bytes={} tool_calls_unanswered={}",
+            up.lines, up.non_json_lines, up.oversize_lines, down.lines, down.non_json_lines,
+            down.oversize_lines, err.bytes_in, rpc.tracker().tool_calls_in_flight())));
+  };
   supervise.child_in = to_child.Release();
   supervise.child_out = from_child.get();
+  supervise.child_err = from_child_err.get();
   supervise.pidfd = sandbox->pidfd.get();
 
   // The start is confirmed (or refused) on the sync socket once the extension exec'd. Watched
@@ -502,7 +545,8 @@ int Run(const RunOptions& o) {
         .home = p.home,
         .workspace = p.workspace,
         .extension_pid = &sandbox->extension_pid,
-        .namespaces = sandbox->namespaces};
+        .namespaces = sandbox->namespaces,
+        .tool_calls = &rpc.tracker()};
     seccomp_monitor = std::make_unique<monitor::SeccompMonitor>(*unotify, memory, processes,
                                                                 std::move(config), queue);
     // POLLHUP: no process uses the filter any more (the sandbox is gone).
@@ -530,6 +574,7 @@ int Run(const RunOptions& o) {
   if (!sandbox->namespaces) supervise.kill_group = sandbox->extension_pid;
 
   int status = monitor::Supervise(supervise);
+  rpc.FailInFlight("the session ended");  // calls never answered end as `aborted` events
 
   if (seccomp_monitor) seccomp_monitor->PublishCounts();
   if (!exec_failure.step.empty()) {

@@ -17,7 +17,9 @@ static_assert(kAlternativeIs<EventKind::kFile, FileEvent> &&
               kAlternativeIs<EventKind::kNetwork, NetworkEvent> &&
               kAlternativeIs<EventKind::kSyscall, SyscallEvent> &&
               kAlternativeIs<EventKind::kProcess, ProcessEvent> &&
-              kAlternativeIs<EventKind::kLifecycle, LifecycleEvent>);
+              kAlternativeIs<EventKind::kLifecycle, LifecycleEvent> &&
+              kAlternativeIs<EventKind::kTool, ToolEvent> &&
+              kAlternativeIs<EventKind::kRedaction, RedactionEvent>);
 
 int64_t WallClockNowNs() {
   timespec ts{};
@@ -125,6 +127,10 @@ std::string_view ToString(LifecyclePhase p) {
       return "stop";
     case LifecyclePhase::kEventsDropped:
       return "events_dropped";
+    case LifecyclePhase::kRelay:
+      return "relay";
+    case LifecyclePhase::kRestart:
+      return "restart";
   }
   return "start";
 }
@@ -141,6 +147,10 @@ std::string_view ToString(EventKind k) {
       return "process";
     case EventKind::kLifecycle:
       return "lifecycle";
+    case EventKind::kTool:
+      return "tool";
+    case EventKind::kRedaction:
+      return "redaction";
   }
   return "lifecycle";
 }

@@ -112,6 +112,8 @@ enum class LifecyclePhase {
   kStart,          // the extension started (detail: command)
   kStop,           // the extension stopped (detail: reason)
   kEventsDropped,  // events were lost before this point (detail: how many, in decimal)
+  kRelay,          // the stdio relay's counts at the end (detail: "key=value ...")
+  kRestart,        // the extension was restarted behind the relay (detail: the reason)
 };
 
 // How a run is set up, on its start event: what the metrics' extension_info carries.
@@ -130,7 +132,31 @@ struct LifecycleEvent {
   std::optional<RunInfo> info{};  // kStart only
 };
 
-enum class EventKind { kFile, kNetwork, kSyscall, kProcess, kLifecycle };
+// A tools/call that ended, seen by the stdio relay (the per-tool metrics come from these).
+struct ToolEvent {
+  std::string name{};        // params.name
+  std::string request_id{};  // the JSON-RPC id as text
+  // "ok", "tool_error" (result.isError), "rpc_error", "cancelled", "input_required" (2026
+  // framing), "aborted" (no answer: restart or end of session)
+  std::string outcome{};
+  int64_t duration_ns = 0;  // request forwarded -> response forwarded
+  int error_code = 0;       // rpc_error: error.code
+  // Events the call caused while it was the only one in flight.
+  uint64_t files = 0;
+  uint64_t network = 0;
+  uint64_t denials = 0;
+  std::optional<std::string> session_id{};   // the client's _meta agent-session-id
+  std::optional<std::string> working_dir{};  // the client's _meta agent-working-dir
+};
+
+// A secret's value (or an escaped form of it) replaced by a marker on its way out.
+struct RedactionEvent {
+  std::string secret{};   // the secret's name
+  std::string channel{};  // "stdout" or "stderr"
+  uint64_t count = 1;
+};
+
+enum class EventKind { kFile, kNetwork, kSyscall, kProcess, kLifecycle, kTool, kRedaction };
 
 struct Event {
   int64_t time_ns = 0;           // wall clock (CLOCK_REALTIME), nanoseconds since the Unix epoch
@@ -140,7 +166,9 @@ struct Event {
   std::string executable{};              // /proc/PID/exe of the process, "" when unknown
   ToolCallSlot tool_call{};
   // The alternatives are in EventKind order.
-  std::variant<FileEvent, NetworkEvent, SyscallEvent, ProcessEvent, LifecycleEvent> payload{};
+  std::variant<FileEvent, NetworkEvent, SyscallEvent, ProcessEvent, LifecycleEvent, ToolEvent,
+               RedactionEvent>
+      payload{};
 
   EventKind kind() const { return static_cast<EventKind>(payload.index()); }
 };

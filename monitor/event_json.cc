@@ -198,6 +198,37 @@ void WriteLifecycle(ObjectWriter& o, const LifecycleEvent& l) {
   i.End();
 }
 
+void WriteTool(ObjectWriter& o, const ToolEvent& t) {
+  o.String("name", t.name);
+  o.String("request_id", t.request_id);
+  o.String("outcome", t.outcome);
+  o.Int("duration_us", t.duration_ns / 1000);
+  if (t.error_code) {
+    o.Int("error_code", t.error_code);
+  } else {
+    o.Null("error_code");
+  }
+  o.Uint("files", t.files);
+  o.Uint("network", t.network);
+  o.Uint("denials", t.denials);
+  if (t.session_id) {
+    o.String("session_id", *t.session_id);
+  } else {
+    o.Null("session_id");
+  }
+  if (t.working_dir) {
+    o.String("working_dir", *t.working_dir);
+  } else {
+    o.Null("working_dir");
+  }
+}
+
+void WriteRedaction(ObjectWriter& o, const RedactionEvent& r) {
+  o.String("secret", r.secret);
+  o.String("channel", r.channel);
+  o.Uint("count", r.count);
+}
+
 }  // namespace
 
 std::string EscapeBytes(std::string_view bytes) {
@@ -341,6 +372,8 @@ std::string ToJsonLine(const Event& event) {
         if constexpr (std::is_same_v<T, SyscallEvent>) WriteSyscall(p, payload);
         if constexpr (std::is_same_v<T, ProcessEvent>) WriteProcess(p, payload);
         if constexpr (std::is_same_v<T, LifecycleEvent>) WriteLifecycle(p, payload);
+        if constexpr (std::is_same_v<T, ToolEvent>) WriteTool(p, payload);
+        if constexpr (std::is_same_v<T, RedactionEvent>) WriteRedaction(p, payload);
       },
       event.payload);
   p.End();

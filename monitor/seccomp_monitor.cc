@@ -172,6 +172,7 @@ Event SeccompMonitor::BaseEvent(pid_t tid) {
   e.pid = id.pid;
   e.sandbox_pid = id.sandbox_pid;
   e.executable = id.executable;
+  if (config_.tool_calls) e.tool_call = config_.tool_calls->Slot();
   return e;
 }
 
@@ -335,7 +336,10 @@ bool SeccompMonitor::HandleOne() {
   std::vector<Event> events;
   Response response = Decide(*n, events);
   // Recorded before the answer: a denial is never returned unreported.
-  for (Event& e : events) queue_.Push(std::move(e));
+  for (Event& e : events) {
+    if (config_.tool_calls) config_.tool_calls->Attribute(e);
+    queue_.Push(std::move(e));
+  }
   // Decided on our copy. No NOTIF_ID_VALID first: the answer depends on the arguments only,
   // and SEND itself fails (ENOENT) when the target is gone. Its events stay: it made the
   // call. (A pid reused within these microseconds could only misname a path in the log, and

@@ -18,6 +18,7 @@
 #include "monitor/path_classifier.h"
 #include "monitor/path_resolver.h"
 #include "monitor/seccomp_notify.h"
+#include "monitor/tool_call_tracker.h"
 #include "monitor/watched_syscalls.h"
 
 namespace gander::monitor {
@@ -67,6 +68,9 @@ struct SeccompMonitorConfig {
   // launcher knows it: its exit is the launcher's to report, with the status wait returns.
   const pid_t* extension_pid = nullptr;
   bool namespaces = true;
+  // The stdio relay's tracker: which tool call each event belongs to (and per-call counts).
+  // Null: every event says `startup`.
+  ToolCallTracker* tool_calls = nullptr;
 };
 
 class SeccompMonitor {

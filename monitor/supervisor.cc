@@ -14,7 +14,8 @@
 #include <cstdint>
 
 #include "common/unique_fd.h"
-#include "monitor/stdio_relay.h"
+#include "monitor/line_relay.h"
+#include "monitor/rpc_monitor.h"
 
 namespace gander::monitor {
 namespace {
@@ -31,6 +32,12 @@ constexpr int64_t kNever = INT64_MAX;
 class Shutdown {
  public:
   Shutdown(int pidfd, pid_t kill_group) : pidfd_(pidfd), kill_group_(kill_group) {}
+
+  // A fresh extension replaced the old one: signal that one from now on.
+  void Retarget(int pidfd, pid_t kill_group) {
+    pidfd_ = pidfd;
+    kill_group_ = kill_group;
+  }
 
   void TermAt(int64_t when) { term_at_ = std::min(term_at_, when); }
   void KillAt(int64_t when) { kill_at_ = std::min(kill_at_, when); }
@@ -77,8 +84,16 @@ int Supervise(const SupervisorOptions& options) {
   UniqueFd signal_fd(signalfd(-1, &signals, SFD_CLOEXEC | SFD_NONBLOCK));
 
   UniqueFd child_in(options.child_in);
-  ByteRelay up(options.client_in, options.child_in);      // Goose -> extension
-  ByteRelay down(options.child_out, options.client_out);  // extension -> Goose
+  LineRelay up(options.client_in, options.child_in, options.up,  // Goose -> extension
+               options.client_observer);
+  LineRelay down(options.child_out, options.client_out, options.down,  // extension -> Goose
+                 options.server_observer, options.stdout_rewriter);
+  LineRelay err(options.child_err, options.client_err, options.err, nullptr,
+                options.stderr_rewriter);
+  const bool relay_err = options.child_err >= 0;
+  int pidfd = options.pidfd;
+  int child_out_fd = options.child_out;
+  int child_err_fd = options.child_err;
   Shutdown shutdown(options.pidfd, options.kill_group);
   bool exited = false;
   int status = 0;
@@ -88,22 +103,36 @@ int Supervise(const SupervisorOptions& options) {
     shutdown.TermAt(now + options.term_after_eof_ms);
     shutdown.KillAt(now + options.kill_after_eof_ms);
   };
+  auto outputs_done = [&] { return down.Finished() && (!relay_err || err.Finished()); };
 
   std::vector<Watch> watches = options.watches;
   std::vector<pollfd> fds;
-  while (!exited || !down.Finished()) {
-    enum { kClientIn, kChildIn, kChildOut, kClientOut, kPidfd, kSignal, kCount };
+  while (!exited || !outputs_done()) {
+    enum {
+      kClientIn,
+      kChildIn,
+      kChildOut,
+      kClientOut,
+      kChildErr,
+      kClientErr,
+      kPidfd,
+      kSignal,
+      kCount
+    };
     fds.assign({
         {up.WantsRead() ? options.client_in : -1, POLLIN, 0},
         {up.WantsWrite() && child_in ? child_in.get() : -1, POLLOUT, 0},
-        {down.WantsRead() ? options.child_out : -1, POLLIN, 0},
+        {down.WantsRead() ? child_out_fd : -1, POLLIN, 0},
         {down.WantsWrite() ? options.client_out : -1, POLLOUT, 0},
-        {exited ? -1 : options.pidfd, POLLIN, 0},
+        {relay_err && err.WantsRead() ? child_err_fd : -1, POLLIN, 0},
+        {relay_err && err.WantsWrite() ? options.client_err : -1, POLLOUT, 0},
+        {exited ? -1 : pidfd, POLLIN, 0},
         {signal_fd.get(), POLLIN, 0},
     });
     for (const Watch& w : watches) fds.push_back({w.fd, POLLIN, 0});
     int64_t now = NowMs();
-    int64_t deadline = std::min(shutdown.NextDeadline(), drain_deadline);
+    int64_t deadline = std::min({shutdown.NextDeadline(), drain_deadline, down.HoldDeadline(),
+                                 relay_err ? err.HoldDeadline() : kNever});
     int timeout = deadline == kNever ? -1 : static_cast<int>(std::max<int64_t>(0, deadline - now));
     int ready = poll(fds.data(), fds.size(), timeout);
     if (ready < 0 && errno != EINTR) break;
@@ -128,6 +157,20 @@ int Supervise(const SupervisorOptions& options) {
       down.OnWritable();
     }
     if (down.output_broken() && !up.input_closed()) client_gone(now);  // Goose went away
+    if (relay_err) {
+      if (fds[kChildErr].revents) err.OnReadable();
+      if (fds[kClientErr].revents & (POLLERR | POLLHUP)) {
+        err.BreakOutput();
+      } else if (fds[kClientErr].revents) {
+        err.OnWritable();
+      }
+      err.OnTimer(now);
+      if (err.WantsWrite()) err.OnWritable();
+    }
+    down.OnTimer(now);
+    // Bytes made ready by this turn's reads go out now rather than after another poll.
+    if (down.WantsWrite() && !fds[kClientOut].revents) down.OnWritable();
+    if (up.WantsWrite() && child_in && !fds[kChildIn].revents) up.OnWritable();
 
     if (fds[kSignal].revents) {
       signalfd_siginfo info;
@@ -138,7 +181,7 @@ int Supervise(const SupervisorOptions& options) {
     }
     if (fds[kPidfd].revents) {
       siginfo_t info{};
-      if (waitid(static_cast<idtype_t>(P_PIDFD), options.pidfd, &info, WEXITED) == 0) {
+      if (waitid(static_cast<idtype_t>(P_PIDFD), pidfd, &info, WEXITED) == 0) {
         exited = true;
         status = ExitStatus(info);
         // Every writer of the extension's stdout is gone with the init's namespace; without
@@ -153,11 +196,58 @@ int Supervise(const SupervisorOptions& options) {
       }
     }
     if (options.after_turn) options.after_turn();
+    if (RestartControl* rc = options.restart; rc && rc->requested && !exited) {
+      std::string reason = std::move(*rc->requested);
+      rc->requested.reset();
+      // The old extension goes first, whole (its sandbox's pid namespace with it).
+      syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, nullptr, 0);
+      siginfo_t info{};
+      waitid(static_cast<idtype_t>(P_PIDFD), pidfd, &info, WEXITED);
+      std::optional<ExtensionHandles> fresh = rc->start ? rc->start() : std::nullopt;
+      if (!fresh) {
+        exited = true;  // nothing left to relay for: end as if it had exited
+        status = ExitStatus(info);
+        drain_deadline = now;
+        if (rc->on_restart) rc->on_restart(reason, false);
+      } else {
+        ++rc->restarts;
+        std::string errors =
+            rc->rpc ? rc->rpc->FailInFlight("gander: the extension was restarted (" + reason +
+                                            "); the request was not completed")
+                    : "";
+        std::string replay = rc->rpc ? rc->rpc->HandshakeReplay() : "";
+        down.SwitchInput(fresh->child_out);
+        down.Inject(errors);
+        if (relay_err) err.SwitchInput(fresh->child_err);
+        child_in.Reset(fresh->child_in);
+        up.SwitchOutput(fresh->child_in, replay);
+        pidfd = fresh->pidfd;
+        shutdown.Retarget(fresh->pidfd, fresh->kill_group);
+        for (Watch& w : fresh->watches) watches.push_back(std::move(w));
+        child_out_fd = fresh->child_out;
+        child_err_fd = fresh->child_err;
+        if (rc->on_restart) rc->on_restart(reason, true);
+      }
+    }
     shutdown.Fire(now);
     if (exited && now >= drain_deadline) break;
   }
-  // Flush what is still buffered for Goose; stdout is blocking, so this finishes.
-  while (down.WantsWrite()) down.OnWritable();
+  // Flush what is still buffered for Goose (stdout may be a blocking pipe: wait for room), then
+  // close it so Goose sees the extension is gone even while gander finishes its own work.
+  for (LineRelay* r : {&down, &err}) {
+    if (r == &err && !relay_err) continue;
+    r->CloseInput();
+    while (r->WantsWrite()) {
+      pollfd p{r->out(), POLLOUT, 0};
+      if (poll(&p, 1, 1000) <= 0 || (p.revents & (POLLERR | POLLHUP))) break;
+      r->OnWritable();
+    }
+  }
+  if (options.on_relay_done) options.on_relay_done(up.stats(), down.stats(), err.stats());
+  if (int null = open("/dev/null", O_WRONLY | O_CLOEXEC); null >= 0) {
+    dup2(null, options.client_out);
+    close(null);
+  }
   return status;
 }
 

@@ -6,7 +6,11 @@
 #include <sys/types.h>
 
 #include <functional>
+#include <optional>
+#include <string>
 #include <vector>
+
+#include "monitor/line_relay.h"
 
 namespace gander::monitor {
 
@@ -18,12 +22,51 @@ struct Watch {
   std::function<bool(short revents)> on_ready;
 };
 
+class RpcMonitor;
+
+// What the loop needs of one running extension (the first is given in SupervisorOptions).
+struct ExtensionHandles {
+  int child_in = -1;   // owned by the loop from then on
+  int child_out = -1;  // the caller keeps these three open until Supervise returns
+  int child_err = -1;
+  int pidfd = -1;
+  pid_t kill_group = -1;
+  std::vector<Watch> watches;  // e.g. the new sandbox's seccomp listener
+};
+
+// Restart behind the relay (for secrets that expire): set `requested` (from a watch callback
+// or after_turn); at the end of that loop turn the extension is SIGKILLed and reaped, every
+// request in flight is answered with a JSON-RPC error (-32603), a fresh extension is started
+// with `start`, the client's initialize and initialized are replayed to it, its answer to that
+// initialize is swallowed, and relaying continues. Goose sees only the failed requests.
+struct RestartControl {
+  std::optional<std::string> requested;  // the reason; cleared when acted on
+  std::function<std::optional<ExtensionHandles>()> start;
+  RpcMonitor* rpc = nullptr;  // the relay's observer (required)
+  std::function<void(const std::string& reason, bool ok)> on_restart;
+  int restarts = 0;
+};
+
 struct SupervisorOptions {
   int client_in = 0;   // Goose -> gander
   int client_out = 1;  // gander -> Goose (nothing but the extension's bytes goes here)
   int child_in = -1;   // gander -> extension (owned: closed on client EOF)
   int child_out = -1;  // extension -> gander
-  int pidfd = -1;      // the sandbox init
+  // The extension's stderr (gander <- extension), relayed line by line to client_err through
+  // `stderr_rewriter`; -1 when the extension writes to gander's stderr directly.
+  int child_err = -1;
+  int client_err = 2;
+  // Framing, size limit and buffer bounds of each direction.
+  LineRelayOptions up{};    // Goose -> extension
+  LineRelayOptions down{};  // extension -> Goose
+  LineRelayOptions err{};   // extension's stderr -> gander's stderr
+  // Each complete line of each direction, before it is forwarded (the JSON-RPC tracker).
+  LineObserver* client_observer = nullptr;
+  LineObserver* server_observer = nullptr;
+  // Secret redaction on the way out.
+  StreamRewriter* stdout_rewriter = nullptr;
+  StreamRewriter* stderr_rewriter = nullptr;
+  int pidfd = -1;  // the sandbox init
   // Without a pid namespace, SIGKILL of the init does not take the tree with it: the
   // extension's process group is killed too.
   pid_t kill_group = -1;
@@ -36,10 +79,16 @@ struct SupervisorOptions {
   std::vector<Watch> watches;
   // Runs once per loop turn, after the events of the turn (e.g. drain the event queue).
   std::function<void()> after_turn;
+  RestartControl* restart = nullptr;
+  // Called once at the end with each direction's counts (up, down, stderr).
+  std::function<void(const LineRelayStats& up, const LineRelayStats& down,
+                     const LineRelayStats& err)>
+      on_relay_done;
 };
 
 // Runs until the init exited and the extension's output is drained. Returns the exit status
-// gander should exit with: the extension's, or 128+N when it was killed by signal N.
+// gander should exit with: the extension's, or 128+N when it was killed by signal N. On
+// return, client_out is closed (replaced by /dev/null) so that Goose sees EOF at once.
 int Supervise(const SupervisorOptions& options);
 
 }  // namespace gander::monitor

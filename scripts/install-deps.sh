@@ -11,6 +11,7 @@ packages=(
   nlohmann-json3-dev libsimdjson-dev prometheus-cpp-dev
   util-linux iproute2 procps bc
   bubblewrap firejail runsc hyperfine prometheus python3-yaml clang-format
+  clang libclang-rt-14-dev  # libFuzzer for tests/fuzz (relay_fuzz)
 )
 # Node.js runs the MCP servers and the MCP client; any node >= 18 with npm will do.
 command -v node >/dev/null && command -v npm >/dev/null || packages+=(nodejs npm)

@@ -27,4 +27,4 @@ if [ -z "${GANDER_BIN:-}" ]; then
   echo "tests/e2e: GANDER_BIN is not set (the path of the gander binary)" >&2
   exit 1
 fi
-exec node --test --test-concurrency=1 --test-reporter=spec e2e.test.mjs
+exec node --test --test-concurrency=1 --test-reporter=spec e2e.test.mjs attribution.test.mjs

@@ -1,0 +1,78 @@
+// Reading the JSON-RPC messages the relay forwards: one line (a message or a batch array)
+// becomes a list of the few facts gander needs (kind, id, method, tool name, the client's
+// `_meta`, the outcome of a result). Parsed with simdjson's On-Demand API: values gander does
+// not need (tool arguments, result content) are skipped, not decoded. Pure; no I/O.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gander::monitor {
+
+// A JSON-RPC id. Numbers are kept as their JSON text ("7"), strings decoded ("abc"); 7 and
+// "7" are different ids.
+struct RpcId {
+  bool is_string = false;
+  std::string text;
+
+  std::string Key() const { return (is_string ? "s" : "n") + text; }
+  // Back to JSON: `7` or `"abc"` (escaped).
+  std::string ToJson() const;
+  bool operator==(const RpcId&) const = default;
+};
+
+enum class RpcKind {
+  kRequest,       // method and id
+  kNotification,  // method, no id
+  kResult,        // id and result
+  kError,         // id (possibly null) and error
+  kInvalid,       // an object that is none of the above (forwarded all the same)
+};
+
+struct RpcMessage {
+  RpcKind kind = RpcKind::kInvalid;
+  std::optional<RpcId> id;
+  std::string method;
+  // tools/call: params.name. notifications/cancelled: params.requestId.
+  std::string tool;
+  std::optional<RpcId> cancelled_id;
+  // The client's _meta (Goose sends both keys with its requests).
+  std::optional<std::string> session_id;   // _meta["agent-session-id"]
+  std::optional<std::string> working_dir;  // _meta["agent-working-dir"]
+  // The 2026 stateless framing: _meta carries "io.modelcontextprotocol/protocolVersion".
+  std::optional<std::string> stateless_version;
+  // Results: result.isError (a tool that failed) and result.resultType (2026:
+  // "complete", "input_required").
+  bool result_is_error = false;
+  std::string result_type;
+  int error_code = 0;  // kError: error.code
+};
+
+struct ParsedLine {
+  bool json = false;   // the line is JSON (an object or an array of them)
+  bool batch = false;  // a JSON array
+  std::vector<RpcMessage> messages;
+};
+
+class JsonRpcParser {
+ public:
+  // `max_bytes`: the longest line that will be given (the relay's size limit).
+  explicit JsonRpcParser(size_t max_bytes = 64u << 20);
+  ~JsonRpcParser();
+  JsonRpcParser(const JsonRpcParser&) = delete;
+  JsonRpcParser& operator=(const JsonRpcParser&) = delete;
+
+  // `line` must be followed by at least 64 readable bytes (kLinePadding) when
+  // `padded` is true; otherwise it is copied into a padded buffer first.
+  ParsedLine Parse(std::string_view line, bool padded = true);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace gander::monitor
