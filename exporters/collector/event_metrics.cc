@@ -138,6 +138,10 @@ void EventMetrics::Apply(const monitor::Event& e, std::string_view home, bool ba
                                n->host.empty() ? n->ip : n->host);
     store_.Add(Metric::kEgressConnections, {ext, dest, monitor::ToString(n->result)});
     if (n->result != Verdict::kAllowed) Deny(ext, "network", n->result);
+  } else if (const auto* t = std::get_if<monitor::ToolEvent>(&e.payload)) {
+    ToolCall(ext, t->name, t->outcome, static_cast<double>(t->duration_ns) / 1e9);
+  } else if (const auto* r = std::get_if<monitor::RedactionEvent>(&e.payload)) {
+    Redaction(ext, r->secret, r->channel, r->count);
   } else if (const auto* l = std::get_if<monitor::LifecycleEvent>(&e.payload)) {
     switch (l->what) {
       case monitor::LifecyclePhase::kStart:
@@ -145,6 +149,9 @@ void EventMetrics::Apply(const monitor::Event& e, std::string_view home, bool ba
         break;
       case monitor::LifecyclePhase::kStop:
         store_.Add(Metric::kExtensionExits, {ext, ExitReason(l->detail)});
+        break;
+      case monitor::LifecyclePhase::kRelay:
+      case monitor::LifecyclePhase::kRestart:
         break;
       case monitor::LifecyclePhase::kEventsDropped: {
         uint64_t n = 0;
@@ -183,9 +190,9 @@ void EventMetrics::DnsQuery(std::string_view extension, std::string_view result)
 }
 
 void EventMetrics::Redaction(std::string_view extension, std::string_view secret,
-                             std::string_view channel) {
+                             std::string_view channel, uint64_t count) {
   std::string s = Bounded(extension, BoundedLabel::kSecret, Metric::kSecretRedactions, secret);
-  store_.Add(Metric::kSecretRedactions, {extension, s, channel});
+  store_.Add(Metric::kSecretRedactions, {extension, s, channel}, count);
 }
 
 }  // namespace gander::exporters::collector

@@ -51,7 +51,8 @@ class EventMetrics {
   void Traffic(std::string_view extension, std::string_view destination, uint64_t egress,
                uint64_t ingress);
   void DnsQuery(std::string_view extension, std::string_view result);
-  void Redaction(std::string_view extension, std::string_view secret, std::string_view channel);
+  void Redaction(std::string_view extension, std::string_view secret, std::string_view channel,
+                 uint64_t count = 1);
 
   LabelBounds& bounds() { return bounds_; }
 

@@ -155,7 +155,7 @@ Status ParseProcess(const object& o, monitor::ProcessEvent& p) {
 }
 
 Status ParseLifecycle(const object& o, monitor::LifecycleEvent& l) {
-  GANDER_TRY_ASSIGN(l.what, Enum<monitor::LifecyclePhase>(o, "what", 3));
+  GANDER_TRY_ASSIGN(l.what, Enum<monitor::LifecyclePhase>(o, "what", 5));
   GANDER_TRY_ASSIGN(l.detail, Bytes(o, "detail"));
   if (l.what == monitor::LifecyclePhase::kEventsDropped) {
     uint64_t n = 0;
@@ -164,6 +164,30 @@ Status ParseLifecycle(const object& o, monitor::LifecycleEvent& l) {
       return Bad("events_dropped detail is not a count");
     }
   }
+  return {};
+}
+
+// What the metrics need of a finished tool call; the audit log keeps the rest as sent.
+Status ParseTool(const object& o, monitor::ToolEvent& t) {
+  GANDER_TRY_ASSIGN(t.name, Bytes(o, "name"));
+  GANDER_TRY_ASSIGN(t.request_id, Bytes(o, "request_id"));
+  GANDER_TRY_ASSIGN(t.outcome, Bytes(o, "outcome"));
+  if (t.outcome.size() > wire::kMaxNameBytes) return Bad("outcome is too long");
+  int64_t us = 0;
+  GANDER_TRY_ASSIGN(us, Int(o, "duration_us"));
+  if (us < 0) return Bad("negative duration_us");
+  t.duration_ns = us * 1000;
+  return {};
+}
+
+Status ParseRedaction(const object& o, monitor::RedactionEvent& r) {
+  GANDER_TRY_ASSIGN(r.secret, Bytes(o, "secret"));
+  GANDER_TRY_ASSIGN(r.channel, Bytes(o, "channel"));
+  if (r.channel != "stdout" && r.channel != "stderr") return Bad("unknown channel");
+  int64_t count = 0;
+  GANDER_TRY_ASSIGN(count, Int(o, "count"));
+  if (count < 1 || count > 1'000'000) return Bad("bad redaction count");
+  r.count = static_cast<uint64_t>(count);
   return {};
 }
 
@@ -193,7 +217,7 @@ Result<monitor::Event> ParseEvent(const object& o) {
   }
 
   monitor::EventKind kind;
-  GANDER_TRY_ASSIGN(kind, Enum<monitor::EventKind>(o, "kind", 5));
+  GANDER_TRY_ASSIGN(kind, Enum<monitor::EventKind>(o, "kind", 7));
   object payload;
   std::string name(monitor::ToString(kind));
   if (o[name].get_object().get(payload)) return Bad("missing the " + name + " object");
@@ -213,6 +237,12 @@ Result<monitor::Event> ParseEvent(const object& o) {
       break;
     case monitor::EventKind::kLifecycle:
       status = ParseLifecycle(payload, e.payload.emplace<monitor::LifecycleEvent>());
+      break;
+    case monitor::EventKind::kTool:
+      status = ParseTool(payload, e.payload.emplace<monitor::ToolEvent>());
+      break;
+    case monitor::EventKind::kRedaction:
+      status = ParseRedaction(payload, e.payload.emplace<monitor::RedactionEvent>());
       break;
   }
   if (!status) return std::move(status).error().Context(name);

@@ -37,7 +37,7 @@ test("server-everything: tool calls are attributed, long-running and sampling in
   const audit = path.join(root, "audit.jsonl");
   const transport = new StdioClientTransport({
     command: GANDER,
-    args: ["run", "--name", "e2e-attr", "--mode", "learn", "--workspace", ws, "--audit-log", audit, "--",
+    args: ["run", "--collector", "off", "--name", "e2e-attr", "--mode", "learn", "--workspace", ws, "--audit-log", audit, "--",
       path.join(here, "node_modules", ".bin", "mcp-server-everything"), "stdio"],
     env: { PATH: "/usr/local/bin:/usr/bin:/bin", HOME: home, LANG: "C.UTF-8" },
     cwd: ws,
