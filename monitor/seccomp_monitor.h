@@ -15,6 +15,7 @@
 #include "monitor/denied_syscalls.h"
 #include "monitor/event.h"
 #include "monitor/event_queue.h"
+#include "monitor/network_handler.h"
 #include "monitor/path_classifier.h"
 #include "monitor/path_resolver.h"
 #include "monitor/seccomp_notify.h"
@@ -66,6 +67,8 @@ struct SeccompMonitorConfig {
   // launcher knows it: its exit is the launcher's to report, with the status wait returns.
   const pid_t* extension_pid = nullptr;
   bool namespaces = true;
+  // connect, sendto, sendmsg and sendmmsg go here (the egress broker); nullptr: not watched.
+  NetworkHandler* network = nullptr;
 };
 
 class SeccompMonitor {
@@ -104,6 +107,7 @@ class SeccompMonitor {
   std::unordered_map<int, const WatchedSyscall*> watched_;
   std::unordered_multimap<int, const DeniedSyscall*> denied_;
   std::unordered_map<int, std::string> names_;
+  std::unordered_map<int, std::string> network_nrs_;       // connect, sendto, ... by number
   std::unordered_map<pid_t, ProcessIdentity> identities_;  // by thread id
   std::map<int, uint64_t> counts_;                         // since the last PublishCounts
   uint64_t handled_ = 0;
