@@ -27,8 +27,8 @@ namespace {
 #define PIDFD_THREAD O_EXCL
 #endif
 
-constexpr size_t kPipeSize = 1 << 20;         // per direction and connection
-constexpr size_t kTurnBudget = 4 << 20;       // bytes per direction and turn
+constexpr size_t kPipeSize = 1 << 20;    // per direction and connection
+constexpr size_t kTurnBudget = 4 << 20;  // bytes per direction and turn
 constexpr size_t kMaxRecordedAddresses = 4096;
 constexpr int kMaxLookupsInFlight = 16;
 constexpr uint32_t kDnsTtl = 30;
@@ -314,7 +314,7 @@ std::optional<Response> Egress::OnSend(const Notification& n, std::string_view s
     msghdr msg{};
     readable = memory_.ReadBytes(n.pid, n.args[1], &msg, sizeof(msg)) &&
                read_name(reinterpret_cast<uint64_t>(msg.msg_name), msg.msg_namelen);
-  } else {  // sendmmsg
+  } else {                                                 // sendmmsg
     uint64_t count = std::min<uint64_t>(n.args[2], 1024);  // UIO_MAXIOV, as the kernel caps it
     for (uint64_t i = 0; i < count && readable; ++i) {
       mmsghdr m{};
@@ -329,8 +329,9 @@ std::optional<Response> Egress::OnSend(const Notification& n, std::string_view s
   }
   if (inet.empty()) return Response{true, 0};
   // Datagrams to the sandbox's own loopback need no look at the socket.
-  if (context_.namespaces &&
-      std::all_of(inet.begin(), inet.end(), [](const InetAddress& a) { return IsLocalAddress(a.ip); })) {
+  if (context_.namespaces && std::all_of(inet.begin(), inet.end(), [](const InetAddress& a) {
+        return IsLocalAddress(a.ip);
+      })) {
     return Response{true, 0};
   }
   int error = 0;
@@ -377,9 +378,8 @@ void Egress::OnLocalConnected(int fd, uint32_t) {
   local_.erase(it);
 }
 
-std::optional<Response> Egress::StartBroker(const Notification& n, const Event& base,
-                                            UniqueFd sock, const InetAddress& dest,
-                                            const NetDecision& decision,
+std::optional<Response> Egress::StartBroker(const Notification& n, const Event& base, UniqueFd sock,
+                                            const InetAddress& dest, const NetDecision& decision,
                                             std::vector<Event>& events) {
   auto c = std::make_unique<Connection>();
   c->id = next_id_++;
@@ -400,8 +400,9 @@ std::optional<Response> Egress::StartBroker(const Notification& n, const Event& 
   sockaddr_storage target;
   socklen_t target_len = ToSockaddr(dest.ip, dest.port, &target);
   c->upstream = UniqueFd(socket(target.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
-  int rc = c->upstream ? connect(c->upstream.get(), reinterpret_cast<sockaddr*>(&target), target_len)
-                       : -1;
+  int rc = c->upstream
+               ? connect(c->upstream.get(), reinterpret_cast<sockaddr*>(&target), target_len)
+               : -1;
   int err = rc == 0 ? 0 : errno;
   if (rc != 0 && err != EINPROGRESS) {
     Event e = base;
@@ -516,8 +517,8 @@ void Egress::OnAccept(int listener, uint32_t) {
   while (true) {
     sockaddr_storage peer{};
     socklen_t len = sizeof(peer);
-    UniqueFd fd(accept4(listener, reinterpret_cast<sockaddr*>(&peer), &len,
-                        SOCK_NONBLOCK | SOCK_CLOEXEC));
+    UniqueFd fd(
+        accept4(listener, reinterpret_cast<sockaddr*>(&peer), &len, SOCK_NONBLOCK | SOCK_CLOEXEC));
     if (!fd) return;
     auto it = by_child_address_.find(AddressKey(peer, len));
     if (it == by_child_address_.end()) {
@@ -594,8 +595,8 @@ void Egress::Pump(Connection& c) {
     size_t budget = kTurnBudget;
     while (true) {
       if (p.pending > 0) {
-        ssize_t n = splice(p.r.get(), nullptr, dst, nullptr, p.pending,
-                           SPLICE_F_NONBLOCK | SPLICE_F_MOVE);
+        ssize_t n =
+            splice(p.r.get(), nullptr, dst, nullptr, p.pending, SPLICE_F_NONBLOCK | SPLICE_F_MOVE);
         if (n > 0) {
           p.pending -= static_cast<size_t>(n);
           if (up) c.bytes_out += static_cast<uint64_t>(n);
@@ -717,7 +718,8 @@ void Egress::OnDns(int fd, uint32_t) {
     uint8_t buf[1500];
     sockaddr_storage client{};
     socklen_t client_len = sizeof(client);
-    ssize_t n = recvfrom(fd, buf, sizeof(buf), 0, reinterpret_cast<sockaddr*>(&client), &client_len);
+    ssize_t n =
+        recvfrom(fd, buf, sizeof(buf), 0, reinterpret_cast<sockaddr*>(&client), &client_len);
     if (n < 0) return;
     ++stats_.dns_queries;
     std::optional<dns::Question> q = dns::ParseQuery(buf, static_cast<size_t>(n));
@@ -802,9 +804,12 @@ void Egress::OnResolved(int, uint32_t) {
   for (Resolver::Job& job : done) {
     --resolver_->in_flight;
     int rcode = dns::kNoError;
-    if (job.error == EAI_NONAME) rcode = dns::kNxDomain;
-    else if (job.error == EAI_NODATA || job.error == EAI_ADDRFAMILY) rcode = dns::kNoError;
-    else if (job.error != 0) rcode = dns::kServFail;
+    if (job.error == EAI_NONAME)
+      rcode = dns::kNxDomain;
+    else if (job.error == EAI_NODATA || job.error == EAI_ADDRFAMILY)
+      rcode = dns::kNoError;
+    else if (job.error != 0)
+      rcode = dns::kServFail;
     for (const policies::IpAddress& ip : job.addresses) {
       if (names_.size() >= kMaxRecordedAddresses && !names_.count(ip)) break;
       names_[ip].insert(job.question.name);
@@ -854,8 +859,14 @@ std::string BuildResponse(const uint8_t* query, const Question& q, int rcode,
   out[3] = static_cast<char>(flags & 0xff);
   uint16_t qd = q.question_end > 12 ? 1 : 0;
   uint16_t an = rcode == kNoError ? static_cast<uint16_t>(answers.size()) : 0;
-  const uint8_t counts[8] = {0, static_cast<uint8_t>(qd), static_cast<uint8_t>(an >> 8),
-                             static_cast<uint8_t>(an & 0xff), 0, 0, 0, 0};
+  const uint8_t counts[8] = {0,
+                             static_cast<uint8_t>(qd),
+                             static_cast<uint8_t>(an >> 8),
+                             static_cast<uint8_t>(an & 0xff),
+                             0,
+                             0,
+                             0,
+                             0};
   out.replace(4, 8, reinterpret_cast<const char*>(counts), 8);
   if (an == 0) return out;
   for (const policies::IpAddress& ip : answers) {

@@ -82,8 +82,8 @@ class Egress final : public NetworkHandler {
   using Handler = void (Egress::*)(int fd, uint32_t events);
   std::optional<Response> OnConnect(const Notification& n, const Event& base,
                                     std::vector<Event>& events);
-  std::optional<Response> OnSend(const Notification& n, std::string_view syscall,
-                                 const Event& base, std::vector<Event>& events);
+  std::optional<Response> OnSend(const Notification& n, std::string_view syscall, const Event& base,
+                                 std::vector<Event>& events);
   UniqueFd TakeSocket(const Notification& n, const Event& base, int fd, int* error);
   std::optional<Response> ConnectLocal(const Notification& n, UniqueFd sock,
                                        const sockaddr_storage& addr, socklen_t len);

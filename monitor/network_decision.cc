@@ -38,8 +38,9 @@ std::optional<InetAddress> ParseInetSockaddr(const void* data, size_t size) {
 
 bool IsLocalAddress(const policies::IpAddress& ip) { return ip.IsLoopback() || ip.IsUnspecified(); }
 
-NetDecision DecideConnect(const policies::NetworkMatcher& matcher, const policies::Destination& dest,
-                          int sock_type, const NetContext& context) {
+NetDecision DecideConnect(const policies::NetworkMatcher& matcher,
+                          const policies::Destination& dest, int sock_type,
+                          const NetContext& context) {
   bool tcp = sock_type == SOCK_STREAM;
   policies::MatchResult match = matcher.Match(dest);
   if (IsLocalAddress(dest.ip)) {

@@ -51,8 +51,9 @@ struct NetContext {
 };
 
 // connect() of a socket of type `sock_type` (SOCK_STREAM, SOCK_DGRAM, ...) to `dest`.
-NetDecision DecideConnect(const policies::NetworkMatcher& matcher, const policies::Destination& dest,
-                          int sock_type, const NetContext& context);
+NetDecision DecideConnect(const policies::NetworkMatcher& matcher,
+                          const policies::Destination& dest, int sock_type,
+                          const NetContext& context);
 
 // sendto/sendmsg/sendmmsg naming `dest` on a socket of `sock_type`.
 NetDecision DecideSend(const policies::NetworkMatcher& matcher, const policies::Destination& dest,

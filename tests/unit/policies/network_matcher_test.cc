@@ -67,8 +67,8 @@ TEST(NetworkMatcherTest, WildcardsMatchStrictlyBelow) {
 }
 
 TEST(NetworkMatcherTest, AddressesAndCidr) {
-  NetworkMatcher m = Compile({R("10.0.0.0/8", {80, 443}), R("2001:db8::/32", {443}),
-                              R("192.0.2.7", {22})});
+  NetworkMatcher m =
+      Compile({R("10.0.0.0/8", {80, 443}), R("2001:db8::/32", {443}), R("192.0.2.7", {22})});
   EXPECT_TRUE(m.Match(D("10.200.3.4", 80)).allowed);
   EXPECT_TRUE(m.Match(D("::ffff:10.200.3.4", 443)).allowed);
   EXPECT_FALSE(m.Match(D("11.0.0.1", 80)).allowed);
@@ -101,8 +101,8 @@ TEST(NetworkMatcherTest, HostLoopbackOnlyWhenNamed) {
   EXPECT_FALSE(wide.Match(D("127.0.0.1", 80, {"rebind.test"})).allowed);
   EXPECT_TRUE(wide.Match(D("8.8.8.8", 80)).allowed);
 
-  NetworkMatcher named = Compile({R("127.0.0.2", {8443}), R("127.0.0.0/8", {9000}),
-                                  R("::1", {8080}), R("localhost", {7000})});
+  NetworkMatcher named = Compile(
+      {R("127.0.0.2", {8443}), R("127.0.0.0/8", {9000}), R("::1", {8080}), R("localhost", {7000})});
   EXPECT_TRUE(named.Match(D("127.0.0.2", 8443)).allowed);
   EXPECT_FALSE(named.Match(D("127.0.0.3", 8443)).allowed);
   EXPECT_TRUE(named.Match(D("127.5.5.5", 9000)).allowed);
