@@ -2,17 +2,16 @@
 // curl inside the sandbox, byte counts in the audit log compared with what the server saw.
 // Runs as the current user (the escape suite covers uid 65534 for the denials).
 #include <arpa/inet.h>
+#include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
-
 #include <atomic>
 #include <cstdio>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -162,8 +161,8 @@ TEST_F(EgressTest, AllowedHostIsBrokeredWithExactByteCounts) {
   ASSERT_TRUE(server.ok());
   std::string port = std::to_string(server.port());
   GanderRun run = Gander(Policy("    - {host: 127.0.0.2, ports: [" + port + "]}\n"),
-                   {"/usr/bin/curl", "-sS", "-o", "/dev/null", "-w", "%{http_code}",
-                    "http://127.0.0.2:" + port + "/a"});
+                         {"/usr/bin/curl", "-sS", "-o", "/dev/null", "-w", "%{http_code}",
+                          "http://127.0.0.2:" + port + "/a"});
   ASSERT_EQ(run.status, 0) << run.out;
   EXPECT_EQ(run.out, "200");
   ASSERT_EQ(run.network.size(), 1u) << run.out;
@@ -184,8 +183,8 @@ TEST_F(EgressTest, KeepAliveAndHundredMegabytes) {
   std::string url = "http://127.0.0.2:" + port;
   // Two requests on one connection (curl reuses it), 200 MiB in total.
   GanderRun run = Gander(Policy("    - {host: 127.0.0.2, ports: [" + port + "]}\n"),
-                   {"/usr/bin/curl", "-sS", "-o", "/dev/null", "-o", "/dev/null", "-w",
-                    "%{num_connects} ", url + "/1", url + "/2"});
+                         {"/usr/bin/curl", "-sS", "-o", "/dev/null", "-o", "/dev/null", "-w",
+                          "%{num_connects} ", url + "/1", url + "/2"});
   ASSERT_EQ(run.status, 0) << run.out;
   EXPECT_EQ(server.connections(), 1);
   ASSERT_EQ(run.network.size(), 1u) << run.out;
@@ -199,8 +198,8 @@ TEST_F(EgressTest, Ipv6) {
   if (!server.ok()) GTEST_SKIP() << "no ::1 on this host";
   std::string port = std::to_string(server.port());
   GanderRun run = Gander(Policy("    - {host: \"::1\", ports: [" + port + "]}\n"),
-                   {"/usr/bin/curl", "-sS", "-o", "/dev/null", "-w", "%{http_code}",
-                    "http://[::1]:" + port + "/"});
+                         {"/usr/bin/curl", "-sS", "-o", "/dev/null", "-w", "%{http_code}",
+                          "http://[::1]:" + port + "/"});
   ASSERT_EQ(run.status, 0) << run.out;
   ASSERT_EQ(run.network.size(), 1u);
   EXPECT_EQ(run.network[0]["ip"], "::1");
@@ -212,8 +211,9 @@ TEST_F(EgressTest, UnlistedHostLoopbackAndOtherPortsFail) {
   ASSERT_TRUE(server.ok());
   std::string port = std::to_string(server.port());
   // Allowed: another port only. 127.0.0.2 unnamed is the sandbox's own loopback.
-  GanderRun run = Gander(Policy("    - {host: 127.0.0.2, ports: [1]}\n"),
-                   {"/usr/bin/curl", "-sS", "--max-time", "5", "http://127.0.0.2:" + port + "/"});
+  GanderRun run =
+      Gander(Policy("    - {host: 127.0.0.2, ports: [1]}\n"),
+             {"/usr/bin/curl", "-sS", "--max-time", "5", "http://127.0.0.2:" + port + "/"});
   EXPECT_EQ(run.status, 7) << run.out;  // couldn't connect
   EXPECT_EQ(server.connections(), 0);
 }
@@ -221,7 +221,7 @@ TEST_F(EgressTest, UnlistedHostLoopbackAndOtherPortsFail) {
 TEST_F(EgressTest, RefusedDestinationIsReportedByConnect) {
   // Allowed, but nothing listens: curl sees ECONNREFUSED as it would without gander.
   GanderRun run = Gander(Policy("    - {host: 127.0.0.2, ports: [9]}\n"),
-                   {"/usr/bin/curl", "-sS", "--max-time", "5", "http://127.0.0.2:9/"});
+                         {"/usr/bin/curl", "-sS", "--max-time", "5", "http://127.0.0.2:9/"});
   EXPECT_EQ(run.status, 7) << run.out;
   ASSERT_EQ(run.network.size(), 1u) << run.out;
   EXPECT_EQ(run.network[0]["errno_name"], "ECONNREFUSED");
@@ -229,7 +229,7 @@ TEST_F(EgressTest, RefusedDestinationIsReportedByConnect) {
 
 TEST_F(EgressTest, DeniedRemoteTcpAndUdpAreEvents) {
   GanderRun run = Gander(Policy("    - {host: 127.0.0.2, ports: [443]}\n"),
-                   {"/usr/bin/curl", "-sS", "--max-time", "5", "http://192.0.2.1:80/"});
+                         {"/usr/bin/curl", "-sS", "--max-time", "5", "http://192.0.2.1:80/"});
   EXPECT_EQ(run.status, 7) << run.out;
   ASSERT_EQ(run.network.size(), 1u) << run.out;
   EXPECT_EQ(run.network[0]["result"], "denied");
@@ -239,7 +239,7 @@ TEST_F(EgressTest, DeniedRemoteTcpAndUdpAreEvents) {
 
 TEST_F(EgressTest, StubRefusesNamesOutsideTheAllowlist) {
   GanderRun run = Gander(Policy("    - {host: api.example.com, ports: [443]}\n"),
-                   {"/usr/bin/curl", "-sS", "--max-time", "5", "http://c2.evil.invalid/"});
+                         {"/usr/bin/curl", "-sS", "--max-time", "5", "http://c2.evil.invalid/"});
   EXPECT_EQ(run.status, 6) << run.out;  // couldn't resolve host
   bool refused = false;
   for (const json& n : run.network) {
