@@ -9,6 +9,7 @@
 #include <linux/seccomp.h>
 #include <linux/securebits.h>
 #include <net/if.h>
+#include <netinet/in.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/ioctl.h>
@@ -42,6 +43,7 @@ constexpr const char* kStepNames[] = {
     "chdir",
     "sethostname",
     "bring up lo",
+    "egress sockets",
     "setrlimit",
     "drop capabilities",
     "no_new_privs",
@@ -89,6 +91,8 @@ int MakeDirs(const char* path, bool include_last) {
 int MakeMountPoint(const char* target, bool directory) {
   if (int err = MakeDirs(target, directory)) return err;
   if (directory) return 0;
+  struct stat st;
+  if (stat(target, &st) == 0) return 0;  // a file already there (e.g. inside a read-only bind)
   int fd = open(target, O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
   if (fd < 0) return errno == EEXIST ? 0 : errno;
   close(fd);
@@ -200,6 +204,66 @@ int BringUpLoopback() {
   }
   close(fd);
   return err;
+}
+
+// The sockets the supervisor serves inside the sandbox's network namespace, made here because
+// only a process inside it can: the egress relay listeners (127.0.0.1 and ::1, any port) and
+// the DNS stub (127.0.0.1:53, which needs the namespace's CAP_NET_BIND_SERVICE: before the
+// capabilities are dropped). Sent to the parent in one report; the init keeps none of them.
+// detail: bit 0 relay v4, bit 1 relay v6, bit 2 DNS; fds in that order.
+void SendEgressSockets(int sync) {
+  int fds[3];
+  int count = 0;
+  int mask = 0;
+  sockaddr_in v4{};
+  v4.sin_family = AF_INET;
+  v4.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  int relay4 = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (relay4 < 0 || bind(relay4, reinterpret_cast<sockaddr*>(&v4), sizeof(v4)) != 0 ||
+      listen(relay4, SOMAXCONN) != 0) {
+    Fail(sync, ChildStep::kEgressSockets, errno);
+  }
+  fds[count++] = relay4;
+  mask |= 1;
+  sockaddr_in6 v6{};
+  v6.sin6_family = AF_INET6;
+  v6.sin6_addr = in6addr_loopback;
+  int one = 1;
+  int relay6 = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (relay6 >= 0 && setsockopt(relay6, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one)) == 0 &&
+      bind(relay6, reinterpret_cast<sockaddr*>(&v6), sizeof(v6)) == 0 &&
+      listen(relay6, SOMAXCONN) == 0) {
+    fds[count++] = relay6;
+    mask |= 2;
+  } else if (relay6 >= 0) {
+    close(relay6);  // no IPv6 in the namespace: IPv6 sockets use the IPv4 relay, mapped
+  }
+  sockaddr_in dns = v4;
+  dns.sin_port = htons(53);
+  int stub = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (stub >= 0 && bind(stub, reinterpret_cast<sockaddr*>(&dns), sizeof(dns)) == 0) {
+    fds[count++] = stub;
+    mask |= 4;
+  } else if (stub >= 0) {
+    close(stub);
+  }
+  ChildReport report{ChildStep::kEgressSockets, 0, mask};
+  iovec iov{&report, sizeof(report)};
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(fds))] = {};
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  msg.msg_control = control;
+  msg.msg_controllen = CMSG_SPACE(sizeof(int) * count);
+  cmsghdr* cmsg = CMSG_FIRSTHDR(&msg);
+  cmsg->cmsg_level = SOL_SOCKET;
+  cmsg->cmsg_type = SCM_RIGHTS;
+  cmsg->cmsg_len = CMSG_LEN(sizeof(int) * count);
+  memcpy(CMSG_DATA(cmsg), fds, sizeof(int) * count);
+  if (sendmsg(sync, &msg, MSG_NOSIGNAL) != static_cast<ssize_t>(sizeof(report))) {
+    Fail(sync, ChildStep::kEgressSockets, errno);
+  }
+  for (int i = 0; i < count; ++i) close(fds[i]);
 }
 
 // Empties every capability set, and locks securebits so that uid 0 (gander run by root) gets
@@ -449,6 +513,7 @@ void ChildMain(const ChildPlan& plan) {
     if (sethostname(spec.hostname.data(), spec.hostname.size()) != 0)
       Fail(sync, ChildStep::kHostname, errno);
     if (int err = BringUpLoopback()) Fail(sync, ChildStep::kLoopback, err);
+    if (spec.egress) SendEgressSockets(sync);
   } else {
     prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
   }

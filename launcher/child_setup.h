@@ -27,6 +27,7 @@ enum class ChildStep : int32_t {
   kChdir,
   kHostname,
   kLoopback,
+  kEgressSockets,  // not a failure when err is 0: the egress sockets travel with this report
   kRlimit,
   kCapabilities,
   kNoNewPrivs,

@@ -21,11 +21,13 @@
 #include "exporters/collector_paths.h"
 #include "launcher/child_setup.h"
 #include "launcher/command.h"
+#include "launcher/egress_setup.h"
 #include "launcher/environment.h"
 #include "launcher/filesystem_plan.h"
 #include "launcher/landlock.h"
 #include "launcher/sandbox.h"
 #include "launcher/seccomp_filter.h"
+#include "monitor/egress.h"
 #include "monitor/event_queue.h"
 #include "monitor/path_classifier.h"
 #include "monitor/redactor.h"
@@ -138,6 +140,15 @@ Result<SandboxSpec> BuildSpec(const Prepared& p, bool use_namespaces, PrivateDir
   FilesystemPlan plan = PlanFilesystem(inputs, use_namespaces, ProbeHostPath, ListHostDir);
   for (const auto& note : plan.notes) spdlog::debug("filesystem: {}", note);
   spec.mounts = std::move(plan.mounts);
+  // Egress: the broker needs notification; the sandbox's resolver is the DNS stub.
+  spec.egress = use_namespaces && p.notify;
+  if (spec.egress) {
+    auto dir = dirs.Make(p.name);
+    if (!dir) return dir.error();
+    auto mounts = EgressMounts(*dir, spec.mounts);
+    if (!mounts) return mounts.error();
+    spec.mounts.insert(spec.mounts.end(), mounts->begin(), mounts->end());
+  }
 
   if (p.landlock_abi > 0) {
     spec.landlock.abi = p.landlock_abi;
@@ -156,6 +167,7 @@ Result<SandboxSpec> BuildSpec(const Prepared& p, bool use_namespaces, PrivateDir
                                        .notify = p.notify,
                                        .files = p.files,
                                        .census = p.mode == RunMode::kLearn,
+                                       .network = spec.egress,
                                        .handoff_fd = kChildSyncFd});
   if (!seccomp) return seccomp.error();
   spec.seccomp = std::move(seccomp).value();
@@ -169,6 +181,27 @@ Result<SandboxSpec> BuildSpec(const Prepared& p, bool use_namespaces, PrivateDir
   spec.argv = p.argv;
   spec.envp = BuildEnvironment(p.policy, p.command.path_dirs, fixed, p.environ);
   return spec;
+}
+
+// The egress broker over the sockets the sandbox init handed over; nullptr when the policy's
+// network rules do not compile (the parser validated them, so this is a bug).
+std::unique_ptr<monitor::Egress> MakeEgress(const Prepared& p, SandboxProcess& sandbox,
+                                            monitor::Unotify& unotify,
+                                            monitor::TargetMemory& memory,
+                                            monitor::BoundedEventQueue& queue) {
+  auto matcher = policies::NetworkMatcher::Compile(p.policy.network);
+  if (!matcher) {
+    spdlog::error("{}: network policy: {}", p.name, matcher.error().message);
+    return nullptr;
+  }
+  monitor::EgressConfig config;
+  config.extension = p.name;
+  config.matcher = std::move(matcher).value();
+  config.namespaces = sandbox.namespaces;
+  config.relay_v4 = std::move(sandbox.relay_v4);
+  config.relay_v6 = std::move(sandbox.relay_v6);
+  config.dns_udp = std::move(sandbox.dns_udp);
+  return std::make_unique<monitor::Egress>(std::move(config), unotify, memory, queue);
 }
 
 // Did the start fail because user namespaces are unavailable here (refused at clone, or
@@ -452,6 +485,9 @@ int Run(const RunOptions& o) {
     options.hello.info.policy_sha256 = info.policy_sha256;
     options.hello.info.syscall_accounting = info.syscall_accounting;
     options.hello.home = p.home;
+    for (const auto& rule : p.policy.network.allow) {
+      options.hello.info.destinations.push_back(rule.host);  // their series start at 0
+    }
     if (o.collector == CollectorUse::kAuto) {
       options.start_command = exporters::DefaultCollectorStartCommand();
     }
@@ -530,6 +566,7 @@ int Run(const RunOptions& o) {
   monitor::ProcfsProcesses processes;
   std::unique_ptr<monitor::KernelUnotify> unotify;
   std::unique_ptr<monitor::SeccompMonitor> seccomp_monitor;
+  std::unique_ptr<monitor::Egress> egress;
   if (sandbox->listener) {
     unotify = std::make_unique<monitor::KernelUnotify>(std::move(sandbox->listener));
     monitor::SeccompMonitorConfig config{
@@ -547,6 +584,15 @@ int Run(const RunOptions& o) {
         .extension_pid = &sandbox->extension_pid,
         .namespaces = sandbox->namespaces,
         .tool_calls = &rpc.tracker()};
+    if (spec->egress) {
+      egress = MakeEgress(p, *sandbox, *unotify, memory, queue);
+      if (!egress) return Fail(kExitSetupFailed, "egress: bad network policy");
+      config.network = egress.get();
+      supervise.watches.push_back({egress->fd(), [&](short) {
+                                     egress->OnReady();
+                                     return true;
+                                   }});
+    }
     seccomp_monitor = std::make_unique<monitor::SeccompMonitor>(*unotify, memory, processes,
                                                                 std::move(config), queue);
     // POLLHUP: no process uses the filter any more (the sandbox is gone).

@@ -61,11 +61,12 @@ ChildPlan PrepareChildPlan(const SandboxSpec& spec, int sync_fd) {
   return plan;
 }
 
-// One report from the child, with the fd it carries (the seccomp listener), if any.
-bool ReceiveReport(int sync, ChildReport* report, int* fd) {
+// One report from the child, with the fds it carries (the seccomp listener, the egress
+// sockets), if any; `fd` receives the first, `more` the others.
+bool ReceiveReport(int sync, ChildReport* report, int* fd, std::vector<int>* more = nullptr) {
   *fd = -1;
   iovec iov{report, sizeof(*report)};
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * 3)] = {};
   msghdr msg{};
   msg.msg_iov = &iov;
   msg.msg_iovlen = 1;
@@ -77,7 +78,18 @@ bool ReceiveReport(int sync, ChildReport* report, int* fd) {
   } while (n < 0 && errno == EINTR);
   for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
     if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
-      std::memcpy(fd, CMSG_DATA(c), sizeof(int));
+      size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+      for (size_t i = 0; i < count; ++i) {
+        int received;
+        std::memcpy(&received, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
+        if (i == 0) {
+          *fd = received;
+        } else if (more) {
+          more->push_back(received);
+        } else {
+          close(received);
+        }
+      }
     }
   }
   return n == static_cast<ssize_t>(sizeof(*report));
@@ -137,8 +149,23 @@ Result<SandboxProcess> StartSandbox(const SandboxSpec& spec, StartFailure* failu
   if (!failure) failure = &local;
   ChildReport report{};
   int fd = -1;
-  if (!ReceiveReport(process.sync.get(), &report, &fd)) {
+  std::vector<int> more;
+  if (!ReceiveReport(process.sync.get(), &report, &fd, &more)) {
     return abandon(MakeError("the sandbox init exited during set-up"));
+  }
+  if (report.step == ChildStep::kEgressSockets && report.err == 0) {
+    more.insert(more.begin(), fd);
+    size_t next = 0;
+    for (auto [bit, slot] : {std::pair{1, &process.relay_v4}, std::pair{2, &process.relay_v6},
+                             std::pair{4, &process.dns_udp}}) {
+      if ((report.detail & bit) && next < more.size()) *slot = UniqueFd(more[next++]);
+    }
+    for (; next < more.size(); ++next) close(more[next]);
+    if (!ReceiveReport(process.sync.get(), &report, &fd)) {
+      return abandon(MakeError("the sandbox init exited during set-up"));
+    }
+  } else {
+    for (int extra : more) close(extra);
   }
   if (report.step == ChildStep::kListener && fd >= 0) {
     process.listener = UniqueFd(fd);

@@ -25,6 +25,7 @@ struct SandboxSpec {
   std::vector<std::pair<int, rlim_t>> rlimits;
   uint64_t pid_max = 0;  // per-namespace pid cap (Linux 6.14+), 0: none
   std::string hostname = "gander";
+  bool egress = false;  // the init hands over the egress relay listeners and DNS socket
   std::string cwd;
   std::string exec_path;  // absolute, resolved by the parent
   std::vector<std::string> argv;
@@ -44,6 +45,8 @@ struct SandboxProcess {
   // start is then confirmed (or its failure reported) later on `sync`: see ReadStartReport.
   UniqueFd listener;
   UniqueFd sync;
+  // With spec.egress: sockets in the sandbox's network namespace (child_setup.cc).
+  UniqueFd relay_v4, relay_v6, dns_udp;
   bool started = false;  // the extension's execve is confirmed
 };
 

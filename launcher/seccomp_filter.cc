@@ -89,6 +89,28 @@ Result<SeccompProgram> CompileSeccompFilter(const SeccompOptions& options) {
     }
   }
 
+  // Network syscalls: decided by the egress broker on a copy of the address. sendto without an
+  // address (a register the filter can read) uses the connection decided at connect();
+  // sendmsg on the hand-off fd is the listener's own delivery and must not wait for it.
+  if (notify && options.network && !options.census) {
+    for (const char* name : {"connect", "sendmmsg"}) {
+      if (int rc = seccomp_rule_add(filter, SCMP_ACT_NOTIFY, seccomp_syscall_resolve_name(name), 0);
+          rc < 0) {
+        return SeccompError(rc, std::string("watch ") + name);
+      }
+    }
+    if (int rc =
+            seccomp_rule_add(filter, SCMP_ACT_NOTIFY, SCMP_SYS(sendto), 1, SCMP_A4(SCMP_CMP_NE, 0));
+        rc < 0) {
+      return SeccompError(rc, "watch sendto");
+    }
+    if (int rc = seccomp_rule_add(filter, SCMP_ACT_NOTIFY, SCMP_SYS(sendmsg), 1,
+                                  SCMP_A0(SCMP_CMP_NE, static_cast<uint64_t>(options.handoff_fd)));
+        rc < 0) {
+      return SeccompError(rc, "watch sendmsg");
+    }
+  }
+
   if (notify && options.census && options.handoff_fd >= 0) {
     monitor::ArgPattern handoff{0, ~0ULL, static_cast<uint64_t>(options.handoff_fd)};
     if (int rc = add(SCMP_ACT_ALLOW, SCMP_SYS(sendmsg), &handoff); rc < 0) {

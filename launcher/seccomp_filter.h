@@ -37,6 +37,9 @@ struct SeccompOptions {
   bool notify = false;
   monitor::FilesWatch files = monitor::FilesWatch::kOpens;
   bool census = false;  // every syscall notifies (learn mode)
+  // connect, sendto with an address, sendmsg and sendmmsg go to the egress broker (needs
+  // notify): an inet connect is never simply let through.
+  bool network = false;
   // The fd the extension sends its listener over, between installing the filter and execve.
   // In census mode that one sendmsg must not itself wait for the supervisor it is reaching.
   int handoff_fd = -1;

@@ -59,6 +59,27 @@ std::vector<DeniedSyscall> DeniedSyscalls(const DenyOptions& options) {
                    EPERM,
                    {{1, 0xffffffffu, TIOCSTI}, {1, 0xffffffffu, TIOCLINUX}},
                    "ioctl(TIOCSTI/TIOCLINUX)"});
+  // Socket families with no business in an MCP server, some of which reach past the network
+  // namespace (vsock to the hypervisor, bluetooth, packet sockets on devices).
+  {
+    std::vector<ArgPattern> families;
+    for (uint64_t family : {AF_PACKET, AF_VSOCK,      AF_BLUETOOTH, AF_CAN,  AF_TIPC,    AF_RDS,
+                            AF_LLC,    AF_IEEE802154, AF_XDP,       AF_KCM,  AF_QIPCRTR, AF_SMC,
+                            AF_ATMPVC, AF_ATMSVC,     AF_APPLETALK, AF_X25,  AF_AX25,    AF_NETROM,
+                            AF_ROSE,   AF_DECnet,     AF_IPX,       AF_IRDA, AF_NFC,     AF_PPPOX,
+                            AF_ISDN,   AF_PHONET,     AF_CAIF,      AF_IUCV, AF_RXRPC}) {
+      families.push_back({0, ~0ULL, family});
+    }
+    table.push_back(
+        {"socket", EAFNOSUPPORT, std::move(families), "socket(AF_PACKET/AF_VSOCK/...)"});
+  }
+  // TCP Fast Open connects from sendto/sendmsg, past the connect broker.
+  table.push_back(
+      {"sendto", EOPNOTSUPP, {{3, MSG_FASTOPEN, MSG_FASTOPEN}}, "sendto(MSG_FASTOPEN)"});
+  table.push_back(
+      {"sendmsg", EOPNOTSUPP, {{2, MSG_FASTOPEN, MSG_FASTOPEN}}, "sendmsg(MSG_FASTOPEN)"});
+  table.push_back(
+      {"sendmmsg", EOPNOTSUPP, {{3, MSG_FASTOPEN, MSG_FASTOPEN}}, "sendmmsg(MSG_FASTOPEN)"});
   if (options.deny_host_sockets) {
     table.push_back({"socket",
                      EACCES,

@@ -98,14 +98,20 @@ struct ProcessEvent {
   int error = 0;                   // kExec refused: errno
 };
 
-// Filled by the egress issue; the fields are in the schema already so that it stays stable.
+// A network attempt (denied, or refused by the DNS stub) or a brokered connection (written
+// when it ends, with its byte counts). transport "dns" is one query to the DNS stub.
 struct NetworkEvent {
-  std::string host{};  // the name asked for (DNS stub) or ""
+  std::string host{};  // the name the stub resolved to `ip` (or the name asked for), or ""
   std::string ip{};    // destination address as text, or ""
   uint16_t port = 0;
-  std::string transport{};  // "tcp", "udp", "unix", or ""
+  std::string transport{};  // "tcp", "udp", "dns", "unix", or ""
   Verdict result = Verdict::kAllowed;
-  int error = 0;
+  int error = 0;            // errno returned to the process, or the connection's failure
+  std::string syscall{};    // connect, sendto, sendmsg, sendmmsg; "" for DNS queries
+  std::string rule{};       // the policy host that allowed (or denied) it, "" when none
+  uint64_t bytes_out = 0;   // brokered TCP: bytes the extension sent that reached the host
+  uint64_t bytes_in = 0;    // brokered TCP: bytes the host sent
+  int64_t duration_ns = 0;  // brokered TCP: from connect() to the end of the relay
 };
 
 enum class LifecyclePhase {

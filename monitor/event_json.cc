@@ -152,6 +152,11 @@ void WriteNetwork(ObjectWriter& o, const NetworkEvent& n) {
   o.StringOrNull("transport", n.transport);
   o.String("result", ToString(n.result));
   o.Errno(n.error);
+  o.StringOrNull("syscall", n.syscall);
+  o.StringOrNull("rule", n.rule);
+  o.Uint("bytes_out", n.bytes_out);
+  o.Uint("bytes_in", n.bytes_in);
+  o.Uint("duration_us", static_cast<uint64_t>(n.duration_ns / 1000));
 }
 
 void WriteSyscall(ObjectWriter& o, const SyscallEvent& s) {

@@ -142,6 +142,12 @@ SeccompMonitor::SeccompMonitor(Unotify& unotify, TargetMemory& memory, Processes
     if (nr >= 0) watched_[nr] = &w;
   }
   label_anchors_ = (config_.trial ? *config_.trial : config_.rules).DenyPaths();
+  if (config_.network) {
+    for (const char* name : {"connect", "sendto", "sendmsg", "sendmmsg"}) {
+      int nr = seccomp_syscall_resolve_name(name);
+      if (nr >= 0) network_nrs_[nr] = name;
+    }
+  }
   for (const DeniedSyscall& d : config_.denials) {
     int nr = seccomp_syscall_resolve_name(std::string(d.name).c_str());
     if (nr >= 0 && !d.silent) denied_.emplace(nr, &d);
@@ -315,6 +321,12 @@ Response SeccompMonitor::Decide(const Notification& n, std::vector<Event>& event
     events.push_back(std::move(e));
     return Response{false, denied.error};
   }
+  if (auto network = network_nrs_.find(n.nr); network != network_nrs_.end()) {
+    std::optional<Response> answer =
+        config_.network->OnSyscall(n, network->second, BaseEvent(n.pid), events);
+    if (!answer) return Response{false, 0, true};
+    return *answer;
+  }
   if (auto watched = watched_.find(n.nr); watched != watched_.end()) {
     const WatchedSyscall& w = *watched->second;
     if (w.exits) {
@@ -344,7 +356,7 @@ bool SeccompMonitor::HandleOne() {
   // and SEND itself fails (ENOENT) when the target is gone. Its events stay: it made the
   // call. (A pid reused within these microseconds could only misname a path in the log, and
   // needs the sandbox to cycle through its whole pid range meanwhile.)
-  unotify_.Send(n->id, response);
+  if (!response.deferred) unotify_.Send(n->id, response);
   return true;
 }
 

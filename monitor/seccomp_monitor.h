@@ -15,6 +15,7 @@
 #include "monitor/denied_syscalls.h"
 #include "monitor/event.h"
 #include "monitor/event_queue.h"
+#include "monitor/network_handler.h"
 #include "monitor/path_classifier.h"
 #include "monitor/path_resolver.h"
 #include "monitor/seccomp_notify.h"
@@ -71,6 +72,8 @@ struct SeccompMonitorConfig {
   // The stdio relay's tracker: which tool call each event belongs to (and per-call counts).
   // Null: every event says `startup`.
   ToolCallTracker* tool_calls = nullptr;
+  // connect, sendto, sendmsg and sendmmsg go here (the egress broker); nullptr: not watched.
+  NetworkHandler* network = nullptr;
 };
 
 class SeccompMonitor {
@@ -110,6 +113,7 @@ class SeccompMonitor {
   std::unordered_multimap<int, const DeniedSyscall*> denied_;
   std::unordered_map<int, std::string> names_;
   std::vector<std::string> label_anchors_;                 // deny rules: labels keep them whole
+  std::unordered_map<int, std::string> network_nrs_;       // connect, sendto, ... by number
   std::unordered_map<pid_t, ProcessIdentity> identities_;  // by thread id
   std::map<int, uint64_t> counts_;                         // since the last PublishCounts
   uint64_t handled_ = 0;

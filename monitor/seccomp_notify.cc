@@ -54,6 +54,10 @@ bool KernelUnotify::Send(uint64_t id, const Response& response) {
   return ioctl(listener_.get(), SECCOMP_IOCTL_NOTIF_SEND, &resp) == 0;
 }
 
+bool KernelUnotify::IdValid(uint64_t id) {
+  return ioctl(listener_.get(), SECCOMP_IOCTL_NOTIF_ID_VALID, &id) == 0;
+}
+
 bool KernelTargetMemory::ReadBytes(pid_t pid, uint64_t address, void* out, size_t size) {
   iovec local{out, size};
   iovec remote{reinterpret_cast<void*>(address), size};

@@ -23,10 +23,12 @@ struct Notification {
 };
 
 // How to answer: let the syscall run (the kernel re-reads user memory: only for syscalls
-// whose enforcement lies elsewhere), or fail it with an errno.
+// whose enforcement lies elsewhere), or return from it without running it: with an errno, or
+// with 0 when `error` is 0 (the supervisor did the work itself, e.g. a brokered connect).
 struct Response {
   bool continue_syscall = true;
-  int error = 0;  // errno to return when !continue_syscall
+  int error = 0;          // errno to return when !continue_syscall; 0: the syscall returns 0
+  bool deferred = false;  // not answered now: the egress broker answers it later
 };
 
 class Unotify {
@@ -35,6 +37,9 @@ class Unotify {
   virtual Result<Notification> Receive() = 0;
   // False when the target died in the meantime (ENOENT): nothing to answer.
   virtual bool Send(uint64_t id, const Response& response) = 0;
+  // Is the notification still pending (its thread alive and waiting)? Checked after opening
+  // the target by pid, so that a recycled pid is never mistaken for it.
+  virtual bool IdValid(uint64_t /*id*/) { return true; }
 };
 
 // The real thing, over a listener fd. Turns on synchronous wake-up (Linux 6.6+) when the
@@ -46,6 +51,7 @@ class KernelUnotify final : public Unotify {
   bool sync_wake_up() const { return sync_wake_up_; }
   Result<Notification> Receive() override;
   bool Send(uint64_t id, const Response& response) override;
+  bool IdValid(uint64_t id) override;
 
  private:
   UniqueFd listener_;

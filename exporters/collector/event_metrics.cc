@@ -134,9 +134,18 @@ void EventMetrics::Apply(const monitor::Event& e, std::string_view home, bool ba
       Deny(ext, "process", Verdict::kDenied);
     }
   } else if (const auto* n = std::get_if<monitor::NetworkEvent>(&e.payload)) {
-    std::string dest = Bounded(ext, BoundedLabel::kDestination, Metric::kEgressConnections,
-                               n->host.empty() ? n->ip : n->host);
+    if (n->transport == "dns") {
+      store_.Add(Metric::kDnsQueries, {ext, n->result == Verdict::kAllowed ? "allowed" : "denied"});
+      if (n->result != Verdict::kAllowed) Deny(ext, "network", n->result);
+      return;
+    }
+    // The policy's host for what it allowed (few values); the name or address tried otherwise.
+    std::string_view tried = !n->rule.empty() && n->result == Verdict::kAllowed ? n->rule
+                             : !n->host.empty()                                 ? n->host
+                                                                                : n->ip;
+    std::string dest = Bounded(ext, BoundedLabel::kDestination, Metric::kEgressConnections, tried);
     store_.Add(Metric::kEgressConnections, {ext, dest, monitor::ToString(n->result)});
+    if (n->bytes_out || n->bytes_in) Traffic(ext, dest, n->bytes_out, n->bytes_in);
     if (n->result != Verdict::kAllowed) Deny(ext, "network", n->result);
   } else if (const auto* t = std::get_if<monitor::ToolEvent>(&e.payload)) {
     ToolCall(ext, t->name, t->outcome, static_cast<double>(t->duration_ns) / 1e9);

@@ -116,6 +116,13 @@ Status ParseNetwork(const object& o, monitor::NetworkEvent& n) {
   int64_t err = 0;
   GANDER_TRY_ASSIGN(err, Int(o, "errno"));
   n.error = static_cast<int>(err);
+  // The broker's fields (absent from older launchers).
+  if (o["rule"].get_string().error() == simdjson::SUCCESS) {
+    GANDER_TRY_ASSIGN(n.rule, Bytes(o, "rule"));
+  }
+  uint64_t bytes = 0;
+  if (!o["bytes_out"].get_uint64().get(bytes)) n.bytes_out = bytes;
+  if (!o["bytes_in"].get_uint64().get(bytes)) n.bytes_in = bytes;
   return {};
 }
 

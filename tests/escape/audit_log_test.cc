@@ -264,8 +264,11 @@ void ExpectWellFormed(const AuditLog& log, const std::string& context) {
 }
 
 const std::map<std::string, int>& ErrnoNumbers() {
-  static const std::map<std::string, int> kErrnos = {
-      {"EPERM", EPERM}, {"EACCES", EACCES}, {"ENOSYS", ENOSYS}, {"ENOENT", ENOENT}};
+  static const std::map<std::string, int> kErrnos = {{"EPERM", EPERM},
+                                                     {"EACCES", EACCES},
+                                                     {"EAFNOSUPPORT", EAFNOSUPPORT},
+                                                     {"ENOSYS", ENOSYS},
+                                                     {"ENOENT", ENOENT}};
   return kErrnos;
 }
 
@@ -377,11 +380,19 @@ const std::vector<AuditCase>& AuditCases() {
        .note = "the environment is not a file syscall; /proc/PID/environ reads are /proc, the "
                "sandbox's own, out of the enforce-mode log"},
       {.attempt = "tcp_host_loopback",
-       .note = "network events are reserved for the egress broker; the sandbox has its own "
-               "network namespace"},
+       .note = "127.0.0.1 not named by the policy is the sandbox's own loopback: the broker "
+               "connects there (nothing listens: ECONNREFUSED); sandbox-local, no event"},
       {.attempt = "udp_host_loopback",
        .note = "network events are reserved for the egress broker; the sandbox has its own "
                "network namespace"},
+      {.attempt = "udp_remote",
+       .note = "a network event (denied, udp, ECONNREFUSED); network lines are checked by the "
+               "egress integration test, not this table"},
+      {.attempt = "dns_exfil_made_up_name",
+       .note = "the stub answers REFUSED without asking anyone; a dns network event"},
+      {.attempt = "packet_socket", .denials = {{.name = "socket", .errno_name = "EAFNOSUPPORT"}}},
+      {.attempt = "netlink_sees_host_interfaces",
+       .note = "netlink is allowed: it sees the sandbox's own namespace (lo only)"},
       {.attempt = "unix_host_socket",
        .note = "connect(2) is not watched (network events are reserved); the socket's path is "
                "not in the sandbox's mount view"},

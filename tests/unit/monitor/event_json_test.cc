@@ -217,7 +217,29 @@ TEST(ToJsonLine, NetworkEvent) {
                                 {"transport", "tcp"},
                                 {"result", "would_deny"},
                                 {"errno", 0},
-                                {"errno_name", nullptr}}));
+                                {"errno_name", nullptr},
+                                {"syscall", nullptr},
+                                {"rule", nullptr},
+                                {"bytes_out", 0},
+                                {"bytes_in", 0},
+                                {"duration_us", 0}}));
+  e.payload = NetworkEvent{.host = "api.test",
+                           .ip = "127.0.0.2",
+                           .port = 8443,
+                           .transport = "tcp",
+                           .result = Verdict::kAllowed,
+                           .error = 0,
+                           .syscall = "connect",
+                           .rule = "api.test",
+                           .bytes_out = 517,
+                           .bytes_in = 104857600,
+                           .duration_ns = 12345678};
+  j = Parse(ToJsonLine(e));
+  EXPECT_EQ(j["network"]["bytes_in"], 104857600);
+  EXPECT_EQ(j["network"]["bytes_out"], 517);
+  EXPECT_EQ(j["network"]["duration_us"], 12345);
+  EXPECT_EQ(j["network"]["rule"], "api.test");
+  EXPECT_EQ(j["network"]["syscall"], "connect");
 }
 
 TEST(ToJsonLine, LifecycleEvent) {

@@ -1,0 +1,895 @@
+// The egress broker and DNS stub; see egress.h.
+#include "monitor/egress.h"
+
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/timerfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <deque>
+#include <mutex>
+#include <thread>
+
+namespace gander::monitor {
+
+namespace {
+
+#ifndef PIDFD_THREAD
+#define PIDFD_THREAD O_EXCL
+#endif
+
+constexpr size_t kPipeSize = 1 << 20;    // per direction and connection
+constexpr size_t kTurnBudget = 4 << 20;  // bytes per direction and turn
+constexpr size_t kMaxRecordedAddresses = 4096;
+constexpr int kMaxLookupsInFlight = 16;
+constexpr uint32_t kDnsTtl = 30;
+
+int64_t MonotonicNs() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+int SocketOption(int fd, int level, int name) {
+  int value = -1;
+  socklen_t len = sizeof(value);
+  if (getsockopt(fd, level, name, &value, &len) != 0) return -1;
+  return value;
+}
+
+socklen_t ToSockaddr(const policies::IpAddress& ip, uint16_t port, sockaddr_storage* out) {
+  std::memset(out, 0, sizeof(*out));
+  if (!ip.v6) {
+    auto* in = reinterpret_cast<sockaddr_in*>(out);
+    in->sin_family = AF_INET;
+    in->sin_port = htons(port);
+    std::memcpy(&in->sin_addr, ip.bytes.data(), 4);
+    return sizeof(sockaddr_in);
+  }
+  auto* in6 = reinterpret_cast<sockaddr_in6*>(out);
+  in6->sin6_family = AF_INET6;
+  in6->sin6_port = htons(port);
+  std::memcpy(&in6->sin6_addr, ip.bytes.data(), 16);
+  return sizeof(sockaddr_in6);
+}
+
+// "ip:port" of a socket address, IPv4-mapped addresses unmapped, for matching accepted
+// connections to pending ones.
+std::string AddressKey(const sockaddr_storage& addr, socklen_t len) {
+  auto inet = ParseInetSockaddr(&addr, len);
+  if (!inet) return "";
+  return inet->ip.ToString() + "|" + std::to_string(inet->port);
+}
+
+// Blocks or unblocks the open file description shared with the child; returns the old flags.
+int SetNonBlocking(int fd) {
+  int flags = fcntl(fd, F_GETFL);
+  if (flags >= 0 && !(flags & O_NONBLOCK)) fcntl(fd, F_SETFL, flags | O_NONBLOCK);
+  return flags;
+}
+
+void ResetAndClose(UniqueFd& fd) {
+  if (!fd) return;
+  linger l{1, 0};
+  setsockopt(fd.get(), SOL_SOCKET, SO_LINGER, &l, sizeof(l));
+  fd.Reset();
+}
+
+}  // namespace
+
+struct Pipe {
+  UniqueFd r, w;
+  size_t pending = 0;
+  bool eof = false;   // the source said EOF
+  bool shut = false;  // ... and it was passed on (shutdown(SHUT_WR) of the destination)
+};
+
+struct Egress::Connection {
+  uint64_t id = 0;
+  uint64_t notification = 0;
+  bool answered = false;
+  bool nonblocking = false;
+  Event base;
+  InetAddress dest;
+  std::string host;
+  std::string rule;
+  UniqueFd child;  // our copy of the child's socket, until it is connected to the relay
+  ino_t inode = 0;
+  std::string child_address;
+  UniqueFd upstream;
+  bool upstream_connected = false;
+  bool upstream_failed = false;
+  UniqueFd inner;  // the relay's accepted end
+  bool relaying = false;
+  Pipe up, down;  // child -> destination, destination -> child
+  uint64_t bytes_out = 0, bytes_in = 0;
+  int64_t started_ns = 0;
+  int64_t deadline_ns = 0;
+};
+
+// Host lookups for the DNS stub, on short-lived threads; results return through an eventfd.
+struct Egress::Resolver {
+  struct Job {
+    sockaddr_storage client{};
+    socklen_t client_len = 0;
+    std::string query;
+    dns::Question question;
+    int error = 0;  // EAI_* from getaddrinfo
+    std::vector<policies::IpAddress> addresses;
+  };
+  std::mutex mutex;
+  std::deque<Job> done;
+  UniqueFd event;
+  int in_flight = 0;  // touched by the loop only
+};
+
+Egress::Egress(EgressConfig config, Unotify& unotify, TargetMemory& memory,
+               BoundedEventQueue& queue)
+    : config_(std::move(config)),
+      context_{config_.namespaces, config_.deny_errno},
+      unotify_(unotify),
+      memory_(memory),
+      queue_(queue),
+      epoll_(epoll_create1(EPOLL_CLOEXEC)),
+      timer_(timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC)),
+      kick_(eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)),
+      resolver_(std::make_shared<Resolver>()) {
+  resolver_->event = UniqueFd(eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC));
+  Watch(timer_.get(), EPOLLIN, &Egress::OnTimer);
+  Watch(kick_.get(), EPOLLIN, &Egress::OnKick);
+  Watch(resolver_->event.get(), EPOLLIN, &Egress::OnResolved);
+  for (auto [fd, addr] : {std::pair{&config_.relay_v4, &relay_v4_addr_},
+                          std::pair{&config_.relay_v6, &relay_v6_addr_}}) {
+    if (!*fd) continue;
+    socklen_t len = sizeof(*addr);
+    getsockname(fd->get(), reinterpret_cast<sockaddr*>(addr), &len);
+    fcntl(fd->get(), F_SETFL, fcntl(fd->get(), F_GETFL) | O_NONBLOCK);
+    Watch(fd->get(), EPOLLIN, &Egress::OnAccept);
+  }
+  if (config_.dns_udp) {
+    fcntl(config_.dns_udp.get(), F_SETFL, fcntl(config_.dns_udp.get(), F_GETFL) | O_NONBLOCK);
+    Watch(config_.dns_udp.get(), EPOLLIN, &Egress::OnDns);
+  }
+}
+
+Egress::~Egress() = default;
+
+EgressStats Egress::stats() const {
+  EgressStats s = stats_;
+  s.open = connections_.size();
+  return s;
+}
+
+void Egress::Watch(int fd, uint32_t events, Handler handler) {
+  epoll_event ev{};
+  ev.events = events;
+  ev.data.fd = fd;
+  epoll_ctl(epoll_.get(), EPOLL_CTL_ADD, fd, &ev);
+  handlers_[fd] = handler;
+}
+
+void Egress::Unwatch(int fd) {
+  epoll_ctl(epoll_.get(), EPOLL_CTL_DEL, fd, nullptr);
+  handlers_.erase(fd);
+}
+
+void Egress::Kick() {
+  uint64_t one = 1;
+  (void)!write(kick_.get(), &one, sizeof(one));
+}
+
+void Egress::OnReady() {
+  epoll_event events[64];
+  int n = epoll_wait(epoll_.get(), events, 64, 0);
+  for (int i = 0; i < n; ++i) {
+    auto it = handlers_.find(events[i].data.fd);
+    if (it != handlers_.end()) (this->*(it->second))(events[i].data.fd, events[i].events);
+  }
+}
+
+std::vector<std::string> Egress::NamesOf(const policies::IpAddress& ip) const {
+  auto it = names_.find(ip);
+  if (it == names_.end()) return {};
+  return {it->second.begin(), it->second.end()};
+}
+
+Event Egress::Denied(const Event& base, std::string_view syscall, const InetAddress& addr,
+                     std::string transport, const NetDecision& d) {
+  ++stats_.denied;
+  Event e = base;
+  NetworkEvent net;
+  std::vector<std::string> names = NamesOf(addr.ip);
+  if (!names.empty()) net.host = names.front();
+  net.ip = addr.ip.ToString();
+  net.port = addr.port;
+  net.transport = std::move(transport);
+  net.result = Verdict::kDenied;
+  net.error = d.error;
+  net.syscall = syscall;
+  net.rule = d.rule;
+  e.payload = std::move(net);
+  return e;
+}
+
+std::optional<Response> Egress::OnSyscall(const Notification& n, std::string_view syscall,
+                                          const Event& base, std::vector<Event>& events) {
+  if (syscall == "connect") return OnConnect(n, base, events);
+  return OnSend(n, syscall, base, events);
+}
+
+UniqueFd Egress::TakeSocket(const Notification& n, const Event& base, int fd, int* error) {
+  *error = 0;
+  UniqueFd pidfd(static_cast<int>(syscall(SYS_pidfd_open, n.pid, PIDFD_THREAD)));
+  if (!pidfd && base.pid) pidfd = UniqueFd(static_cast<int>(syscall(SYS_pidfd_open, *base.pid, 0)));
+  // The pid could have been recycled before pidfd_open: the notification being still pending
+  // proves the pidfd names the thread that made the call.
+  if (!pidfd || !unotify_.IdValid(n.id)) {
+    *error = ESRCH;
+    return {};
+  }
+  UniqueFd sock(static_cast<int>(syscall(SYS_pidfd_getfd, pidfd.get(), fd, 0)));
+  if (!sock) *error = errno == EBADF ? EBADF : errno;
+  return sock;
+}
+
+std::optional<Response> Egress::OnConnect(const Notification& n, const Event& base,
+                                          std::vector<Event>& events) {
+  auto len = static_cast<socklen_t>(n.args[2]);
+  if (n.args[2] > sizeof(sockaddr_storage)) return Response{false, EINVAL};
+  sockaddr_storage copy{};
+  if (len > 0 && !memory_.ReadBytes(n.pid, n.args[1], &copy, len)) return Response{false, EFAULT};
+  int family = SockaddrFamily(&copy, len);
+  // Not inet: the kernel reads the address by the socket's own family; the mount view,
+  // Landlock's scoping and the empty network namespace bound what it can reach.
+  if (family != AF_INET && family != AF_INET6 && family != AF_UNSPEC) return Response{true, 0};
+  int error = 0;
+  UniqueFd sock = TakeSocket(n, base, static_cast<int>(n.args[0]), &error);
+  if (!sock) return Response{false, error};
+  int domain = SocketOption(sock.get(), SOL_SOCKET, SO_DOMAIN);
+  int type = SocketOption(sock.get(), SOL_SOCKET, SO_TYPE);
+  if (domain != AF_INET && domain != AF_INET6) {
+    if (family == AF_UNSPEC) return Response{true, 0};
+    return Response{false, domain < 0 ? ENOTSOCK : EINVAL};
+  }
+  if (family == AF_UNSPEC) return ConnectLocal(n, std::move(sock), copy, len);  // disconnect
+  std::optional<InetAddress> addr = ParseInetSockaddr(&copy, len);
+  if (!addr) return Response{false, EINVAL};
+  if (domain == AF_INET && family == AF_INET6) return Response{false, EAFNOSUPPORT};
+  if (domain == AF_INET6 && family == AF_INET && type == SOCK_STREAM) {
+    return Response{false, EAFNOSUPPORT};
+  }
+  if (type == SOCK_STREAM) {
+    struct stat st {};
+    fstat(sock.get(), &st);
+    auto pending = by_inode_.find(st.st_ino);
+    if (pending != by_inode_.end() && connections_.count(pending->second)) {
+      return Response{false, connections_[pending->second]->inner ? EISCONN : EALREADY};
+    }
+    sockaddr_storage peer{};
+    socklen_t peer_len = sizeof(peer);
+    if (getpeername(sock.get(), reinterpret_cast<sockaddr*>(&peer), &peer_len) == 0) {
+      return Response{false, EISCONN};
+    }
+  }
+  policies::Destination dest{addr->ip, addr->port, NamesOf(addr->ip)};
+  NetDecision d = DecideConnect(config_.matcher, dest, type, context_);
+  switch (d.action) {
+    case NetAction::kContinue:  // never for an inet connect
+    case NetAction::kDeny:
+      events.push_back(Denied(base, "connect", *addr, type == SOCK_STREAM ? "tcp" : "udp", d));
+      return Response{false, d.error ? d.error : config_.deny_errno};
+    case NetAction::kLocal:
+      return ConnectLocal(n, std::move(sock), copy, len);
+    case NetAction::kBroker:
+      return StartBroker(n, base, std::move(sock), *addr, d, events);
+  }
+  return Response{false, config_.deny_errno};
+}
+
+std::optional<Response> Egress::OnSend(const Notification& n, std::string_view syscall,
+                                       const Event& base, std::vector<Event>& events) {
+  // Every address the call names, copied once.
+  std::vector<std::pair<sockaddr_storage, socklen_t>> addresses;
+  auto read_name = [&](uint64_t pointer, uint64_t length) {
+    if (pointer == 0 || length == 0) return true;
+    sockaddr_storage copy{};
+    auto len = static_cast<socklen_t>(std::min<uint64_t>(length, sizeof(copy)));
+    if (!memory_.ReadBytes(n.pid, pointer, &copy, len)) return false;
+    addresses.emplace_back(copy, len);
+    return true;
+  };
+  bool readable = true;
+  if (syscall == "sendto") {
+    readable = read_name(n.args[4], n.args[5]);
+  } else if (syscall == "sendmsg") {
+    msghdr msg{};
+    readable = memory_.ReadBytes(n.pid, n.args[1], &msg, sizeof(msg)) &&
+               read_name(reinterpret_cast<uint64_t>(msg.msg_name), msg.msg_namelen);
+  } else {                                                 // sendmmsg
+    uint64_t count = std::min<uint64_t>(n.args[2], 1024);  // UIO_MAXIOV, as the kernel caps it
+    for (uint64_t i = 0; i < count && readable; ++i) {
+      mmsghdr m{};
+      readable = memory_.ReadBytes(n.pid, n.args[1] + i * sizeof(mmsghdr), &m, sizeof(m)) &&
+                 read_name(reinterpret_cast<uint64_t>(m.msg_hdr.msg_name), m.msg_hdr.msg_namelen);
+    }
+  }
+  if (!readable) return Response{false, EFAULT};
+  std::vector<InetAddress> inet;
+  for (const auto& [copy, len] : addresses) {
+    if (auto a = ParseInetSockaddr(&copy, len)) inet.push_back(*a);
+  }
+  if (inet.empty()) return Response{true, 0};
+  // Datagrams to the sandbox's own loopback need no look at the socket.
+  if (context_.namespaces && std::all_of(inet.begin(), inet.end(), [](const InetAddress& a) {
+        return IsLocalAddress(a.ip);
+      })) {
+    return Response{true, 0};
+  }
+  int error = 0;
+  UniqueFd sock = TakeSocket(n, base, static_cast<int>(n.args[0]), &error);
+  if (!sock) return Response{false, error};
+  int type = SocketOption(sock.get(), SOL_SOCKET, SO_TYPE);
+  for (const InetAddress& a : inet) {
+    policies::Destination dest{a.ip, a.port, NamesOf(a.ip)};
+    NetDecision d = DecideSend(config_.matcher, dest, type, context_);
+    if (d.action == NetAction::kDeny) {
+      events.push_back(Denied(base, syscall, a, type == SOCK_STREAM ? "tcp" : "udp", d));
+      return Response{false, d.error ? d.error : config_.deny_errno};
+    }
+  }
+  return Response{true, 0};
+}
+
+// connect() on the sandbox's own loopback (or AF_UNSPEC), done by the supervisor on the
+// child's socket with the copied address: the child's memory is not read again.
+std::optional<Response> Egress::ConnectLocal(const Notification& n, UniqueFd sock,
+                                             const sockaddr_storage& addr, socklen_t len) {
+  int flags = SetNonBlocking(sock.get());
+  int rc = connect(sock.get(), reinterpret_cast<const sockaddr*>(&addr), len);
+  int err = rc == 0 ? 0 : errno;
+  if (flags >= 0 && !(flags & O_NONBLOCK)) {
+    if (err == EINPROGRESS) {
+      int fd = sock.get();
+      local_[fd] = LocalPending{std::move(sock), n.id, flags};
+      Watch(fd, EPOLLOUT, &Egress::OnLocalConnected);
+      return std::nullopt;
+    }
+    fcntl(sock.get(), F_SETFL, flags);
+  }
+  return Response{false, err};
+}
+
+void Egress::OnLocalConnected(int fd, uint32_t) {
+  auto it = local_.find(fd);
+  if (it == local_.end()) return;
+  int err = SocketOption(fd, SOL_SOCKET, SO_ERROR);
+  fcntl(fd, F_SETFL, it->second.flags);
+  unotify_.Send(it->second.notification, Response{false, err < 0 ? EIO : err});
+  Unwatch(fd);
+  local_.erase(it);
+}
+
+std::optional<Response> Egress::StartBroker(const Notification& n, const Event& base, UniqueFd sock,
+                                            const InetAddress& dest, const NetDecision& decision,
+                                            std::vector<Event>& events) {
+  auto c = std::make_unique<Connection>();
+  c->id = next_id_++;
+  c->notification = n.id;
+  c->base = base;
+  c->dest = dest;
+  std::vector<std::string> names = NamesOf(dest.ip);
+  if (!names.empty()) c->host = names.front();
+  c->rule = decision.rule;
+  c->started_ns = MonotonicNs();
+  int flags = fcntl(sock.get(), F_GETFL);
+  c->nonblocking = flags >= 0 && (flags & O_NONBLOCK);
+  struct stat st {};
+  fstat(sock.get(), &st);
+  c->inode = st.st_ino;
+  c->child = std::move(sock);
+
+  sockaddr_storage target;
+  socklen_t target_len = ToSockaddr(dest.ip, dest.port, &target);
+  c->upstream = UniqueFd(socket(target.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+  int rc = c->upstream
+               ? connect(c->upstream.get(), reinterpret_cast<sockaddr*>(&target), target_len)
+               : -1;
+  int err = rc == 0 ? 0 : errno;
+  if (rc != 0 && err != EINPROGRESS) {
+    Event e = base;
+    NetworkEvent net;
+    net.host = c->host;
+    net.ip = dest.ip.ToString();
+    net.port = dest.port;
+    net.transport = "tcp";
+    net.result = Verdict::kAllowed;
+    net.error = err;
+    net.syscall = "connect";
+    net.rule = c->rule;
+    e.payload = std::move(net);
+    events.push_back(std::move(e));
+    return Response{false, err};
+  }
+  Connection& ref = *c;
+  by_inode_[c->inode] = c->id;
+  by_fd_[c->upstream.get()] = c->id;
+  connections_[c->id] = std::move(c);
+  if (rc == 0) {
+    UpstreamDone(ref, 0);
+  } else {
+    Watch(ref.upstream.get(), EPOLLOUT, &Egress::OnUpstream);
+    if (ref.nonblocking) {
+      ref.deadline_ns = ref.started_ns + config_.nonblocking_grace.count() * 1000000;
+      deadlines_.emplace(ref.deadline_ns, ref.id);
+      ArmTimer();
+    }
+  }
+  return std::nullopt;
+}
+
+void Egress::OnUpstream(int fd, uint32_t) {
+  auto it = by_fd_.find(fd);
+  if (it == by_fd_.end()) return;
+  Connection& c = *connections_[it->second];
+  Unwatch(fd);
+  UpstreamDone(c, SocketOption(fd, SOL_SOCKET, SO_ERROR));
+}
+
+void Egress::UpstreamDone(Connection& c, int error) {
+  if (error != 0) {
+    c.upstream_failed = true;
+    if (!c.answered) {
+      unotify_.Send(c.notification, Response{false, error});
+      c.answered = true;
+    }
+    Finish(c, error, true);
+    return;
+  }
+  c.upstream_connected = true;
+  ++stats_.brokered;
+  if (!c.child_address.empty() || c.inner) {
+    StartRelay(c);
+    return;
+  }
+  AttachChild(c);
+}
+
+// Connects the child's own socket object to the relay listener; the accepted end is matched
+// to this connection by the child socket's local address.
+void Egress::AttachChild(Connection& c) {
+  if (!c.child) return;
+  if (!unotify_.IdValid(c.notification)) {  // interrupted or killed meanwhile
+    Finish(c, EINTR, true);
+    return;
+  }
+  int domain = SocketOption(c.child.get(), SOL_SOCKET, SO_DOMAIN);
+  sockaddr_storage relay{};
+  socklen_t relay_len = 0;
+  if (domain == AF_INET6 && config_.relay_v6) {
+    relay = relay_v6_addr_;
+    relay_len = sizeof(sockaddr_in6);
+  } else if (domain == AF_INET6) {  // no ::1 in the sandbox: the IPv4 relay, mapped
+    auto* in6 = reinterpret_cast<sockaddr_in6*>(&relay);
+    const auto* in = reinterpret_cast<const sockaddr_in*>(&relay_v4_addr_);
+    in6->sin6_family = AF_INET6;
+    in6->sin6_port = in->sin_port;
+    in6->sin6_addr.s6_addr[10] = 0xff;
+    in6->sin6_addr.s6_addr[11] = 0xff;
+    std::memcpy(&in6->sin6_addr.s6_addr[12], &in->sin_addr, 4);
+    relay_len = sizeof(sockaddr_in6);
+  } else {
+    relay = relay_v4_addr_;
+    relay_len = sizeof(sockaddr_in);
+  }
+  int flags = SetNonBlocking(c.child.get());
+  int rc = connect(c.child.get(), reinterpret_cast<sockaddr*>(&relay), relay_len);
+  int err = rc == 0 ? 0 : errno;
+  sockaddr_storage local{};
+  socklen_t local_len = sizeof(local);
+  getsockname(c.child.get(), reinterpret_cast<sockaddr*>(&local), &local_len);
+  if (flags >= 0 && !(flags & O_NONBLOCK)) fcntl(c.child.get(), F_SETFL, flags);
+  c.child.Reset();
+  if (rc != 0 && err != EINPROGRESS) {
+    if (!c.answered) unotify_.Send(c.notification, Response{false, err});
+    c.answered = true;
+    Finish(c, err, true);
+    return;
+  }
+  c.child_address = AddressKey(local, local_len);
+  by_child_address_[c.child_address] = c.id;
+  // Non-blocking: answered now, as the kernel would; blocking: once the relay accepted it.
+  if (c.nonblocking && !c.answered) {
+    c.answered = true;
+    if (!unotify_.Send(c.notification, Response{false, EINPROGRESS})) Finish(c, EINTR, true);
+  }
+}
+
+void Egress::OnAccept(int listener, uint32_t) {
+  while (true) {
+    sockaddr_storage peer{};
+    socklen_t len = sizeof(peer);
+    UniqueFd fd(
+        accept4(listener, reinterpret_cast<sockaddr*>(&peer), &len, SOCK_NONBLOCK | SOCK_CLOEXEC));
+    if (!fd) return;
+    auto it = by_child_address_.find(AddressKey(peer, len));
+    if (it == by_child_address_.end()) {
+      ResetAndClose(fd);  // nobody asked for it: a direct connection to the relay
+      continue;
+    }
+    uint64_t id = it->second;
+    by_child_address_.erase(it);
+    auto conn = connections_.find(id);
+    if (conn == connections_.end()) continue;
+    Connection& c = *conn->second;
+    c.inner = std::move(fd);
+    if (!c.answered) {
+      c.answered = true;
+      if (!unotify_.Send(c.notification, Response{false, 0})) {
+        Finish(c, EINTR, true);
+        continue;
+      }
+    }
+    if (c.upstream_failed) {
+      Finish(c, ECONNRESET, true);
+    } else if (c.upstream_connected) {
+      StartRelay(c);
+    }
+  }
+}
+
+void Egress::StartRelay(Connection& c) {
+  if (c.relaying || !c.inner || !c.upstream_connected) return;
+  for (Pipe* p : {&c.up, &c.down}) {
+    int fds[2];
+    if (pipe2(fds, O_NONBLOCK | O_CLOEXEC) != 0) {
+      Finish(c, errno, true);
+      return;
+    }
+    p->r = UniqueFd(fds[0]);
+    p->w = UniqueFd(fds[1]);
+    fcntl(p->w.get(), F_SETPIPE_SZ, kPipeSize);
+  }
+  c.relaying = true;
+  by_fd_[c.inner.get()] = c.id;
+  Watch(c.inner.get(), EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET, &Egress::OnRelay);
+  Watch(c.upstream.get(), EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET, &Egress::OnRelay);
+  Pump(c);
+}
+
+void Egress::OnRelay(int fd, uint32_t) {
+  auto it = by_fd_.find(fd);
+  if (it == by_fd_.end()) return;
+  auto conn = connections_.find(it->second);
+  if (conn != connections_.end()) Pump(*conn->second);
+}
+
+void Egress::OnKick(int, uint32_t) {
+  uint64_t value;
+  (void)!read(kick_.get(), &value, sizeof(value));
+  std::set<uint64_t> ids;
+  ids.swap(more_);
+  for (uint64_t id : ids) {
+    auto conn = connections_.find(id);
+    if (conn != connections_.end()) Pump(*conn->second);
+  }
+}
+
+// Moves bytes both ways until the sockets would block or the turn's budget is spent. Counted
+// where they leave gander: bytes_out when written to the destination, bytes_in when read from
+// it.
+void Egress::Pump(Connection& c) {
+  bool out_of_budget = false;
+  for (bool up : {true, false}) {
+    int src = up ? c.inner.get() : c.upstream.get();
+    int dst = up ? c.upstream.get() : c.inner.get();
+    Pipe& p = up ? c.up : c.down;
+    size_t budget = kTurnBudget;
+    while (true) {
+      if (p.pending > 0) {
+        ssize_t n =
+            splice(p.r.get(), nullptr, dst, nullptr, p.pending, SPLICE_F_NONBLOCK | SPLICE_F_MOVE);
+        if (n > 0) {
+          p.pending -= static_cast<size_t>(n);
+          if (up) c.bytes_out += static_cast<uint64_t>(n);
+          continue;
+        }
+        if (n < 0 && errno == EAGAIN) break;
+        // The receiving side is gone: the sender gets a reset.
+        Finish(c, n < 0 ? errno : EPIPE, true);
+        return;
+      }
+      if (p.eof) {
+        if (!p.shut) {
+          shutdown(dst, SHUT_WR);
+          p.shut = true;
+        }
+        break;
+      }
+      if (budget == 0) {
+        out_of_budget = true;
+        break;
+      }
+      ssize_t n = splice(src, nullptr, p.w.get(), nullptr, std::min(budget, kPipeSize),
+                         SPLICE_F_NONBLOCK | SPLICE_F_MOVE);
+      if (n > 0) {
+        p.pending += static_cast<size_t>(n);
+        budget -= std::min(budget, static_cast<size_t>(n));
+        if (!up) c.bytes_in += static_cast<uint64_t>(n);
+        continue;
+      }
+      if (n == 0) {
+        p.eof = true;
+        continue;
+      }
+      if (errno == EAGAIN) break;
+      Finish(c, errno, true);
+      return;
+    }
+  }
+  if (c.up.shut && c.down.shut) {
+    Finish(c, 0, false);
+    return;
+  }
+  if (out_of_budget) {
+    more_.insert(c.id);
+    Kick();
+  }
+}
+
+void Egress::Finish(Connection& c, int error, bool reset) {
+  if (!c.answered) {
+    unotify_.Send(c.notification, Response{false, error ? error : ECONNABORTED});
+    c.answered = true;
+  }
+  Event e = c.base;
+  e.time_ns = WallClockNowNs();
+  NetworkEvent net;
+  net.host = c.host;
+  net.ip = c.dest.ip.ToString();
+  net.port = c.dest.port;
+  net.transport = "tcp";
+  net.result = Verdict::kAllowed;
+  net.error = error;
+  net.syscall = "connect";
+  net.rule = c.rule;
+  net.bytes_out = c.bytes_out;
+  net.bytes_in = c.bytes_in;
+  net.duration_ns = MonotonicNs() - c.started_ns;
+  e.payload = std::move(net);
+  queue_.Push(std::move(e));
+
+  for (UniqueFd* fd : {&c.inner, &c.upstream}) {
+    if (!*fd) continue;
+    by_fd_.erase(fd->get());
+    Unwatch(fd->get());
+    if (reset) {
+      ResetAndClose(*fd);
+    } else {
+      fd->Reset();
+    }
+  }
+  if (!c.child_address.empty()) by_child_address_.erase(c.child_address);
+  auto inode = by_inode_.find(c.inode);
+  if (inode != by_inode_.end() && inode->second == c.id) by_inode_.erase(inode);
+  more_.erase(c.id);
+  connections_.erase(c.id);  // c is gone
+}
+
+void Egress::ArmTimer() {
+  itimerspec spec{};
+  if (!deadlines_.empty()) {
+    int64_t when = std::max<int64_t>(deadlines_.begin()->first, 1);
+    spec.it_value.tv_sec = when / 1000000000;
+    spec.it_value.tv_nsec = when % 1000000000;
+  }
+  timerfd_settime(timer_.get(), TFD_TIMER_ABSTIME, &spec, nullptr);
+}
+
+void Egress::OnTimer(int, uint32_t) {
+  uint64_t expirations;
+  (void)!read(timer_.get(), &expirations, sizeof(expirations));
+  int64_t now = MonotonicNs();
+  while (!deadlines_.empty() && deadlines_.begin()->first <= now) {
+    uint64_t id = deadlines_.begin()->second;
+    deadlines_.erase(deadlines_.begin());
+    auto conn = connections_.find(id);
+    // Still connecting after the grace: answer EINPROGRESS with the child connected to the
+    // relay; the destination's answer, if a failure, becomes a reset.
+    if (conn != connections_.end() && !conn->second->answered && conn->second->child) {
+      AttachChild(*conn->second);
+    }
+  }
+  ArmTimer();
+}
+
+// ---- DNS stub ----
+
+void Egress::OnDns(int fd, uint32_t) {
+  while (true) {
+    uint8_t buf[1500];
+    sockaddr_storage client{};
+    socklen_t client_len = sizeof(client);
+    ssize_t n =
+        recvfrom(fd, buf, sizeof(buf), 0, reinterpret_cast<sockaddr*>(&client), &client_len);
+    if (n < 0) return;
+    ++stats_.dns_queries;
+    std::optional<dns::Question> q = dns::ParseQuery(buf, static_cast<size_t>(n));
+    if (!q) {
+      if (n >= 12) {
+        dns::Question bare;
+        std::memcpy(&bare.id, buf, 2);
+        bare.question_end = 12;
+        std::string reply = dns::BuildResponse(buf, bare, dns::kFormErr, {});
+        sendto(fd, reply.data(), reply.size(), 0, reinterpret_cast<sockaddr*>(&client), client_len);
+      }
+      continue;
+    }
+    bool allowed = q->qclass == 1 && config_.matcher.MayResolve(q->name);
+    Event e;
+    e.time_ns = WallClockNowNs();
+    e.extension = config_.extension;
+    NetworkEvent net;
+    net.host = q->name.substr(0, 253);
+    net.port = 53;
+    net.transport = "dns";
+    net.result = allowed ? Verdict::kAllowed : Verdict::kDenied;
+    e.payload = std::move(net);
+    queue_.Push(std::move(e));
+    if (!allowed) {
+      // Refused without asking anyone: nothing the query carries leaves the sandbox.
+      ++stats_.dns_refused;
+      std::string reply = dns::BuildResponse(buf, *q, dns::kRefused, {});
+      sendto(fd, reply.data(), reply.size(), 0, reinterpret_cast<sockaddr*>(&client), client_len);
+      continue;
+    }
+    if (q->qtype != dns::kTypeA && q->qtype != dns::kTypeAAAA) {
+      std::string reply = dns::BuildResponse(buf, *q, dns::kNoError, {});  // no such records
+      sendto(fd, reply.data(), reply.size(), 0, reinterpret_cast<sockaddr*>(&client), client_len);
+      continue;
+    }
+    if (resolver_->in_flight >= kMaxLookupsInFlight) {
+      std::string reply = dns::BuildResponse(buf, *q, dns::kServFail, {});
+      sendto(fd, reply.data(), reply.size(), 0, reinterpret_cast<sockaddr*>(&client), client_len);
+      continue;
+    }
+    ++resolver_->in_flight;
+    Resolver::Job job;
+    job.client = client;
+    job.client_len = client_len;
+    job.query.assign(reinterpret_cast<char*>(buf), static_cast<size_t>(n));
+    job.question = *q;
+    std::thread([resolver = resolver_, job = std::move(job)]() mutable {
+      addrinfo hints{};
+      hints.ai_family = job.question.qtype == dns::kTypeA ? AF_INET : AF_INET6;
+      hints.ai_socktype = SOCK_STREAM;
+      addrinfo* result = nullptr;
+      job.error = getaddrinfo(job.question.name.c_str(), nullptr, &hints, &result);
+      for (addrinfo* a = result; a; a = a->ai_next) {
+        sockaddr_storage ss{};
+        std::memcpy(&ss, a->ai_addr, std::min<size_t>(a->ai_addrlen, sizeof(ss)));
+        if (auto inet = ParseInetSockaddr(&ss, a->ai_addrlen)) {
+          if (inet->ip.v6 == (job.question.qtype == dns::kTypeAAAA) &&
+              std::find(job.addresses.begin(), job.addresses.end(), inet->ip) ==
+                  job.addresses.end()) {
+            job.addresses.push_back(inet->ip);
+          }
+        }
+      }
+      if (result) freeaddrinfo(result);
+      std::lock_guard<std::mutex> lock(resolver->mutex);
+      resolver->done.push_back(std::move(job));
+      uint64_t one = 1;
+      (void)!write(resolver->event.get(), &one, sizeof(one));
+    }).detach();
+  }
+}
+
+void Egress::OnResolved(int, uint32_t) {
+  uint64_t value;
+  (void)!read(resolver_->event.get(), &value, sizeof(value));
+  std::deque<Resolver::Job> done;
+  {
+    std::lock_guard<std::mutex> lock(resolver_->mutex);
+    done.swap(resolver_->done);
+  }
+  for (Resolver::Job& job : done) {
+    --resolver_->in_flight;
+    int rcode = dns::kNoError;
+    if (job.error == EAI_NONAME)
+      rcode = dns::kNxDomain;
+    else if (job.error == EAI_NODATA || job.error == EAI_ADDRFAMILY)
+      rcode = dns::kNoError;
+    else if (job.error != 0)
+      rcode = dns::kServFail;
+    for (const policies::IpAddress& ip : job.addresses) {
+      if (names_.size() >= kMaxRecordedAddresses && !names_.count(ip)) break;
+      names_[ip].insert(job.question.name);
+    }
+    std::string reply = dns::BuildResponse(reinterpret_cast<const uint8_t*>(job.query.data()),
+                                           job.question, rcode, job.addresses);
+    sendto(config_.dns_udp.get(), reply.data(), reply.size(), 0,
+           reinterpret_cast<sockaddr*>(&job.client), job.client_len);
+  }
+}
+
+namespace dns {
+
+std::optional<Question> ParseQuery(const uint8_t* data, size_t size) {
+  if (size < 12) return std::nullopt;
+  Question q;
+  q.id = static_cast<uint16_t>(data[0] << 8 | data[1]);
+  q.flags = static_cast<uint16_t>(data[2] << 8 | data[3]);
+  uint16_t qdcount = static_cast<uint16_t>(data[4] << 8 | data[5]);
+  if ((q.flags & 0x8000) || qdcount != 1) return std::nullopt;  // a response, or not one question
+  size_t pos = 12;
+  while (true) {
+    if (pos >= size) return std::nullopt;
+    uint8_t len = data[pos++];
+    if (len == 0) break;
+    if (len > 63 || pos + len > size) return std::nullopt;  // compression has no place here
+    if (!q.name.empty()) q.name += '.';
+    for (size_t i = 0; i < len; ++i) {
+      char ch = static_cast<char>(data[pos + i]);
+      q.name += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    }
+    pos += len;
+    if (q.name.size() > 253) return std::nullopt;
+  }
+  if (pos + 4 > size) return std::nullopt;
+  q.qtype = static_cast<uint16_t>(data[pos] << 8 | data[pos + 1]);
+  q.qclass = static_cast<uint16_t>(data[pos + 2] << 8 | data[pos + 3]);
+  q.question_end = pos + 4;
+  return q;
+}
+
+std::string BuildResponse(const uint8_t* query, const Question& q, int rcode,
+                          const std::vector<policies::IpAddress>& answers) {
+  std::string out(reinterpret_cast<const char*>(query), q.question_end);
+  uint16_t flags = static_cast<uint16_t>(0x8000 | (q.flags & 0x7900) | 0x0080 | (rcode & 0xf));
+  out[2] = static_cast<char>(flags >> 8);
+  out[3] = static_cast<char>(flags & 0xff);
+  uint16_t qd = q.question_end > 12 ? 1 : 0;
+  uint16_t an = rcode == kNoError ? static_cast<uint16_t>(answers.size()) : 0;
+  const uint8_t counts[8] = {0,
+                             static_cast<uint8_t>(qd),
+                             static_cast<uint8_t>(an >> 8),
+                             static_cast<uint8_t>(an & 0xff),
+                             0,
+                             0,
+                             0,
+                             0};
+  out.replace(4, 8, reinterpret_cast<const char*>(counts), 8);
+  if (an == 0) return out;
+  for (const policies::IpAddress& ip : answers) {
+    uint16_t type = ip.v6 ? kTypeAAAA : kTypeA;
+    uint16_t rdlength = static_cast<uint16_t>(ip.size());
+    const uint8_t rr[12] = {0xc0,
+                            0x0c,  // the name: a pointer to the question's
+                            static_cast<uint8_t>(type >> 8),
+                            static_cast<uint8_t>(type & 0xff),
+                            0,
+                            1,  // class IN
+                            static_cast<uint8_t>(kDnsTtl >> 24),
+                            static_cast<uint8_t>(kDnsTtl >> 16),
+                            static_cast<uint8_t>(kDnsTtl >> 8),
+                            static_cast<uint8_t>(kDnsTtl),
+                            static_cast<uint8_t>(rdlength >> 8),
+                            static_cast<uint8_t>(rdlength & 0xff)};
+    out.append(reinterpret_cast<const char*>(rr), sizeof(rr));
+    out.append(reinterpret_cast<const char*>(ip.bytes.data()), ip.size());
+  }
+  return out;
+}
+
+}  // namespace dns
+
+}  // namespace gander::monitor

@@ -1,0 +1,65 @@
+// What to do with a network syscall (connect, sendto, sendmsg, sendmmsg), decided on the
+// supervisor's own copy of the address: a pure function of (address, socket type, policy),
+// tested without a kernel. The egress broker (egress.h) carries the decision out.
+//
+// Never CONTINUE an inet connect: an allowed TCP connect is brokered (the supervisor connects
+// to the validated destination itself), a connect to the sandbox's own loopback is performed
+// by the supervisor on the child's socket with the copied address. Only non-inet families
+// (AF_UNIX, AF_NETLINK, ...) continue: the kernel interprets their address by the socket's
+// own family, and their reach is the mount view (unix paths), Landlock scoping (abstract
+// unix) and the empty network namespace.
+#pragma once
+
+#include <sys/socket.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "policies/network_matcher.h"
+
+namespace gander::monitor {
+
+// An inet socket address, parsed from raw sockaddr bytes.
+struct InetAddress {
+  int family = AF_INET;  // of the sockaddr as written: AF_INET or AF_INET6
+  policies::IpAddress ip;
+  uint16_t port = 0;
+};
+
+// The family of a raw sockaddr (AF_UNSPEC when shorter than sa_family), and its inet form
+// when it is a complete AF_INET / AF_INET6 address.
+int SockaddrFamily(const void* data, size_t size);
+std::optional<InetAddress> ParseInetSockaddr(const void* data, size_t size);
+
+enum class NetAction {
+  kContinue,  // not inet, or an address the kernel ignores: let the syscall run
+  kDeny,      // refuse with `error`, and report
+  kLocal,     // the sandbox's own loopback: the supervisor connects the child's socket itself
+  kBroker,    // TCP to an allowed host: the supervisor connects and relays
+};
+
+struct NetDecision {
+  NetAction action = NetAction::kDeny;
+  int error = 0;
+  std::string rule;  // the policy host that allowed or denied it, "" when none
+};
+
+struct NetContext {
+  bool namespaces = true;  // the sandbox has its own (empty) network namespace
+  int deny_errno = 0;      // the policy's errno for refused connections
+};
+
+// connect() of a socket of type `sock_type` (SOCK_STREAM, SOCK_DGRAM, ...) to `dest`.
+NetDecision DecideConnect(const policies::NetworkMatcher& matcher,
+                          const policies::Destination& dest, int sock_type,
+                          const NetContext& context);
+
+// sendto/sendmsg/sendmmsg naming `dest` on a socket of `sock_type`.
+NetDecision DecideSend(const policies::NetworkMatcher& matcher, const policies::Destination& dest,
+                       int sock_type, const NetContext& context);
+
+// Is `ip` the sandbox's own host (loopback or unspecified, which Linux connects to locally)?
+bool IsLocalAddress(const policies::IpAddress& ip);
+
+}  // namespace gander::monitor

@@ -1,0 +1,124 @@
+// The compiled network policy (policies/network_matcher.h): deny wins, ports, name pinning,
+// wildcards, CIDR blocks, and host loopback only when named.
+#include "policies/network_matcher.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace gander::policies {
+namespace {
+
+NetworkRule R(std::string host, std::vector<uint16_t> ports = {}) {
+  return NetworkRule{std::move(host), std::move(ports), {}};
+}
+
+NetworkMatcher Compile(std::vector<NetworkRule> allow, std::vector<NetworkRule> deny = {}) {
+  Result<NetworkMatcher> m = NetworkMatcher::Compile({std::move(allow), std::move(deny)});
+  EXPECT_TRUE(m.ok()) << m.error().message;
+  return std::move(m).value();
+}
+
+Destination D(const std::string& ip, uint16_t port, std::vector<std::string> names = {}) {
+  return Destination{*IpAddress::Parse(ip), port, std::move(names)};
+}
+
+TEST(IpAddressTest, ParsesAndUnmaps) {
+  EXPECT_EQ(IpAddress::Parse("::ffff:10.1.2.3"), IpAddress::Parse("10.1.2.3"));
+  EXPECT_FALSE(IpAddress::Parse("::ffff:10.1.2.3")->v6);
+  EXPECT_TRUE(IpAddress::Parse("::1")->IsLoopback());
+  EXPECT_TRUE(IpAddress::Parse("127.9.9.9")->IsLoopback());
+  EXPECT_TRUE(IpAddress::Parse("::ffff:127.0.0.1")->IsLoopback());
+  EXPECT_FALSE(IpAddress::Parse("::2")->IsLoopback());
+  EXPECT_TRUE(IpAddress::Parse("0.0.0.0")->IsUnspecified());
+  EXPECT_EQ(IpAddress::Parse("2001:db8::1")->ToString(), "2001:db8::1");
+  EXPECT_FALSE(IpAddress::Parse("api.github.com"));
+}
+
+TEST(NetworkMatcherTest, DefaultDenies) {
+  NetworkMatcher m = Compile({});
+  EXPECT_TRUE(m.empty());
+  EXPECT_FALSE(m.Match(D("140.82.112.3", 443, {"api.github.com"})).allowed);
+  EXPECT_FALSE(m.MayResolve("api.github.com"));
+}
+
+TEST(NetworkMatcherTest, NameRulesMatchOnlyThroughResolvedNames) {
+  NetworkMatcher m = Compile({R("api.github.com", {443})});
+  EXPECT_TRUE(m.Match(D("140.82.112.3", 443, {"api.github.com"})).allowed);
+  EXPECT_EQ(m.Match(D("140.82.112.3", 443, {"api.github.com"})).rule, "api.github.com");
+  // Pinning: the same address without the stub's record is not the name.
+  EXPECT_FALSE(m.Match(D("140.82.112.3", 443)).allowed);
+  EXPECT_FALSE(m.Match(D("140.82.112.3", 80, {"api.github.com"})).allowed);
+  EXPECT_FALSE(m.Match(D("140.82.112.3", 443, {"github.com"})).allowed);
+  EXPECT_TRUE(m.MayResolve("API.GitHub.com."));
+  EXPECT_FALSE(m.MayResolve("github.com"));
+  EXPECT_FALSE(m.MayResolve("x.api.github.com"));
+}
+
+TEST(NetworkMatcherTest, WildcardsMatchStrictlyBelow) {
+  NetworkMatcher m = Compile({R("*.npmjs.org", {443})});
+  EXPECT_TRUE(m.MayResolve("registry.npmjs.org"));
+  EXPECT_TRUE(m.MayResolve("a.b.npmjs.org"));
+  EXPECT_FALSE(m.MayResolve("npmjs.org"));
+  EXPECT_FALSE(m.MayResolve("evilnpmjs.org"));
+  EXPECT_TRUE(m.Match(D("104.16.0.1", 443, {"registry.npmjs.org"})).allowed);
+  EXPECT_FALSE(m.Match(D("104.16.0.1", 443, {"xnpmjs.org"})).allowed);
+}
+
+TEST(NetworkMatcherTest, AddressesAndCidr) {
+  NetworkMatcher m =
+      Compile({R("10.0.0.0/8", {80, 443}), R("2001:db8::/32", {443}), R("192.0.2.7", {22})});
+  EXPECT_TRUE(m.Match(D("10.200.3.4", 80)).allowed);
+  EXPECT_TRUE(m.Match(D("::ffff:10.200.3.4", 443)).allowed);
+  EXPECT_FALSE(m.Match(D("11.0.0.1", 80)).allowed);
+  EXPECT_TRUE(m.Match(D("2001:db8:1::5", 443)).allowed);
+  EXPECT_FALSE(m.Match(D("2001:db9::5", 443)).allowed);
+  EXPECT_TRUE(m.Match(D("192.0.2.7", 22)).allowed);
+  EXPECT_FALSE(m.Match(D("192.0.2.8", 22)).allowed);
+  EXPECT_FALSE(m.Match(D("10.0.0.1", 0)).allowed);
+}
+
+TEST(NetworkMatcherTest, DenyWins) {
+  NetworkMatcher m = Compile({R("0.0.0.0/0", {80}), R("*.example.com", {443})},
+                             {R("169.254.169.254"), R("bad.example.com", {443})});
+  EXPECT_TRUE(m.Match(D("8.8.8.8", 80)).allowed);
+  MatchResult metadata = m.Match(D("169.254.169.254", 80));
+  EXPECT_FALSE(metadata.allowed);
+  EXPECT_EQ(metadata.rule, "169.254.169.254");
+  EXPECT_TRUE(m.Match(D("1.2.3.4", 443, {"good.example.com"})).allowed);
+  EXPECT_FALSE(m.Match(D("1.2.3.4", 443, {"bad.example.com"})).allowed);
+  // A deny rule with ports does not stop resolution; one without ports does.
+  EXPECT_TRUE(m.MayResolve("bad.example.com"));
+  NetworkMatcher all = Compile({R("*.example.com", {443})}, {R("bad.example.com")});
+  EXPECT_FALSE(all.MayResolve("bad.example.com"));
+}
+
+TEST(NetworkMatcherTest, HostLoopbackOnlyWhenNamed) {
+  NetworkMatcher wide = Compile({R("0.0.0.0/0", {80}), R("::/0", {80}), R("*.test", {80})});
+  EXPECT_FALSE(wide.Match(D("127.0.0.1", 80)).allowed);
+  EXPECT_FALSE(wide.Match(D("::1", 80)).allowed);
+  EXPECT_FALSE(wide.Match(D("127.0.0.1", 80, {"rebind.test"})).allowed);
+  EXPECT_TRUE(wide.Match(D("8.8.8.8", 80)).allowed);
+
+  NetworkMatcher named = Compile(
+      {R("127.0.0.2", {8443}), R("127.0.0.0/8", {9000}), R("::1", {8080}), R("localhost", {7000})});
+  EXPECT_TRUE(named.Match(D("127.0.0.2", 8443)).allowed);
+  EXPECT_FALSE(named.Match(D("127.0.0.3", 8443)).allowed);
+  EXPECT_TRUE(named.Match(D("127.5.5.5", 9000)).allowed);
+  EXPECT_TRUE(named.Match(D("::1", 8080)).allowed);
+  EXPECT_TRUE(named.Match(D("127.0.0.1", 7000, {"localhost"})).allowed);
+  EXPECT_FALSE(named.Match(D("127.0.0.1", 7000)).allowed);
+}
+
+TEST(NetworkMatcherTest, UnspecifiedNeverAllowed) {
+  NetworkMatcher m = Compile({R("0.0.0.0/0", {80})});
+  EXPECT_FALSE(m.Match(D("0.0.0.0", 80)).allowed);
+}
+
+TEST(NetworkMatcherTest, AllowWithoutPortsIsAnError) {
+  EXPECT_FALSE(NetworkMatcher::Compile({{R("a.com")}, {}}).ok());
+}
+
+}  // namespace
+}  // namespace gander::policies
