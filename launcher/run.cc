@@ -24,6 +24,7 @@
 #include "launcher/landlock.h"
 #include "launcher/sandbox.h"
 #include "launcher/seccomp_filter.h"
+#include "launcher/secrets.h"
 #include "monitor/event_queue.h"
 #include "monitor/path_classifier.h"
 #include "monitor/seccomp_monitor.h"
@@ -115,6 +116,7 @@ struct Prepared {
   monitor::FilesWatch files = monitor::FilesWatch::kOpens;
   RunMode mode = RunMode::kEnforce;
   std::optional<policies::ExpandedPolicy> trial;  // --mode monitor: the policy on trial
+  SecretManager* secrets = nullptr;               // the policy's secrets, fetched
 };
 
 Result<SandboxSpec> BuildSpec(const Prepared& p, bool use_namespaces, PrivateDirs& dirs) {
@@ -163,7 +165,9 @@ Result<SandboxSpec> BuildSpec(const Prepared& p, bool use_namespaces, PrivateDir
   spec.cwd = p.workspace;
   spec.exec_path = p.command.exec_path;
   spec.argv = p.argv;
-  spec.envp = BuildEnvironment(p.policy, p.command.path_dirs, fixed, p.environ);
+  spec.envp = BuildEnvironment(p.policy, p.command.path_dirs, fixed, p.environ,
+                               p.secrets->Environment(use_namespaces));
+  if (Status added = p.secrets->AddToSandbox(spec); !added) return added.error();
   return spec;
 }
 
@@ -355,6 +359,13 @@ int Run(const RunOptions& o) {
   p.files = static_cast<monitor::FilesWatch>(p.policy.files);  // same order: off, opens, all
   if (o.files) p.files = *o.files;
 
+  // Secrets, fetched on the host before anything starts (a failing source stops the run);
+  // revoked when `secrets` goes out of scope, however Run ends.
+  auto secrets = SecretManager::Load(p.policy.secrets, p.environ, p.name);
+  if (!secrets) return Fail(kExitSetupFailed, secrets.error().Describe());
+  p.secrets = secrets->get();
+  if (!p.secrets->empty()) SecretManager::Protect();
+
   const IsolationLevel required = o.require.value_or(IsolationLevel::kBasic);
   bool use_namespaces = !o.no_namespaces;
   if (!use_namespaces && required == IsolationLevel::kFull) {
@@ -483,8 +494,16 @@ int Run(const RunOptions& o) {
     if (sink) queue.Drain(*sink, std::chrono::milliseconds(2));
   };
   if (!sandbox->namespaces) supervise.kill_group = sandbox->extension_pid;
+  // TODO(relay): hooks.restart (env refresh) and hooks.values_changed (Redactions() into
+  // RelayOptions.secrets) once the relay's restart and redaction land.
+  p.secrets->hooks.report = [&](const std::string& detail) {
+    queue.Push(Lifecycle(p.name, monitor::LifecyclePhase::kSecret, detail));
+  };
+  for (auto& watch : p.secrets->Watches()) supervise.watches.push_back(std::move(watch));
 
   int status = monitor::Supervise(supervise);
+  p.secrets->RevokeAll();  // now, so its events reach the audit log
+  p.secrets->hooks = {};
 
   if (seccomp_monitor) seccomp_monitor->PublishCounts();
   if (!exec_failure.step.empty()) {

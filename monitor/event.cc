@@ -125,6 +125,8 @@ std::string_view ToString(LifecyclePhase p) {
       return "stop";
     case LifecyclePhase::kEventsDropped:
       return "events_dropped";
+    case LifecyclePhase::kSecret:
+      return "secret";
   }
   return "start";
 }

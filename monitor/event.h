@@ -109,6 +109,8 @@ enum class LifecyclePhase {
   kStart,          // the extension started (detail: command)
   kStop,           // the extension stopped (detail: reason)
   kEventsDropped,  // events were lost before this point (detail: how many, in decimal)
+  kSecret,         // a secret expired, was refreshed or revoked (detail: its name and what
+                   // happened; never a value)
 };
 
 // How a run is set up, on its start event: what the metrics' extension_info carries.
