@@ -552,6 +552,10 @@ void ChildMain(const ChildPlan& plan) {
   }
   Send(sync, ChildStep::kStarted, 0, extension);
   close(sync);
+  // The init is a copy of gander (Goose's environment, the secrets' values): once the uid map
+  // is written and the extension has exec'd, nothing needs its /proc files, so no other
+  // process of the user may read its memory or make it dump core.
+  prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
   Supervise(spec, extension);
 }
 

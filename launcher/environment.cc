@@ -11,7 +11,8 @@ namespace gander::launcher {
 std::vector<std::string> BuildEnvironment(const policies::ExpandedPolicy& policy,
                                           const std::vector<std::string>& path_dirs,
                                           const std::map<std::string, std::string>& fixed,
-                                          const std::map<std::string, std::string>& launcher_env) {
+                                          const std::map<std::string, std::string>& launcher_env,
+                                          const std::map<std::string, std::string>& secrets) {
   std::map<std::string, std::string> env;
   std::string path;
   const std::string defaults = std::string(":") + kDefaultPath + ":";
@@ -26,6 +27,7 @@ std::vector<std::string> BuildEnvironment(const policies::ExpandedPolicy& policy
     if (auto it = launcher_env.find(name); it != launcher_env.end()) env[name] = it->second;
   }
   for (const auto& [name, value] : policy.env_set) env[name] = value;
+  for (const auto& [name, value] : secrets) env[name] = value;
 
   std::vector<std::string> out;
   out.reserve(env.size());

@@ -14,12 +14,14 @@ namespace gander::launcher {
 inline constexpr const char* kDefaultPath = "/usr/local/bin:/usr/bin:/bin";
 
 // `path_dirs` go first on PATH (the resolved command's and interpreter's directories);
-// `fixed` (HOME, and TMPDIR without a mount namespace) is set before the policy's env.set,
-// which wins over everything.
+// `fixed` (HOME, and TMPDIR without a mount namespace) is set before the policy's env.set;
+// `secrets` (the policy's named secrets, or NAME_FILE paths: SecretManager::Environment) come
+// last and win over everything (the policy cannot name one variable twice: see Expand).
 std::vector<std::string> BuildEnvironment(const policies::ExpandedPolicy& policy,
                                           const std::vector<std::string>& path_dirs,
                                           const std::map<std::string, std::string>& fixed,
-                                          const std::map<std::string, std::string>& launcher_env);
+                                          const std::map<std::string, std::string>& launcher_env,
+                                          const std::map<std::string, std::string>& secrets = {});
 
 // gander's own environment as a map.
 std::map<std::string, std::string> CurrentEnvironment();

@@ -27,6 +27,7 @@
 #include "launcher/landlock.h"
 #include "launcher/sandbox.h"
 #include "launcher/seccomp_filter.h"
+#include "launcher/secrets.h"
 #include "monitor/egress.h"
 #include "monitor/event_queue.h"
 #include "monitor/path_classifier.h"
@@ -121,6 +122,7 @@ struct Prepared {
   monitor::FilesWatch files = monitor::FilesWatch::kOpens;
   RunMode mode = RunMode::kEnforce;
   std::optional<policies::ExpandedPolicy> trial;  // --mode monitor: the policy on trial
+  SecretManager* secrets = nullptr;               // the policy's secrets, fetched
 };
 
 Result<SandboxSpec> BuildSpec(const Prepared& p, bool use_namespaces, PrivateDirs& dirs) {
@@ -179,7 +181,9 @@ Result<SandboxSpec> BuildSpec(const Prepared& p, bool use_namespaces, PrivateDir
   spec.cwd = p.workspace;
   spec.exec_path = p.command.exec_path;
   spec.argv = p.argv;
-  spec.envp = BuildEnvironment(p.policy, p.command.path_dirs, fixed, p.environ);
+  spec.envp = BuildEnvironment(p.policy, p.command.path_dirs, fixed, p.environ,
+                               p.secrets->Environment(use_namespaces));
+  if (Status added = p.secrets->AddToSandbox(spec); !added) return added.error();
   return spec;
 }
 
@@ -395,6 +399,13 @@ int Run(const RunOptions& o) {
   p.files = static_cast<monitor::FilesWatch>(p.policy.files);  // same order: off, opens, all
   if (o.files) p.files = *o.files;
 
+  // Secrets, fetched on the host before anything starts (a failing source stops the run);
+  // revoked when `secrets` goes out of scope, however Run ends.
+  auto secrets = SecretManager::Load(p.policy.secrets, p.environ, p.name);
+  if (!secrets) return Fail(kExitSetupFailed, secrets.error().Describe());
+  p.secrets = secrets->get();
+  if (!p.secrets->empty()) SecretManager::Protect();
+
   const IsolationLevel required = o.require.value_or(IsolationLevel::kBasic);
   bool use_namespaces = !o.no_namespaces;
   if (!use_namespaces && required == IsolationLevel::kFull) {
@@ -488,6 +499,7 @@ int Run(const RunOptions& o) {
     for (const auto& rule : p.policy.network.allow) {
       options.hello.info.destinations.push_back(rule.host);  // their series start at 0
     }
+    for (const auto& [name, rule] : p.policy.secrets) options.hello.info.secrets.push_back(name);
     if (o.collector == CollectorUse::kAuto) {
       options.start_command = exporters::DefaultCollectorStartCommand();
     }
@@ -508,10 +520,13 @@ int Run(const RunOptions& o) {
 
   // The MCP-aware stdio relay (relay issue): the tracker labels every event with the tool call
   // in flight and reports each call; injected secrets are redacted from stdout and stderr.
-  // `secrets` is empty until the secrets issue fills it.
   constexpr size_t kMaxLine = 64u << 20;
   monitor::RpcMonitor rpc(p.name, &queue, kMaxLine);
-  std::vector<monitor::Secret> secrets;
+  auto redacted = [&] {
+    std::vector<monitor::Secret> out;
+    for (auto& [name, value] : p.secrets->Redactions()) out.push_back({name, value});
+    return out;
+  };
   auto redaction_events = [&](std::string channel) {
     return [&, channel](const std::string& secret, uint64_t count) {
       monitor::Event e = Lifecycle(p.name, monitor::LifecyclePhase::kStart, "");
@@ -520,8 +535,12 @@ int Run(const RunOptions& o) {
       queue.Push(std::move(e));
     };
   };
-  monitor::Redactor stdout_redactor(secrets, redaction_events("stdout"));
-  monitor::Redactor stderr_redactor(secrets, redaction_events("stderr"));
+  monitor::Redactor stdout_redactor(redacted(), redaction_events("stdout"));
+  monitor::Redactor stderr_redactor(redacted(), redaction_events("stderr"));
+  p.secrets->hooks.values_changed = [&] {  // a refresh: old and new values are redacted
+    stdout_redactor.SetSecrets(redacted());
+    stderr_redactor.SetSecrets(redacted());
+  };
 
   monitor::SupervisorOptions supervise;
   supervise.up.max_line = supervise.down.max_line = kMaxLine;
@@ -618,9 +637,18 @@ int Run(const RunOptions& o) {
     if (sink) queue.Drain(*sink, std::chrono::milliseconds(2));
   };
   if (!sandbox->namespaces) supervise.kill_group = sandbox->extension_pid;
+  // Not yet: hooks.restart. Refreshing an environment secret needs the extension restarted
+  // behind the relay (RestartControl in monitor/supervisor.h) with a fresh sandbox; until that
+  // is connected, such a refresh is reported and treated as `warn`.
+  p.secrets->hooks.report = [&](const std::string& detail) {
+    queue.Push(Lifecycle(p.name, monitor::LifecyclePhase::kSecret, detail));
+  };
+  for (auto& watch : p.secrets->Watches()) supervise.watches.push_back(std::move(watch));
 
   int status = monitor::Supervise(supervise);
   rpc.FailInFlight("the session ended");  // calls never answered end as `aborted` events
+  p.secrets->RevokeAll();                 // now, so its events reach the audit log
+  p.secrets->hooks = {};
 
   if (seccomp_monitor) seccomp_monitor->PublishCounts();
   if (!exec_failure.step.empty()) {

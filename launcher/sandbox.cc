@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -118,8 +119,15 @@ Result<SandboxProcess> StartSandbox(const SandboxSpec& spec, StartFailure* failu
   const uid_t uid = getuid();
   const gid_t gid = getgid();
   unsigned long flags = SIGCHLD | (spec.use_namespaces ? kNamespaceFlags : 0);
+  // gander may be non-dumpable (it holds secrets: SecretManager::Protect). The child inherits
+  // that, and the /proc files of a non-dumpable process belong to root: we could not write
+  // its uid map, nor the monitor read the extension's memory before its execve. So the clone
+  // is made dumpable, and gander goes back to what it was right after.
+  const int was_dumpable = prctl(PR_GET_DUMPABLE, 0, 0, 0, 0);
+  if (was_dumpable == 0) prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
   // A fork-like clone (no new stack): the child continues here with a copy of our memory.
   long rc = syscall(SYS_clone, flags, nullptr, nullptr, nullptr, 0);
+  if (rc != 0 && was_dumpable == 0) prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
   if (rc < 0) return ErrnoError("clone");
   if (rc == 0) {
     parent_end.Release();  // the child must not close what it did not open

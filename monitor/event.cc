@@ -131,6 +131,8 @@ std::string_view ToString(LifecyclePhase p) {
       return "relay";
     case LifecyclePhase::kRestart:
       return "restart";
+    case LifecyclePhase::kSecret:
+      return "secret";
   }
   return "start";
 }

@@ -120,6 +120,8 @@ enum class LifecyclePhase {
   kEventsDropped,  // events were lost before this point (detail: how many, in decimal)
   kRelay,          // the stdio relay's counts at the end (detail: "key=value ...")
   kRestart,        // the extension was restarted behind the relay (detail: the reason)
+  kSecret,         // a secret expired, was refreshed or revoked (detail: its name and what
+                   // happened; never a value)
 };
 
 // How a run is set up, on its start event: what the metrics' extension_info carries.

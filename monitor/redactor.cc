@@ -126,6 +126,12 @@ std::string Redactor::Marker(std::string_view name) {
 Redactor::Redactor(std::vector<Secret> secrets,
                    std::function<void(const std::string&, uint64_t)> on_redact)
     : on_redact_(std::move(on_redact)) {
+  SetSecrets(std::move(secrets));
+}
+
+void Redactor::SetSecrets(std::vector<Secret> secrets) {
+  secrets_.clear();
+  std::fill(std::begin(starts_), std::end(starts_), false);
   for (auto& s : secrets) {
     if (s.value.size() < kMinSecretBytes) continue;
     starts_[static_cast<unsigned char>(s.value[0])] = true;

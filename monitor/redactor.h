@@ -32,6 +32,8 @@ class Redactor final : public StreamRewriter {
            std::function<void(const std::string& name, uint64_t count)> on_redact = {});
 
   Outcome Rewrite(std::string_view pending, bool at_end) override;
+  // Replaces the set (a refreshed secret: its new value and every old one).
+  void SetSecrets(std::vector<Secret> secrets);
 
   static std::string Marker(std::string_view name);
   bool empty() const { return secrets_.empty(); }

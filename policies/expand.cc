@@ -95,6 +95,32 @@ Result<std::vector<std::string>> ExpandPaths(const std::vector<PathEntry>& entri
   return out;
 }
 
+// Secrets: file paths expanded; a secret's variable (or NAME_FILE, for file delivery) may not
+// also come from env.pass or env.set, where one would silently replace the other.
+Status ExpandSecrets(const Policy& merged, const ExpansionContext& ctx,
+                     std::map<std::string, SecretRule>& out) {
+  std::map<std::string, std::string> taken;  // variable -> what sets it
+  for (const auto& name : merged.env.pass) taken[name] = "env.pass";
+  for (const auto& [name, value] : merged.env.set) taken[name] = "env.set";
+  for (const auto& [name, rule] : merged.secrets) {
+    std::string where = FormatMark(rule.mark) + ": secrets." + name;
+    std::string variable = rule.as == SecretDelivery::kFile ? name + "_FILE" : name;
+    if (auto it = taken.find(variable); it != taken.end()) {
+      return MakeError(where + ": the variable " + variable + " is also in " + it->second +
+                       " (a variable comes from one place)");
+    }
+    taken[variable] = "secrets." + name;
+    SecretRule expanded = rule;
+    if (rule.from == SecretSource::kFile) {
+      Result<std::string> path = ExpandPath(rule.path.path, ctx);
+      if (!path) return MakeError(where + ".path: " + path.error().message);
+      expanded.path.path = std::move(*path);
+    }
+    out[name] = std::move(expanded);
+  }
+  return {};
+}
+
 }  // namespace
 
 Status CheckVariableSyntax(std::string_view text) {
@@ -161,6 +187,7 @@ Result<ExpandedPolicy> Expand(const Policy& merged, const ExpansionContext& ctx)
     out.env_set[name] = std::move(*expanded);
   }
   out.env_pass = merged.env.pass;
+  if (Status secrets = ExpandSecrets(merged, ctx, out.secrets); !secrets) return secrets.error();
   out.limits = merged.limits;
   out.network = merged.network;
   const MonitorRules& monitor = merged.monitor;

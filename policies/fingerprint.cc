@@ -1,5 +1,6 @@
 #include "policies/fingerprint.h"
 
+#include "policies/parser.h"
 #include "policies/sha256.h"
 
 namespace gander::policies {
@@ -41,6 +42,17 @@ std::string CanonicalText(const ExpandedPolicy& p) {
   Rules(out, "network.allow", p.network.allow);
   Rules(out, "network.deny", p.network.deny);
   out += "monitor.files " + std::to_string(static_cast<int>(p.files)) + "\n";
+  // Secrets by their rules (never values); absent from policies without secrets, so their
+  // fingerprints are unchanged.
+  for (const auto& [name, rule] : p.secrets) {
+    out += "secret " + name + " from=" + std::string(ToString(rule.from)) +
+           " name=" + rule.env_name + " path=" + rule.path.path + " run=" + rule.run +
+           " json=" + rule.json + " expires=" + rule.expires +
+           " timeout_ms=" + std::to_string(rule.timeout_ms.value_or(0)) +
+           " ttl=" + std::to_string(rule.ttl_s.value_or(0)) +
+           " on_expiry=" + std::string(rule.on_expiry ? ToString(*rule.on_expiry) : "") +
+           " revoke=" + rule.revoke + " as=" + std::string(ToString(rule.as)) + "\n";
+  }
   return out;
 }
 

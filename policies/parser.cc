@@ -9,7 +9,9 @@
 #include <cctype>
 #include <charconv>
 #include <exception>
+#include <iterator>
 #include <limits>
+#include <map>
 #include <optional>
 #include <set>
 #include <span>
@@ -37,6 +39,7 @@ constexpr KeySpec kPolicyKeys[] = {
     {"limits", "a mapping with keys: processes, open_files, file_size, memory, core_dumps"},
     {"network", "a mapping with keys: allow, deny"},
     {"monitor", "a mapping with keys: files, audit_log, audit_log_max_size, audit_log_files"},
+    {"secrets", "a mapping of variable names to entries like {from: env}"},
 };
 constexpr KeySpec kFilesystemKeys[] = {
     {"read", "a list of path strings"},  {"exec", "a list of path strings"},
@@ -64,6 +67,19 @@ constexpr KeySpec kMonitorKeys[] = {
     {"audit_log_max_size", "a positive size (bytes, or a number with a unit: 64MiB, 1GiB)"},
     {"audit_log_files", "a positive integer"},
 };
+constexpr KeySpec kSecretKeys[] = {
+    {"from", "one of: env, file, command"},
+    {"name", "a variable name in gander's environment"},
+    {"path", "a path string (/..., ~/... or ${VAR}/...)"},
+    {"run", "a shell command (run on the host with /bin/sh -c)"},
+    {"json", "a dotted path into the command's JSON output (Credentials.SessionToken)"},
+    {"expires", "a dotted path into the command's JSON output (Credentials.Expiration)"},
+    {"timeout", "a positive duration (30s, 2m)"},
+    {"ttl", "a positive duration (30s, 5m, 8h, 1h30m)"},
+    {"on_expiry", "one of: refresh, kill, warn"},
+    {"revoke", "a shell command (run on the host at exit, the value on its stdin)"},
+    {"as", "one of: env, file"},
+};
 constexpr KeySpec kRuleKeys[] = {
     {"host", "a DNS name, *.suffix, IP address or CIDR block"},
     {"ports", "a non-empty list of port numbers (1-65535)"},
@@ -78,6 +94,46 @@ constexpr FilesMonitoringName kFilesMonitoringNames[] = {
     {FilesMonitoring::kOpens, "opens"},
     {FilesMonitoring::kAll, "all"},
 };
+
+template <typename T>
+struct Word {
+  T value;
+  std::string_view name;
+};
+constexpr Word<SecretSource> kSecretSources[] = {{SecretSource::kEnv, "env"},
+                                                 {SecretSource::kFile, "file"},
+                                                 {SecretSource::kCommand, "command"}};
+constexpr Word<ExpiryAction> kExpiryActions[] = {{ExpiryAction::kRefresh, "refresh"},
+                                                 {ExpiryAction::kKill, "kill"},
+                                                 {ExpiryAction::kWarn, "warn"}};
+constexpr Word<SecretDelivery> kSecretDeliveries[] = {{SecretDelivery::kEnv, "env"},
+                                                      {SecretDelivery::kFile, "file"}};
+
+template <typename T, size_t N>
+std::string_view WordOf(const Word<T> (&words)[N], T value) {
+  for (const Word<T>& word : words) {
+    if (word.value == value) return word.name;
+  }
+  return "?";
+}
+
+// The value named `text`, or "'text': unknown WHAT (expected one of: a, b, c)".
+template <typename T, size_t N>
+Result<T> ParseWord(const Word<T> (&words)[N], std::string_view text, std::string_view what) {
+  std::string names;
+  for (const Word<T>& word : words) {
+    if (word.name == text) return word.value;
+    names += (names.empty() ? "" : ", ") + std::string(word.name);
+  }
+  return MakeError("'" + std::string(text) + "': unknown " + std::string(what) +
+                   " (expected one of: " + names + ")");
+}
+
+struct DurationUnit {
+  char name;
+  uint64_t seconds;
+};
+constexpr DurationUnit kDurationUnits[] = {{'d', 86400}, {'h', 3600}, {'m', 60}, {'s', 1}};
 
 constexpr std::string_view kEnvNameSyntax = "[A-Za-z_][A-Za-z0-9_]*";
 
@@ -225,6 +281,15 @@ class Parser {
   Status LimitsSection(const YAML::Node& node, Limits& out) const;
   Status Network(const YAML::Node& node, NetworkRules& out) const;
   Status Monitor(const YAML::Node& node, MonitorRules& out) const;
+  Status Secrets(const YAML::Node& node, std::map<std::string, SecretRule>& out) const;
+  Result<SecretRule> Secret(const YAML::Node& node, const std::string& where) const;
+  Result<uint64_t> PositiveDuration(const YAML::Node& node, const std::string& where) const {
+    if (!node.IsScalar()) return Fail(node, where + ": expected a positive duration (30s, 8h)");
+    Result<uint64_t> seconds = ParseDuration(node.Scalar());
+    if (!seconds) return Fail(node, where + ": " + seconds.error().message);
+    if (*seconds == 0) return Fail(node, where + ": expected a positive duration, got 0");
+    return *seconds;
+  }
   Result<NetworkRule> Rule(const YAML::Node& node, const std::string& where,
                            bool ports_required) const;
 
@@ -268,6 +333,7 @@ Result<Policy> Parser::Parse(const YAML::Node& root) const {
         if (spec.name == "env") return Env(value, policy.env);
         if (spec.name == "limits") return LimitsSection(value, policy.limits);
         if (spec.name == "monitor") return Monitor(value, policy.monitor);
+        if (spec.name == "secrets") return Secrets(value, policy.secrets);
         return Network(value, policy.network);
       });
   if (!status) return status.error();
@@ -436,6 +502,137 @@ Status Parser::Monitor(const YAML::Node& node, MonitorRules& out) const {
         out.audit_log_files = *files;
         return {};
       });
+}
+
+Status Parser::Secrets(const YAML::Node& node, std::map<std::string, SecretRule>& out) const {
+  if (!node.IsMap()) {
+    return Fail(node, "secrets: expected a mapping of variable names to entries like {from: env}");
+  }
+  std::set<std::string> seen;
+  for (auto it = node.begin(); it != node.end(); ++it) {
+    Result<std::string> name = KeyName(it->first, "secrets", seen);
+    if (!name) return name.error();
+    if (!IsValidEnvName(*name)) {
+      return Fail(it->first, "secrets: " + Quote(*name) +
+                                 " is not a valid variable name (expected " +
+                                 std::string(kEnvNameSyntax) + ")");
+    }
+    std::string where = "secrets." + *name;
+    if (it->second.IsNull()) {
+      return Fail(it->first, where + ": expected a mapping like {from: env}");
+    }
+    Result<SecretRule> rule = Secret(it->second, where);
+    if (!rule) return rule.error();
+    rule->mark = MarkOf(it->first);
+    out[*name] = std::move(*rule);
+  }
+  return {};
+}
+
+// One secret: its source and the keys that go with it, its lifetime, its delivery. Keys that
+// belong to another source are errors, so a typo never silently does nothing.
+Result<SecretRule> Parser::Secret(const YAML::Node& node, const std::string& where) const {
+  SecretRule rule;
+  std::map<std::string, YAML::Node> given;  // key -> value node, for errors after the loop
+  Status status = ForEachEntry(
+      node, where, kSecretKeys,
+      [&](const KeySpec& spec, const std::string& key_where, const YAML::Node& value) -> Status {
+        given[std::string(spec.name)] = value;
+        if (spec.name == "timeout" || spec.name == "ttl") {
+          Result<uint64_t> seconds = PositiveDuration(value, key_where);
+          if (!seconds) return seconds.error();
+          if (spec.name == "ttl") {
+            rule.ttl_s = *seconds;
+          } else {
+            rule.timeout_ms = *seconds * 1000;
+          }
+          return {};
+        }
+        Result<std::string> text = String(value, key_where, spec.expected);
+        if (!text) return text.error();
+        auto word_error = [&](const Error& e) { return Fail(value, key_where + ": " + e.message); };
+        if (spec.name == "from") {
+          Result<SecretSource> from = ParseWord(kSecretSources, *text, "secret source");
+          if (!from) return word_error(from.error());
+          rule.from = *from;
+        } else if (spec.name == "on_expiry") {
+          Result<ExpiryAction> action = ParseWord(kExpiryActions, *text, "expiry action");
+          if (!action) return word_error(action.error());
+          rule.on_expiry = *action;
+        } else if (spec.name == "as") {
+          Result<SecretDelivery> as = ParseWord(kSecretDeliveries, *text, "delivery");
+          if (!as) return word_error(as.error());
+          rule.as = *as;
+        } else if (spec.name == "name") {
+          if (!IsValidEnvName(*text)) {
+            return Fail(value, key_where + ": " + Quote(*text) +
+                                   " is not a valid variable name (expected " +
+                                   std::string(kEnvNameSyntax) + ")");
+          }
+          rule.env_name = std::move(*text);
+        } else if (spec.name == "path") {
+          if (Status path = CheckPathSyntax(*text); !path) {
+            return Fail(value, key_where + ": " + path.error().message);
+          }
+          rule.path = PathEntry{std::move(*text), MarkOf(value)};
+        } else if (spec.name == "json" || spec.name == "expires") {
+          bool bad = text->empty() || text->front() == '.' || text->back() == '.' ||
+                     text->find("..") != std::string::npos;
+          if (bad) {
+            return Fail(value, key_where + ": " + Quote(*text) +
+                                   " is not a dotted field path (expected e.g. "
+                                   "Credentials.SessionToken)");
+          }
+          (spec.name == "json" ? rule.json : rule.expires) = std::move(*text);
+        } else {
+          if (text->find_first_not_of(" \t\n") == std::string::npos) {
+            return Fail(value, key_where + ": expected " + std::string(spec.expected) +
+                                   ", got an empty command");
+          }
+          (spec.name == "run" ? rule.run : rule.revoke) = std::move(*text);
+        }
+        return {};
+      });
+  if (!status) return status.error();
+  if (!given.contains("from")) {
+    return Fail(node,
+                where + ": missing required key 'from' (expected one of: env, file, command)");
+  }
+  const std::string source(WordOf(kSecretSources, rule.from));
+  // Which source each source-specific key belongs to.
+  const std::pair<const char*, SecretSource> owners[] = {{"name", SecretSource::kEnv},
+                                                         {"path", SecretSource::kFile},
+                                                         {"run", SecretSource::kCommand},
+                                                         {"json", SecretSource::kCommand},
+                                                         {"expires", SecretSource::kCommand}};
+  for (const auto& [key, owner] : owners) {
+    auto it = given.find(key);
+    if (it != given.end() && owner != rule.from) {
+      return Fail(it->second, where + "." + key +
+                                  ": only for from: " + std::string(WordOf(kSecretSources, owner)) +
+                                  " (this secret is from: " + source + ")");
+    }
+  }
+  if (rule.from == SecretSource::kCommand && rule.run.empty()) {
+    return Fail(node, where + ": from: command needs 'run' (the command to run on the host)");
+  }
+  if (rule.from == SecretSource::kFile && rule.path.path.empty()) {
+    return Fail(node, where + ": from: file needs 'path' (the file to read on the host)");
+  }
+  if (given.contains("timeout") && rule.from != SecretSource::kCommand && rule.revoke.empty()) {
+    return Fail(given["timeout"], where + ".timeout: only for from: command or with revoke");
+  }
+  if (rule.on_expiry && !rule.ttl_s && rule.expires.empty()) {
+    return Fail(given["on_expiry"], where + ".on_expiry: needs a lifetime: ttl" +
+                                        (rule.from == SecretSource::kCommand ? " or expires" : ""));
+  }
+  if (rule.on_expiry == ExpiryAction::kRefresh && rule.from == SecretSource::kEnv) {
+    return Fail(given["on_expiry"], where +
+                                        ".on_expiry: refresh needs a source that can give a new "
+                                        "value (file or command); gander's environment does not "
+                                        "change");
+  }
+  return rule;
 }
 
 // One {host, ports} rule. Allow rules must name their ports; a deny rule without ports denies
@@ -636,6 +833,61 @@ std::string FormatSize(uint64_t bytes) {
   return std::to_string(bytes);
 }
 
+Result<uint64_t> ParseDuration(std::string_view text) {
+  const std::string expected = " (expected d, h, m or s, e.g. 30s, 5m, 8h, 1h30m)";
+  if (text.empty()) return MakeError("empty duration" + expected);
+  uint64_t total = 0;
+  size_t next_unit = 0;  // units must come largest first, each once
+  std::string_view rest = text;
+  while (!rest.empty()) {
+    size_t digits = 0;
+    while (digits < rest.size() && std::isdigit(static_cast<unsigned char>(rest[digits])) != 0) {
+      ++digits;
+    }
+    if (digits == 0) return MakeError(Quote(text) + " is not a duration" + expected);
+    if (digits > 9) return MakeError(Quote(text) + " is too long a duration");
+    uint64_t number = *ParseUnsigned(rest.substr(0, digits));
+    rest.remove_prefix(digits);
+    if (rest.empty()) {
+      return MakeError(Quote(text) + ": a number needs a unit" + expected);
+    }
+    if (rest[0] == '.' || rest[0] == ',') {
+      return MakeError(Quote(text) + ": fractions are not supported; use a smaller unit (90m)");
+    }
+    size_t unit = next_unit;
+    while (unit < std::size(kDurationUnits) && kDurationUnits[unit].name != rest[0]) ++unit;
+    if (unit == std::size(kDurationUnits)) {
+      bool known = std::any_of(std::begin(kDurationUnits), std::end(kDurationUnits),
+                               [&](const DurationUnit& u) { return u.name == rest[0]; });
+      if (known) {
+        return MakeError(Quote(text) + ": units go largest first, each once (1h30m, not 30m1h)");
+      }
+      return MakeError(Quote(text) + ": unknown duration unit " + Quote(rest.substr(0, 1)) +
+                       expected);
+    }
+    total += number * kDurationUnits[unit].seconds;
+    next_unit = unit + 1;
+    rest.remove_prefix(1);
+  }
+  return total;
+}
+
+std::string FormatDuration(uint64_t seconds) {
+  if (seconds == 0) return "0s";
+  std::string out;
+  for (const DurationUnit& unit : kDurationUnits) {
+    if (seconds >= unit.seconds) {
+      out += std::to_string(seconds / unit.seconds) + unit.name;
+      seconds %= unit.seconds;
+    }
+  }
+  return out;
+}
+
+std::string_view ToString(SecretSource source) { return WordOf(kSecretSources, source); }
+std::string_view ToString(ExpiryAction action) { return WordOf(kExpiryActions, action); }
+std::string_view ToString(SecretDelivery delivery) { return WordOf(kSecretDeliveries, delivery); }
+
 std::string_view ToString(FilesMonitoring mode) {
   for (const FilesMonitoringName& known : kFilesMonitoringNames) {
     if (known.mode == mode) return known.name;
@@ -734,6 +986,37 @@ std::string ToYaml(const Policy& policy) {
   }
   if (monitor.audit_log_files) {
     out << YAML::Key << "audit_log_files" << YAML::Value << *monitor.audit_log_files;
+  }
+  out << YAML::EndMap;
+
+  out << YAML::Key << "secrets" << YAML::Value;
+  if (policy.secrets.empty()) out << YAML::Flow;
+  out << YAML::BeginMap;
+  for (const auto& [name, rule] : policy.secrets) {
+    out << YAML::Key << name << YAML::Value << YAML::Flow << YAML::BeginMap;
+    out << YAML::Key << "from" << YAML::Value << std::string(ToString(rule.from));
+    auto string_key = [&](const char* key, const std::string& value) {
+      if (value.empty()) return;
+      out << YAML::Key << key << YAML::Value;
+      EmitString(out, value);
+    };
+    string_key("name", rule.env_name);
+    string_key("path", rule.path.path);
+    string_key("run", rule.run);
+    string_key("json", rule.json);
+    string_key("expires", rule.expires);
+    if (rule.timeout_ms) {
+      out << YAML::Key << "timeout" << YAML::Value << FormatDuration(*rule.timeout_ms / 1000);
+    }
+    if (rule.ttl_s) out << YAML::Key << "ttl" << YAML::Value << FormatDuration(*rule.ttl_s);
+    if (rule.on_expiry) {
+      out << YAML::Key << "on_expiry" << YAML::Value << std::string(ToString(*rule.on_expiry));
+    }
+    string_key("revoke", rule.revoke);
+    if (rule.as != SecretDelivery::kEnv) {
+      out << YAML::Key << "as" << YAML::Value << std::string(ToString(rule.as));
+    }
+    out << YAML::EndMap;
   }
   out << YAML::EndMap;
   out << YAML::EndMap;

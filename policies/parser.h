@@ -33,6 +33,21 @@ Result<uint64_t> ParseSize(std::string_view text);
 // The inverse for display: "1GiB" when `bytes` is an exact multiple of a unit, else "12345".
 std::string FormatSize(uint64_t bytes);
 
+// Parses a duration: one or more whole numbers each followed by a unit, largest unit first,
+// each unit at most once, no spaces: d (days), h, m, s. "30s", "5m", "8h", "1h30m", "2d12h".
+// Returns seconds. A bare number, fractions ("1.5h"), signs and unknown units are rejected:
+//   '8x': unknown duration unit 'x' (expected d, h, m or s, e.g. 30s, 5m, 8h, 1h30m)
+// Zero parses ("0s"); callers decide if it is legal.
+Result<uint64_t> ParseDuration(std::string_view text);
+
+// The inverse for display: 5400 -> "1h30m", 0 -> "0s".
+std::string FormatDuration(uint64_t seconds);
+
+// YAML words of the secrets keys: env, file, command / refresh, kill, warn / env, file.
+std::string_view ToString(SecretSource source);
+std::string_view ToString(ExpiryAction action);
+std::string_view ToString(SecretDelivery delivery);
+
 // The YAML word for a files monitoring mode: "off", "opens" or "all".
 std::string_view ToString(FilesMonitoring mode);
 

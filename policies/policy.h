@@ -89,6 +89,46 @@ struct MonitorRules {
   friend bool operator==(const MonitorRules&, const MonitorRules&) = default;
 };
 
+// YAML `secrets.NAME.from`: where a secret's value comes from.
+enum class SecretSource {
+  kEnv,      // gander's own environment (where Goose puts `envs` and `env_keys`)
+  kFile,     // a file on the host, read at start (and at refresh)
+  kCommand,  // a command run on the host, outside the sandbox, with a timeout
+};
+
+// YAML `secrets.NAME.on_expiry`: what happens when the lifetime ends.
+enum class ExpiryAction {
+  kKill,     // the extension is ended, with a message on stderr (the default)
+  kRefresh,  // a new value is minted and delivered
+  kWarn,     // reported (log and audit log), nothing else
+};
+
+// YAML `secrets.NAME.as`: how the value reaches the extension.
+enum class SecretDelivery {
+  kEnv,   // the environment variable NAME
+  kFile,  // a file /run/secrets/NAME (mode 0400), its path in NAME_FILE
+};
+
+inline constexpr uint64_t kDefaultSecretTimeoutMs = 30'000;  // `run` and `revoke`
+
+// One entry of YAML `secrets`: the secret NAME (the variable inside the sandbox) and where its
+// value comes from. Only the fields of its source are set (the parser checks).
+struct SecretRule {
+  SecretSource from = SecretSource::kEnv;
+  std::string env_name;  // from: env, `name`: the launcher's variable (default: NAME)
+  PathEntry path;        // from: file (expanded like filesystem paths)
+  std::string run;       // from: command: a /bin/sh -c script, run on the host
+  std::string json;      // from: command: dotted path of the value in JSON output; "": raw
+  std::string expires;   // from: command: dotted path of the expiry in JSON output
+  std::optional<uint64_t> timeout_ms;     // `run` and `revoke` (default 30 s)
+  std::optional<uint64_t> ttl_s;          // lifetime from each mint, seconds
+  std::optional<ExpiryAction> on_expiry;  // default kKill
+  std::string revoke;                     // a /bin/sh -c script run at exit, value on stdin
+  SecretDelivery as = SecretDelivery::kEnv;
+  SourceMark mark;  // where the entry was written
+  friend bool operator==(const SecretRule&, const SecretRule&) = default;
+};
+
 // One policy file as written (before merging with what it extends).
 struct Policy {
   int version = 1;
@@ -99,6 +139,7 @@ struct Policy {
   Limits limits;
   NetworkRules network;
   MonitorRules monitor;
+  std::map<std::string, SecretRule> secrets;  // by the variable name inside the sandbox
   std::string source;  // file name or "profile:NAME"; merged: "a.yaml <- profile:default"
   std::vector<std::string> chain;  // each merged policy's source, most derived first
   friend bool operator==(const Policy&, const Policy&) = default;
@@ -116,7 +157,8 @@ struct ExpandedPolicy {
   std::optional<std::string> audit_log;  // absolute and normalised; unset: no policy choice
   uint64_t audit_log_max_size = kDefaultAuditLogMaxSize;
   int audit_log_files = kDefaultAuditLogFiles;
-  std::vector<std::string> sources;  // the chain, most derived first
+  std::map<std::string, SecretRule> secrets;  // file paths expanded; no values here
+  std::vector<std::string> sources;           // the chain, most derived first
 };
 
 // Values the expansion step substitutes.

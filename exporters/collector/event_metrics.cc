@@ -161,6 +161,7 @@ void EventMetrics::Apply(const monitor::Event& e, std::string_view home, bool ba
         break;
       case monitor::LifecyclePhase::kRelay:
       case monitor::LifecyclePhase::kRestart:
+      case monitor::LifecyclePhase::kSecret:
         break;
       case monitor::LifecyclePhase::kEventsDropped: {
         uint64_t n = 0;

@@ -162,7 +162,7 @@ Status ParseProcess(const object& o, monitor::ProcessEvent& p) {
 }
 
 Status ParseLifecycle(const object& o, monitor::LifecycleEvent& l) {
-  GANDER_TRY_ASSIGN(l.what, Enum<monitor::LifecyclePhase>(o, "what", 5));
+  GANDER_TRY_ASSIGN(l.what, Enum<monitor::LifecyclePhase>(o, "what", 6));
   GANDER_TRY_ASSIGN(l.detail, Bytes(o, "detail"));
   if (l.what == monitor::LifecyclePhase::kEventsDropped) {
     uint64_t n = 0;

@@ -26,5 +26,20 @@ TEST(BuildEnvironment, PolicySetWinsOverFixedValues) {
   EXPECT_EQ(env, std::vector<std::string>{"PATH=/only"});
 }
 
+TEST(BuildEnvironment, OnlyTheNamedSecretsUnderTheirSandboxNames) {
+  policies::ExpandedPolicy policy;
+  policy.env_pass = {"LANG"};
+  std::map<std::string, std::string> host = {{"LANG", "C"},
+                                             {"OPENAI_API_KEY", "sk-openai"},
+                                             {"AWS_SECRET_ACCESS_KEY", "aws-secret"},
+                                             {"SLACK_TOKEN", "xoxb-1"}};
+  auto env = BuildEnvironment(policy, {}, {{"HOME", "/h"}}, host,
+                              {{"SLACK_BOT_TOKEN", "xoxb-1"}, {"CERT_FILE", "/run/secrets/CERT"}});
+  std::vector<std::string> expected = {"CERT_FILE=/run/secrets/CERT", "HOME=/h", "LANG=C",
+                                       std::string("PATH=") + kDefaultPath,
+                                       "SLACK_BOT_TOKEN=xoxb-1"};
+  EXPECT_EQ(env, expected);
+}
+
 }  // namespace
 }  // namespace gander::launcher

@@ -122,7 +122,7 @@ TEST(ParsePolicyErrorTest, EmptyDocument) {
 TEST(ParsePolicyErrorTest, NotAMapping) {
   EXPECT_EQ(ParseError("- version\n"),
             "my.yaml:1:1: expected a mapping of policy keys (version, extends, filesystem, env, "
-            "limits, network, monitor)");
+            "limits, network, monitor, secrets)");
 }
 
 TEST(ParsePolicyErrorTest, SyntaxErrorHasItsPosition) {
@@ -162,7 +162,7 @@ TEST(ParsePolicyErrorTest, Version) {
 TEST(ParsePolicyErrorTest, UnknownKeysAtEveryLevel) {
   EXPECT_EQ(ParseError("version: 1\nfilesytem: {}\n"),
             "my.yaml:2:1: unknown key 'filesytem' in policy (expected one of: version, extends, "
-            "filesystem, env, limits, network, monitor)");
+            "filesystem, env, limits, network, monitor, secrets)");
   EXPECT_EQ(ParseError("version: 1\nfilesystem:\n  reed: [/usr]\n"),
             "my.yaml:3:3: unknown key 'reed' in filesystem (expected one of: read, exec, write, "
             "private, deny)");
@@ -179,8 +179,8 @@ TEST(ParsePolicyErrorTest, UnknownKeysAtEveryLevel) {
             "my.yaml:4:3: unknown key 'auditlog' in monitor (expected one of: files, audit_log, "
             "audit_log_max_size, audit_log_files)");
   // Keys that only exist in later designs are unknown too.
-  EXPECT_THAT(ParseError("version: 1\nsecrets: {}\n"),
-              StartsWith("my.yaml:2:1: unknown key 'secrets' in policy"));
+  EXPECT_THAT(ParseError("version: 1\nhooks: {}\n"),
+              StartsWith("my.yaml:2:1: unknown key 'hooks' in policy"));
 }
 
 TEST(ParsePolicyErrorTest, DuplicateAndNonScalarKeys) {
@@ -471,6 +471,10 @@ Policy WithoutMarks(Policy policy) {
     for (NetworkRule& rule : *rules) rule.mark = {};
   }
   policy.env.set_marks.clear();
+  for (auto& [name, rule] : policy.secrets) {
+    rule.mark = {};
+    rule.path.mark = {};
+  }
   if (policy.monitor.audit_log) policy.monitor.audit_log->mark = {};
   policy.extends_mark = {};
   policy.source.clear();
@@ -516,6 +520,22 @@ TEST(ToYamlTest, RoundTripsAwkwardStrings) {
   policy.monitor.audit_log = PathEntry{"${HOME}/audit dir/#1: \"x\".jsonl", {}};
   policy.monitor.audit_log_max_size = 12345;
   policy.monitor.audit_log_files = 1;
+  SecretRule command;
+  command.from = SecretSource::kCommand;
+  command.run = "aws sts get-session-token --output json | jq -c . # \"x\": y";
+  command.json = "Credentials.SessionToken";
+  command.expires = "Credentials.Expiration";
+  command.timeout_ms = 90'000;
+  command.ttl_s = 5400;
+  command.on_expiry = ExpiryAction::kRefresh;
+  command.revoke = "curl -X DELETE --data-binary @- https://x/revoke";
+  command.as = SecretDelivery::kFile;
+  SecretRule file;
+  file.from = SecretSource::kFile;
+  file.path = {"~/tok en", {}};
+  SecretRule env;
+  env.env_name = "SLACK_TOKEN";
+  policy.secrets = {{"AWS_SESSION_TOKEN", command}, {"FROM_FILE", file}, {"SLACK", env}};
   ExpectRoundTrip(policy);
 }
 

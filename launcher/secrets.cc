@@ -1,0 +1,370 @@
+// The secrets of one run; see secrets.h.
+#include "launcher/secrets.h"
+
+#include <fcntl.h>
+#include <ftw.h>
+#include <poll.h>
+#include <signal.h>
+#include <spdlog/spdlog.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/timerfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+
+#include "common/unique_fd.h"
+#include "launcher/secret_source.h"
+#include "policies/parser.h"
+
+namespace gander::launcher {
+namespace {
+
+int64_t WallNowMs() {
+  timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
+}
+
+policies::ExpiryAction ActionOf(const policies::SecretRule& rule) {
+  return rule.on_expiry.value_or(policies::ExpiryAction::kKill);
+}
+
+// A 0700 directory on a tmpfs for file-delivered secrets (never on disk where avoidable).
+Result<std::string> MakeSecretsDir(const std::map<std::string, std::string>& env,
+                                   const std::string& extension) {
+  std::vector<std::string> bases;
+  if (auto it = env.find("XDG_RUNTIME_DIR"); it != env.end() && it->second.starts_with('/')) {
+    bases.push_back(it->second);
+  }
+  bases.insert(bases.end(), {"/dev/shm", "/tmp"});
+  for (const std::string& base : bases) {
+    if (access(base.c_str(), W_OK | X_OK) != 0) continue;
+    std::string pattern = base + "/gander-secrets-" + extension + "-XXXXXX";
+    if (mkdtemp(pattern.data())) return pattern;  // mkdtemp makes it 0700
+  }
+  return MakeError("no writable directory for file secrets ($XDG_RUNTIME_DIR, /dev/shm, /tmp)");
+}
+
+void RemoveTree(const std::string& dir) {
+  nftw(
+      dir.c_str(), [](const char* path, const struct stat*, int, FTW*) { return remove(path); }, 16,
+      FTW_DEPTH | FTW_PHYS);
+}
+
+void Wipe(std::string& value) {
+  explicit_bzero(value.data(), value.size());
+  value.clear();
+}
+
+}  // namespace
+
+int64_t ExpiryMs(const policies::SecretRule& rule, int64_t now_ms,
+                 std::optional<int64_t> source_expiry_s) {
+  int64_t expiry = 0;
+  if (rule.ttl_s) expiry = now_ms + static_cast<int64_t>(*rule.ttl_s) * 1000;
+  if (source_expiry_s) {
+    int64_t source = *source_expiry_s * 1000;
+    expiry = expiry == 0 ? source : std::min(expiry, source);
+  }
+  return expiry;
+}
+
+int64_t ActionTimeMs(const policies::SecretRule& rule, int64_t minted_ms, int64_t expiry_ms) {
+  if (ActionOf(rule) != policies::ExpiryAction::kRefresh) return expiry_ms;
+  int64_t lead = std::min<int64_t>(60'000, std::max<int64_t>(0, expiry_ms - minted_ms) / 10);
+  return expiry_ms - lead;
+}
+
+Result<std::unique_ptr<SecretManager>> SecretManager::Load(
+    const std::map<std::string, policies::SecretRule>& rules,
+    const std::map<std::string, std::string>& launcher_env, const std::string& extension) {
+  std::unique_ptr<SecretManager> manager(new SecretManager(launcher_env, extension));
+  bool files = std::any_of(rules.begin(), rules.end(), [](const auto& entry) {
+    return entry.second.as == policies::SecretDelivery::kFile;
+  });
+  if (files) {
+    Result<std::string> dir = MakeSecretsDir(launcher_env, extension);
+    if (!dir) return dir.error();
+    manager->dir_ = std::move(*dir);
+  }
+  for (const auto& [name, rule] : rules) {
+    auto secret = std::make_unique<Secret>();
+    secret->name = name;
+    secret->rule = rule;
+    // On failure the manager's destructor revokes what was fetched before.
+    if (Status fetched = manager->Fetch(*secret); !fetched) return fetched.error();
+    if (rule.as == policies::SecretDelivery::kFile) {
+      if (Status written = manager->WriteFile(*secret); !written) return written.error();
+    }
+    manager->secrets_.push_back(std::move(secret));
+  }
+  for (const auto& secret : manager->secrets_) {
+    spdlog::debug("{}: secret {} loaded from {} (delivered as {}{})", extension, secret->name,
+                  policies::ToString(secret->rule.from), policies::ToString(secret->rule.as),
+                  secret->expiry_ms ? ", with a lifetime" : "");
+  }
+  return manager;
+}
+
+SecretManager::~SecretManager() {
+  RevokeAll();
+  for (auto& secret : secrets_) {
+    if (secret->timer_fd >= 0) close(secret->timer_fd);
+    Wipe(secret->value);
+  }
+  for (auto& [name, value] : replaced_) Wipe(value);
+  if (!dir_.empty()) RemoveTree(dir_);
+}
+
+Status SecretManager::Fetch(Secret& secret) {
+  int64_t now = WallNowMs();
+  Result<SecretValue> fetched = FetchSecret(secret.name, secret.rule, launcher_env_, Values());
+  if (!fetched) return fetched.error();
+  int64_t expiry = ExpiryMs(secret.rule, now, fetched->expires_at);
+  if (expiry != 0 && expiry <= now) {
+    // It is a value all the same: revoke it (the caller keeps the previous one, if any).
+    Revoke(secret.name, secret.rule, fetched->value);
+    Wipe(fetched->value);
+    return MakeError("secret " + secret.name +
+                     ": the source gave a value that has already expired");
+  }
+  if (!secret.value.empty()) replaced_.emplace_back(secret.name, secret.value);
+  secret.value = std::move(fetched->value);
+  secret.revoked = false;
+  secret.expiry_ms = expiry;
+  if (secret.timer_fd >= 0 && expiry != 0) Arm(secret, ActionTimeMs(secret.rule, now, expiry));
+  return {};
+}
+
+// Written in place atomically: a temporary file in the same directory, then rename, so the
+// extension reads either the old value or the new one, never a mix.
+Status SecretManager::WriteFile(const Secret& secret) const {
+  std::string path = dir_ + "/" + secret.name;
+  std::string tmp = dir_ + "/." + secret.name + ".new";
+  unlink(tmp.c_str());
+  UniqueFd fd(open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0400));
+  if (!fd) return ErrnoError("secret " + secret.name + ": cannot create " + tmp);
+  size_t done = 0;
+  while (done < secret.value.size()) {
+    ssize_t n = write(fd.get(), secret.value.data() + done, secret.value.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return ErrnoError("secret " + secret.name + ": cannot write " + tmp);
+    done += static_cast<size_t>(n);
+  }
+  fd.Reset();
+  if (rename(tmp.c_str(), path.c_str()) != 0) {
+    return ErrnoError("secret " + secret.name + ": cannot rename " + tmp + " to " + path);
+  }
+  return {};
+}
+
+std::map<std::string, std::string> SecretManager::Environment(bool use_namespaces) const {
+  std::map<std::string, std::string> env;
+  for (const auto& secret : secrets_) {
+    if (secret->rule.as == policies::SecretDelivery::kFile) {
+      std::string dir = use_namespaces ? std::string(kSecretsMountPoint) : dir_;
+      env[secret->name + "_FILE"] = dir + "/" + secret->name;
+    } else {
+      env[secret->name] = secret->value;
+    }
+  }
+  return env;
+}
+
+Status SecretManager::AddToSandbox(SandboxSpec& spec) const {
+  if (dir_.empty()) return {};
+  std::string inside = spec.use_namespaces ? kSecretsMountPoint : dir_;
+  if (spec.use_namespaces) {
+    for (const MountOp& mount : spec.mounts) {
+      if (IsWithin(inside, mount.target)) {
+        return MakeError("secrets delivered as files appear at " + inside +
+                         ", which the policy's mount of " + mount.target +
+                         " would cover; grant paths below /run instead of /run itself");
+      }
+    }
+    spec.mounts.push_back(
+        {MountOp::Kind::kBind, dir_, inside, /*writable=*/false, /*executable=*/false});
+  }
+  if (spec.landlock.abi > 0) spec.landlock.rules.push_back({inside, landlock::kRead});
+  return {};
+}
+
+std::vector<std::pair<std::string, std::string>> SecretManager::Redactions() const {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& secret : secrets_) out.emplace_back(secret->name, secret->value);
+  out.insert(out.end(), replaced_.begin(), replaced_.end());
+  return out;
+}
+
+std::vector<std::string> SecretManager::Values() const {
+  std::vector<std::string> values;
+  for (const auto& [name, value] : Redactions()) values.push_back(value);
+  return values;
+}
+
+std::vector<monitor::Watch> SecretManager::Watches() {
+  std::vector<monitor::Watch> watches;
+  int64_t now = WallNowMs();
+  for (auto& owned : secrets_) {
+    Secret& secret = *owned;
+    if (secret.expiry_ms == 0 || secret.timer_fd >= 0) continue;
+    secret.timer_fd = timerfd_create(CLOCK_REALTIME, TFD_CLOEXEC | TFD_NONBLOCK);
+    if (secret.timer_fd < 0) {
+      spdlog::error("{}: secret {}: timerfd_create: {}; its expiry is not watched", extension_,
+                    secret.name, strerror(errno));
+      continue;
+    }
+    Arm(secret, ActionTimeMs(secret.rule, now, secret.expiry_ms));
+    watches.push_back({secret.timer_fd, [this, &secret](short) { return OnTimer(secret); }});
+  }
+  return watches;
+}
+
+void SecretManager::Arm(Secret& secret, int64_t at_ms) {
+  itimerspec spec{};
+  at_ms = std::max<int64_t>(at_ms, 1);
+  spec.it_value.tv_sec = at_ms / 1000;
+  spec.it_value.tv_nsec = (at_ms % 1000) * 1000000;
+  timerfd_settime(secret.timer_fd, TFD_TIMER_ABSTIME, &spec, nullptr);
+}
+
+bool SecretManager::OnTimer(Secret& secret) {
+  uint64_t expirations = 0;
+  if (read(secret.timer_fd, &expirations, sizeof(expirations)) != sizeof(expirations)) {
+    return true;  // spurious wake-up
+  }
+  const std::string& name = secret.name;
+  switch (ActionOf(secret.rule)) {
+    case policies::ExpiryAction::kWarn:
+      spdlog::warn("{}: secret {} expired (on_expiry: warn); the extension keeps using it",
+                   extension_, name);
+      Report("secret " + name + " expired (on_expiry: warn)");
+      return false;
+    case policies::ExpiryAction::kKill:
+      spdlog::error("{}: secret {} expired (on_expiry: kill): stopping the extension", extension_,
+                    name);
+      Report("secret " + name + " expired (on_expiry: kill): stopping the extension");
+      Stop();
+      return false;
+    case policies::ExpiryAction::kRefresh:
+      if (secret.rule.as == policies::SecretDelivery::kEnv && !hooks.restart) {
+        spdlog::warn(
+            "{}: secret {} expired (on_expiry: refresh): refreshing an environment secret needs "
+            "the restart behind the relay, which this build does not have; treated as warn "
+            "(deliver it `as: file` to refresh it in place)",
+            extension_, name);
+        Report("secret " + name + " expired (on_expiry: refresh, not possible: treated as warn)");
+        return false;
+      }
+      Refresh(secret);
+      return true;
+  }
+  return false;
+}
+
+// Mints a new value. If that fails, it is tried again (every few seconds) until the old value
+// expires; then the extension is stopped.
+void SecretManager::Refresh(Secret& secret) {
+  const std::string& name = secret.name;
+  const int64_t now = WallNowMs();
+  std::string old_value = secret.value;  // revoked once the new one is in place
+  Status fetched = Fetch(secret);
+  if (!fetched) {
+    if (secret.expiry_ms - now > 1000) {
+      int64_t retry = now + std::min<int64_t>(5000, (secret.expiry_ms - now) / 2);
+      spdlog::warn("{}: {}; trying again in {} ms", extension_, fetched.error().Describe(),
+                   retry - now);
+      Report("secret " + name + " refresh failed; trying again");
+      Arm(secret, retry);
+      return;
+    }
+    spdlog::error("{}: {}; the old value expired: stopping the extension", extension_,
+                  fetched.error().Describe());
+    Report("secret " + name + " refresh failed: stopping the extension");
+    Stop();
+    return;
+  }
+  if (secret.value == old_value) {
+    spdlog::info("{}: secret {} refreshed: the source gave the same value", extension_, name);
+    return;
+  }
+  if (secret.rule.as == policies::SecretDelivery::kFile) {
+    if (Status written = WriteFile(secret); !written) {
+      spdlog::error("{}: {}: stopping the extension", extension_, written.error().Describe());
+      Report("secret " + name + " refresh failed: stopping the extension");
+      Stop();
+      return;
+    }
+    if (hooks.values_changed) hooks.values_changed();
+    spdlog::info("{}: secret {} refreshed (file rewritten)", extension_, name);
+    Report("secret " + name + " refreshed (file rewritten)");
+  } else {
+    if (hooks.values_changed) hooks.values_changed();  // redact the new value before it can show
+    bool restarted = hooks.restart && hooks.restart();
+    spdlog::info("{}: secret {} refreshed ({})", extension_, name,
+                 restarted ? "extension restarted behind the relay" : "restart failed");
+    Report("secret " + name + " refreshed (" +
+           (restarted ? std::string("extension restarted") : std::string("restart failed")) + ")");
+  }
+  Revoke(name, secret.rule, old_value);
+  Wipe(old_value);
+}
+
+void SecretManager::Revoke(const std::string& name, const policies::SecretRule& rule,
+                           const std::string& value) {
+  if (rule.revoke.empty() || value.empty()) return;
+  auto timeout =
+      std::chrono::milliseconds(rule.timeout_ms.value_or(policies::kDefaultSecretTimeoutMs));
+  Result<HostCommandResult> run = RunHostCommand(
+      rule.revoke, value, timeout, CommandEnvironment(launcher_env_, {{"GANDER_SECRET", name}}));
+  std::string problem;
+  if (!run) {
+    problem = run.error().Describe();
+  } else if (run->timed_out) {
+    problem = "timed out after " +
+              policies::FormatDuration(static_cast<uint64_t>(timeout.count()) / 1000);
+  } else if (run->status != 0) {
+    std::vector<std::string> values = Values();
+    values.push_back(value);
+    std::string err = Scrub(run->err, values);
+    if (err.size() > 400) err = "..." + err.substr(err.size() - 400);
+    std::replace(err.begin(), err.end(), '\n', ' ');
+    problem = "exited with status " + std::to_string(run->status) + (err.empty() ? "" : ": " + err);
+  }
+  if (problem.empty()) {
+    spdlog::info("{}: secret {}: a value was revoked", extension_, name);
+    Report("secret " + name + " revoked");
+  } else {
+    spdlog::warn("{}: secret {}: revoke failed: {}", extension_, name, problem);
+    Report("secret " + name + " revoke failed");
+  }
+}
+
+void SecretManager::RevokeAll() {
+  for (auto& secret : secrets_) {
+    if (secret->revoked) continue;
+    secret->revoked = true;
+    Revoke(secret->name, secret->rule, secret->value);
+  }
+}
+
+void SecretManager::Protect() { prctl(PR_SET_DUMPABLE, 0, 0, 0, 0); }
+
+void SecretManager::Report(const std::string& detail) const {
+  if (hooks.report) hooks.report(detail);
+}
+
+void SecretManager::Stop() const {
+  if (hooks.stop) {
+    hooks.stop();
+  } else {
+    kill(getpid(), SIGTERM);  // the supervisor's signalfd: its shutdown sequence
+  }
+}
+
+}  // namespace gander::launcher

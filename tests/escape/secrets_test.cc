@@ -1,0 +1,266 @@
+// Secrets in real sandboxes (policy `secrets`, launcher/secrets.h), as the current user and, when
+// run as root, as uid 65534; with namespaces and without (Landlock + seccomp only):
+//   - only the named secret enters, under its sandbox name: OPENAI_API_KEY,
+//     AWS_SECRET_ACCESS_KEY and the planted token itself (under its own name) stay out;
+//   - a file-delivered secret minted by a script (numbered tokens with an expiry, ttl 2s) is
+//     rewritten in place: the extension sees each new value, and every value is revoked (the
+//     revoke script appends what it gets on stdin to a file);
+//   - on_expiry: kill ends the extension with a message naming the secret;
+//   - a failing source stops the run before anything starts;
+//   - no value appears in anything gander wrote: its stderr (at --log-level debug), the audit
+//     log, stdout.
+// Not here: refreshing an environment secret (needs the relay's restart behind the relay).
+#include "escape_fixture.h"
+
+namespace {
+
+using namespace gander::escape_suite;  // NOLINT(google-build-using-namespace)
+
+struct SecretsParam {
+  Who who;
+  bool namespaces;
+};
+
+std::string SecretsParamName(const ::testing::TestParamInfo<SecretsParam>& info) {
+  return WhoName(info.param.who) + (info.param.namespaces ? "_full" : "_no_namespaces");
+}
+
+class SecretsTest : public SandboxTest, public ::testing::TestWithParam<SecretsParam> {
+ protected:
+  void SetUp() override {
+    if (std::string why = Prepare(GetParam().who); !why.empty()) GTEST_SKIP() << why;
+    std::string missing =
+        GetParam().namespaces ? MissingForFullSandbox(GetParam().who) : MissingForDegradedSandbox();
+    if (!missing.empty()) GTEST_SKIP() << missing;
+    if (!GetParam().namespaces && DegradedFlag(w().gander).empty()) {
+      GTEST_SKIP() << "gander run has no --no-namespaces flag";
+    }
+    planted_ = "ghp-planted-" + RandomHex(20);
+    aws_ = "aws-secret-" + RandomHex(20);
+    token_prefix_ = "tok-" + RandomHex(12) + "-";
+    audit_ = w().data / "audit.jsonl";
+  }
+
+  // The world's environment (OPENAI_API_KEY included) plus more of what Goose would pass.
+  RunOptions SecretOpts() {
+    RunOptions o = Opts(w().ws);
+    o.env.push_back("AWS_SECRET_ACCESS_KEY=" + aws_);
+    o.env.push_back("PLANTED_TOKEN=" + planted_);
+    return o;
+  }
+
+  // A policy extending the default, readable by the run's user.
+  fs::path Policy(const std::string& secrets_yaml) {
+    fs::path p = w().data / ("policy-" + std::to_string(++policies_) + ".yaml");
+    WriteFile(p, "version: 1\nextends: default\nsecrets:\n" + secrets_yaml, 0644);
+    if (w().who() == Who::kNobody) lchown(p.c_str(), kNobodyId, kNobodyId);
+    return p;
+  }
+
+  Argv Flags(const fs::path& policy) {
+    Argv flags = {"--policy", policy.string(), "--audit-log", audit_.string()};
+    if (GetParam().namespaces) {
+      flags.insert(flags.begin(), kFullFlags.begin(), kFullFlags.end());
+    } else {
+      flags.insert(flags.begin(), DegradedFlag(w().gander));
+    }
+    return flags;
+  }
+
+  // `gander --log-level debug run ...`: the most gander ever says.
+  Argv DebugArgv(const Argv& flags, const Argv& command) {
+    Argv argv = GanderArgv(flags, command, w().ws);
+    auto run = std::find(argv.begin(), argv.end(), "run");
+    argv.insert(run, {"--log-level", "debug"});
+    return argv;
+  }
+
+  RunResult Gander(const fs::path& policy, const Argv& command) {
+    audit_ = w().data / ("audit-" + std::to_string(++runs_) + ".jsonl");
+    Argv argv = DebugArgv(Flags(policy), command);
+    last_command_ = Quote(argv);
+    return RunCommand(argv, SecretOpts());
+  }
+
+  // Nothing gander wrote holds any of `values`.
+  void ExpectNoValueIn(const RunResult& r, const std::vector<std::string>& values,
+                       const std::string& context) {
+    std::string audit = ReadFileOr(audit_, "");
+    for (const std::string& v : values) {
+      EXPECT_EQ(r.err.find(v), std::string::npos) << "a value on gander's stderr\n" << context;
+      EXPECT_EQ(r.out.find(v), std::string::npos) << "a value on stdout\n" << context;
+      EXPECT_EQ(audit.find(v), std::string::npos) << "a value in the audit log\n"
+                                                  << audit << context;
+    }
+  }
+
+  std::string planted_, aws_, token_prefix_;
+  fs::path audit_;
+  int policies_ = 0;
+  int runs_ = 0;
+};
+
+TEST_P(SecretsTest, OnlyTheNamedSecretEntersUnderItsSandboxName) {
+  fs::path policy = Policy("  GITHUB_PERSONAL_ACCESS_TOKEN: {from: env, name: PLANTED_TOKEN}\n");
+  // The probe scans its environment and every readable /proc/*/environ: exit 1 = not found.
+  struct Check {
+    std::string name;
+    std::string value;
+    int expected;
+  };
+  for (const Check& c :
+       {Check{"OPENAI_API_KEY", w().secret_value, 1}, Check{"AWS_SECRET_ACCESS_KEY", aws_, 1},
+        Check{"PLANTED_TOKEN", "", 1}, Check{"GITHUB_PERSONAL_ACCESS_TOKEN", "", 0}}) {
+    Argv probe = {w().probe.string(), "env", c.name};
+    if (!c.value.empty()) probe.push_back(c.value);
+    RunResult r = Gander(policy, probe);
+    std::string context = Context(r);
+    EXPECT_EQ(r.status, c.expected) << c.name << "\n" << context;
+    // The value the probe looks for is in its argv, hence in the audit log's exec event.
+    std::vector<std::string> values;
+    for (const auto& v : {planted_, aws_, w().secret_value}) {
+      if (v != c.value) values.push_back(v);
+    }
+    ExpectNoValueIn(r, values, context);
+  }
+  // Its value, as the extension sees it (written into the workspace, not through gander).
+  RunResult r =
+      Gander(policy, {"/bin/sh", "-c", "printf %s \"$GITHUB_PERSONAL_ACCESS_TOKEN\" > seen"});
+  EXPECT_EQ(r.status, 0) << Context(r);
+  EXPECT_EQ(ReadFileOr(w().ws / "seen", "<none>"), planted_);
+  ExpectNoValueIn(r, {planted_, aws_, w().secret_value}, Context(r));
+}
+
+// The extension prints its secret on stdout (JSON-escaped, as a tool result would carry it)
+// and on stderr: the relay replaces it with a marker naming the secret, and says so in the log.
+TEST_P(SecretsTest, TheRelayRedactsTheSecretFromStdoutAndStderr) {
+  fs::path policy = Policy("  GITHUB_PERSONAL_ACCESS_TOKEN: {from: env, name: PLANTED_TOKEN}\n");
+  RunResult r = Gander(policy, {"/bin/sh", "-c",
+                                "printf '{\"text\":\"%s\"}\\n' \"$GITHUB_PERSONAL_ACCESS_TOKEN\"; "
+                                "printf 'oops %s\\n' \"$GITHUB_PERSONAL_ACCESS_TOKEN\" >&2"});
+  std::string context = Context(r);
+  EXPECT_EQ(r.status, 0) << context;
+  ExpectNoValueIn(r, {planted_}, context);
+  const std::string marker = "[gander:redacted:GITHUB_PERSONAL_ACCESS_TOKEN]";
+  EXPECT_NE(r.out.find("{\"text\":\"" + marker + "\"}"), std::string::npos) << context;
+  EXPECT_NE(r.err.find("oops " + marker), std::string::npos) << context;
+  std::string audit = ReadFileOr(audit_, "");
+  EXPECT_NE(audit.find("\"kind\":\"redaction\""), std::string::npos) << audit << context;
+}
+
+TEST_P(SecretsTest, FileSecretIsRefreshedInPlaceAndEveryValueRevoked) {
+  // Numbered tokens with an expiry 3 s out (the 2 s ttl comes first); each call counts.
+  fs::path mint = w().data / "mint.sh";
+  fs::path counter = w().data / "counter";
+  fs::path revoked = w().data / "revoked";
+  WriteFile(mint,
+            "#!/bin/sh\nn=$(cat " + counter.string() + " 2>/dev/null || echo 0)\nn=$((n+1))\n" +
+                "echo $n > " + counter.string() + "\necho \"minting token $n\" >&2\n" +
+                "printf '{\"token\": \"" + token_prefix_ +
+                "%s\", \"expiry\": %s}\\n' $n $(( $(date +%s) + 3 ))\n",
+            0755);
+  fs::path revoke = w().data / "revoke.sh";
+  WriteFile(revoke,
+            "#!/bin/sh\ncat >> " + revoked.string() + "\necho >> " + revoked.string() + "\n", 0755);
+  if (w().who() == Who::kNobody) ChownTree(w().data, kNobodyId, kNobodyId);
+  fs::path policy = Policy("  API_TOKEN: {from: command, run: " + mint.string() +
+                           ", json: token, expires: expiry, ttl: 2s, on_expiry: refresh,\n"
+                           "              revoke: " +
+                           revoke.string() + ", timeout: 5s, as: file}\n");
+  // The extension notes every value it reads from API_TOKEN_FILE for 6.5 s.
+  std::string loop =
+      "end=$(( $(date +%s) + 7 )); last=; while [ $(date +%s) -lt $end ]; do "
+      "v=$(cat \"$API_TOKEN_FILE\") || exit 3; if [ \"$v\" != \"$last\" ]; then "
+      "echo \"$v\" >> seen; last=$v; fi; sleep 0.1; done; echo \"$API_TOKEN_FILE\" > where";
+  Argv argv = DebugArgv(Flags(policy), {"/bin/sh", "-c", loop});
+  RunOptions o = SecretOpts();
+  o.pipe_stdin = true;  // Goose's session stays open while the extension runs
+  Child gander(argv, o);
+  RunResult r = gander.Wait(40);
+  std::string context = "command: " + Quote(argv) + "\n" + r.Describe();
+  ASSERT_EQ(r.status, 0) << context;
+
+  std::vector<std::string> seen;
+  std::istringstream lines(ReadFileOr(w().ws / "seen", ""));
+  for (std::string line; std::getline(lines, line);) seen.push_back(line);
+  ASSERT_GE(seen.size(), 3u) << "the extension should see the first value and two refreshes\n"
+                             << context;
+  for (size_t i = 0; i < seen.size(); ++i) {
+    EXPECT_EQ(seen[i], token_prefix_ + std::to_string(i + 1)) << context;
+  }
+  std::string where = ReadFileOr(w().ws / "where", "");
+  if (GetParam().namespaces) {
+    EXPECT_EQ(where, "/run/secrets/API_TOKEN\n");
+  }
+  // Every value minted is revoked: the replaced ones at their refresh, the last one at exit.
+  std::string minted = ReadFileOr(counter, "0");
+  int count = std::stoi(minted);
+  std::string expected_revoked;
+  for (int i = 1; i <= count; ++i) expected_revoked += token_prefix_ + std::to_string(i) + "\n";
+  EXPECT_EQ(ReadFileOr(revoked, ""), expected_revoked) << context;
+  EXPECT_NE(r.err.find("secret API_TOKEN refreshed (file rewritten)"), std::string::npos)
+      << context;
+  std::string audit = ReadFileOr(audit_, "");
+  EXPECT_NE(audit.find("\"what\":\"secret\""), std::string::npos) << audit;
+  EXPECT_NE(audit.find("secret API_TOKEN revoked"), std::string::npos) << audit;
+  ExpectNoValueIn(r, {token_prefix_, planted_, aws_, w().secret_value}, context);
+  // The host directory of the files is gone.
+  if (!where.empty() && !GetParam().namespaces) {
+    EXPECT_FALSE(fs::exists(fs::path(where.substr(0, where.size() - 1)).parent_path())) << where;
+  }
+}
+
+TEST_P(SecretsTest, KillEndsTheExtensionWithAMessage) {
+  fs::path policy = Policy("  T: {from: env, name: PLANTED_TOKEN, ttl: 1s, on_expiry: kill}\n");
+  std::string m = Marker();
+  Argv argv = DebugArgv(Flags(policy), {"/bin/sleep", m});
+  RunOptions o = SecretOpts();
+  o.pipe_stdin = true;
+  Child gander(argv, o);
+  // With a secret loaded gander is not dumpable: its /proc files then belong to root, not to
+  // the user it runs as (no ptrace, /proc/PID/mem or core dump by that user).
+  if (w().who() == Who::kNobody && gander.WaitForStderr("started", 10)) {
+    struct stat st {};
+    ASSERT_EQ(stat(("/proc/" + std::to_string(gander.pid()) + "/mem").c_str(), &st), 0);
+    EXPECT_EQ(st.st_uid, 0u) << "gander is dumpable while holding a secret";
+  }
+  RunResult r = gander.Wait(20);
+  std::string context = "command: " + Quote(argv) + "\n" + r.Describe();
+  EXPECT_EQ(r.status, 128 + SIGTERM) << context;
+  EXPECT_LT(r.seconds, 6) << context;
+  EXPECT_NE(r.err.find("secret T expired (on_expiry: kill): stopping the extension"),
+            std::string::npos)
+      << context;
+  ExpectNoSurvivors(m, context);
+  ExpectNoValueIn(r, {planted_, aws_, w().secret_value}, context);
+}
+
+TEST_P(SecretsTest, AFailingSourceStopsTheRunBeforeAnythingStarts) {
+  // The command prints the would-be value on stderr too: the error shows it scrubbed.
+  fs::path policy = Policy("  T: {from: command, run: \"echo " + planted_ + "; echo denied " +
+                           planted_ + " >&2; exit 7\"}\n");
+  RunResult r = Gander(policy, {"/bin/sh", "-c", "touch started"});
+  std::string context = Context(r);
+  EXPECT_EQ(r.status, 125) << context;
+  EXPECT_NE(r.err.find("secret T: its command exited with status 7: denied [redacted]"),
+            std::string::npos)
+      << context;
+  EXPECT_FALSE(fs::exists(w().ws / "started")) << context;
+  ExpectNoValueIn(r, {planted_}, context);
+
+  fs::path missing = Policy("  T: {from: file, path: " + (w().data / "nope").string() + "}\n");
+  r = Gander(missing, {"/bin/sh", "-c", "touch started"});
+  EXPECT_EQ(r.status, 125) << Context(r);
+  EXPECT_NE(r.err.find("secret T: cannot open " + (w().data / "nope").string()), std::string::npos)
+      << Context(r);
+  EXPECT_FALSE(fs::exists(w().ws / "started"));
+}
+
+INSTANTIATE_TEST_SUITE_P(Secrets, SecretsTest,
+                         ::testing::Values(SecretsParam{Who::kCurrent, true},
+                                           SecretsParam{Who::kCurrent, false},
+                                           SecretsParam{Who::kNobody, true},
+                                           SecretsParam{Who::kNobody, false}),
+                         SecretsParamName);
+
+}  // namespace
