@@ -224,7 +224,7 @@ def overview():
     L.add(table("Egress denied",
                 f"sum by (instance, extension, destination, result) "
                 f"(increase(gander_egress_connections_total{{{sel}, "
-                f'result=~"denied|would_deny"}}[$__range])) > 0',
+                f'result!="allowed"}}[$__range])) > 0',
                 ["instance", "extension", "destination", "result"], "attempts",
                 description="Connection attempts the policies do not allow, over the time "
                             "range (`would_deny`: monitor mode, not refused)."), 12, 9)

@@ -52,7 +52,7 @@ std::string_view ExitReason(std::string_view detail) {
   auto digits = detail.substr(kExited.size());
   auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), status);
   if (ec != std::errc() || status < 0) return "other";
-  if (status == 0) return "success";
+  if (status == 0) return "clean";
   return status > 128 ? "signal" : "failure";
 }
 

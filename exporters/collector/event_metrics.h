@@ -28,7 +28,7 @@
 namespace gander::exporters::collector {
 
 // Reasons of gander_extension_exits_total.
-inline constexpr std::string_view kExitReasons[] = {"success", "failure", "signal", "start_failed",
+inline constexpr std::string_view kExitReasons[] = {"clean", "failure", "signal", "start_failed",
                                                     "other"};
 
 class EventMetrics {

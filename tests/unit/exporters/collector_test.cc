@@ -254,7 +254,7 @@ TEST(Wire, LauncherParsesReplies) {
 }
 
 TEST(EventMetrics, ExitReasons) {
-  EXPECT_EQ(ExitReason("exited with status 0"), "success");
+  EXPECT_EQ(ExitReason("exited with status 0"), "clean");
   EXPECT_EQ(ExitReason("exited with status 1"), "failure");
   EXPECT_EQ(ExitReason("exited with status 137"), "signal");
   EXPECT_EQ(ExitReason("could not start: exec: No such file"), "start_failed");
@@ -302,7 +302,7 @@ TEST(EventMetrics, MapsEventsAndCapsLabels) {
   m.Apply(Lifecycle(monitor::LifecyclePhase::kEventsDropped, "12"), "");
   m.Apply(Lifecycle(monitor::LifecyclePhase::kEventsDropped, "5"), "", true);
   EXPECT_EQ(store.Value(Metric::kExtensionStarts, {"github"}), 1);
-  EXPECT_EQ(store.Value(Metric::kExtensionExits, {"github", "success"}), 1);
+  EXPECT_EQ(store.Value(Metric::kExtensionExits, {"github", "clean"}), 1);
   EXPECT_EQ(store.Value(Metric::kEventsDropped, {"github", "queue"}), 12);
   EXPECT_EQ(store.Value(Metric::kEventsDropped, {"github", "backlog"}), 5);
 
