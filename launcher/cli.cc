@@ -7,10 +7,12 @@
 #include <cstdio>
 #include <iostream>
 
+#include "exporters/collector_paths.h"
 #include "launcher/collect.h"
 #include "launcher/doctor.h"
 #include "launcher/isolation.h"
 #include "launcher/run.h"
+#include "launcher/status.h"
 #include "policies/expand.h"
 #include "policies/loader.h"
 
@@ -112,6 +114,11 @@ int Main(int argc, char** argv) {
   auto* doctor_cmd = app.add_subcommand("doctor", "What this kernel allows, and what run applies");
   auto* version_cmd = app.add_subcommand("version", "Print gander's version");
   // Everything after `collect` belongs to gander-collect (`gander collect --help` lists it).
+  std::string status_address = exporters::kDefaultMetricsListen;
+  auto* status_cmd = app.add_subcommand(
+      "status", "One screen from the collector: extensions, isolation, denials, bytes out");
+  status_cmd->add_option("--collector", status_address,
+                         "The collector's metrics address (default 127.0.0.1:9477)");
   auto* collect_cmd = app.add_subcommand(
       "collect", "Run the metrics collector (one per user; launchers start it when needed)");
   collect_cmd->prefix_command();
@@ -145,6 +152,7 @@ int Main(int argc, char** argv) {
   if (*show_cmd) return PolicyShow(show_name);
   if (*doctor_cmd) return Doctor(std::cout);
   if (*collect_cmd) return ExecCollector(collect_cmd->remaining());
+  if (*status_cmd) return Status(status_address, std::cout);
   if (*version_cmd) {
     std::cout << "gander " << GANDER_VERSION << "\n";
     return 0;

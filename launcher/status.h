@@ -1,0 +1,34 @@
+// `gander status`: one terminal screen from the collector's /metrics: the extensions, whether
+// they run, their isolation and mode, what they were refused, what they touched outside the
+// workspace, and the bytes they sent by destination.
+#pragma once
+
+#include <map>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+
+namespace gander::launcher {
+
+// One sample of the Prometheus text exposition.
+struct MetricSample {
+  std::string name;
+  std::map<std::string, std::string> labels;
+  double value = 0;
+};
+
+// The samples of an exposition text; comment lines and lines that do not parse are skipped.
+std::vector<MetricSample> ParseExposition(const std::string& text);
+
+// The screen, from the samples.
+void RenderStatus(const std::vector<MetricSample>& samples, std::ostream& out);
+
+// GET http://ADDRESS/metrics (ADDRESS: host:port, loopback).
+Result<std::string> FetchMetrics(const std::string& address);
+
+// `gander status [--collector ADDRESS]`; exit status 0, or 1 when no collector answers.
+int Status(const std::string& address, std::ostream& out);
+
+}  // namespace gander::launcher
