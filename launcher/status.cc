@@ -108,13 +108,12 @@ void RenderStatus(const std::vector<MetricSample>& samples, std::ostream& out) {
     return;
   }
   char line[256];
-  std::snprintf(line, sizeof(line), "%-24s %-8s %-9s %-8s %6s\n", "EXTENSION", "STATE",
-                "ISOLATION", "MODE", "STARTS");
+  std::snprintf(line, sizeof(line), "%-24s %-8s %-9s %-8s %6s\n", "EXTENSION", "STATE", "ISOLATION",
+                "MODE", "STARTS");
   out << line;
   for (const auto& [name, r] : rows) {
     std::snprintf(line, sizeof(line), "%-24s %-8s %-9s %-8s %6.0f\n", name.c_str(),
-                  r.running ? "running" : "stopped", r.isolation.c_str(), r.mode.c_str(),
-                  r.starts);
+                  r.running ? "running" : "stopped", r.isolation.c_str(), r.mode.c_str(), r.starts);
     out << line;
     auto list = [&](const char* title, const std::map<std::string, double>& m, bool bytes) {
       if (m.empty()) return;

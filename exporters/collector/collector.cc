@@ -80,6 +80,7 @@ class Collector::Impl {
   void Close(Connection& c);
   void WriteReplies(Connection& c);
   void Persist();
+  bool TryServeMetrics();
   void UpdateRunning(const std::string& extension);
   AuditLog* AuditLogFor(const wire::Hello& hello);
 
@@ -170,14 +171,14 @@ Status Collector::Impl::Init() {
   stop_fd_.Reset(eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC));
   if (!stop_fd_) return ErrnoError("eventfd");
 
-  if (!options_.listen.empty()) {
-    // prometheus-cpp reports a failed bind by exception; it stops here.
-    try {
-      exposer_ = std::make_unique<prometheus::Exposer>(options_.listen, 2);
-    } catch (const std::exception& e) {
-      return MakeError("cannot serve /metrics on " + options_.listen + ": " + e.what());
-    }
-    exposer_->RegisterCollectable(store_);
+  // A busy port (another user's collector, or our predecessor still closing) must not cost
+  // the launchers their audit logs and counts: run on, and try the port again every second.
+  if (!options_.listen.empty() && !TryServeMetrics()) {
+    spdlog::error(
+        "collector: cannot serve /metrics on {} (port busy?); counting on and "
+        "retrying every second; another user on this host needs --listen with "
+        "another port",
+        options_.listen);
   }
   spdlog::info("collector: socket {}, state {}, metrics {}", options_.socket_path,
                options_.state_path, options_.listen.empty() ? "off" : options_.listen);
@@ -198,10 +199,18 @@ Status Collector::Impl::Run() {
       polled.push_back(c.get());
     }
     int timeout = -1;
+    if (!options_.listen.empty() && !exposer_) {
+      if (TryServeMetrics()) {
+        spdlog::info("collector: serving /metrics on {}", options_.listen);
+      } else {
+        timeout = 1000;
+      }
+    }
     if (dirty_) {
       auto due = last_persist_ + options_.persist_interval - Clock::now();
-      timeout = static_cast<int>(
+      int persist_in = static_cast<int>(
           std::max<int64_t>(0, std::chrono::ceil<std::chrono::milliseconds>(due).count()));
+      timeout = timeout < 0 ? persist_in : std::min(timeout, persist_in);
     }
     if (poll(fds.data(), fds.size(), timeout) < 0 && errno != EINTR) return ErrnoError("poll");
     if (fds[1].revents || fds[2].revents) stop_ = true;
@@ -351,7 +360,7 @@ void Collector::Impl::HandleLine(Connection& c, std::string_view line) {
     if (lc->what == monitor::LifecyclePhase::kStop) c.running = false;
     if (was != c.running) UpdateRunning(c.hello.extension);
   }
-  metrics_->Apply(l.event, c.hello.home, l.backlog_gap);
+  if (l.counted) metrics_->Apply(l.event, c.hello.home, l.backlog_gap);
   if (c.audit) {
     c.audit->PublishJson(l.event_json);
   } else if (options_.write_audit_logs) {
@@ -424,6 +433,16 @@ void Collector::Impl::WriteReplies(Connection& c) {
     spdlog::warn("collector: launcher {} does not read its acknowledgements", c.hello.launcher);
     Close(c);
   }
+}
+
+bool Collector::Impl::TryServeMetrics() {
+  try {  // prometheus-cpp reports a failed bind by exception
+    exposer_ = std::make_unique<prometheus::Exposer>(options_.listen, 2);
+  } catch (const std::exception&) {
+    return false;
+  }
+  exposer_->RegisterCollectable(store_);
+  return true;
 }
 
 void Collector::Impl::Persist() {

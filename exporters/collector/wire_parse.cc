@@ -3,6 +3,7 @@
 
 #include <time.h>
 
+#include <cerrno>
 #include <charconv>
 
 #include "monitor/event_json.h"
@@ -162,7 +163,9 @@ Status ParseProcess(const object& o, monitor::ProcessEvent& p) {
 }
 
 Status ParseLifecycle(const object& o, monitor::LifecycleEvent& l) {
-  GANDER_TRY_ASSIGN(l.what, Enum<monitor::LifecyclePhase>(o, "what", 6));
+  auto what = Enum<monitor::LifecyclePhase>(o, "what", 6);
+  if (!what) return Error{ENOTSUP, what.error().message};  // a newer launcher's phase
+  l.what = *what;
   GANDER_TRY_ASSIGN(l.detail, Bytes(o, "detail"));
   if (l.what == monitor::LifecyclePhase::kEventsDropped) {
     uint64_t n = 0;
@@ -223,8 +226,9 @@ Result<monitor::Event> ParseEvent(const object& o) {
     e.tool_call.call = std::move(call);
   }
 
-  monitor::EventKind kind;
-  GANDER_TRY_ASSIGN(kind, Enum<monitor::EventKind>(o, "kind", 7));
+  auto parsed_kind = Enum<monitor::EventKind>(o, "kind", 7);
+  if (!parsed_kind) return Error{ENOTSUP, parsed_kind.error().message};  // a newer launcher's
+  monitor::EventKind kind = *parsed_kind;
   object payload;
   std::string name(monitor::ToString(kind));
   if (o[name].get_object().get(payload)) return Bad("missing the " + name + " object");
@@ -384,8 +388,15 @@ Result<LauncherLine> LineParser::ParseLine(std::string_view line) {
   object event;
   if (o["event"].get_object().get(event)) return Bad("record without an event object");
   auto parsed = ParseEvent(event);
-  if (!parsed) return std::move(parsed).error().Context("event");
-  out.event = std::move(parsed).value();
+  if (!parsed && parsed.error().code == ENOTSUP && !out.backlog_gap) {
+    // An event kind or phase this collector does not know (a newer launcher): its line still
+    // goes to the audit log, it just counts in no metric. Found below like any other.
+    out.counted = false;
+  } else if (!parsed) {
+    return std::move(parsed).error().Context("event");
+  } else {
+    out.event = std::move(parsed).value();
+  }
   // EncodeRecord writes the event last: `{"seq":N[,"stage":"backlog"],"event":{...}}`. Only
   // digits and the checked stage come before it, so the first `"event":{` is the member.
   size_t start = line.find("\"event\":{");

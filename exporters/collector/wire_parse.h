@@ -27,6 +27,7 @@ struct LauncherLine {
   // the audit log gets, validated but never re-encoded (faster, and fields this collector
   // does not model survive).
   std::string_view event_json;
+  bool counted = true;  // false: an event this collector does not know; audit log only
 };
 
 // Holds the JSON parser's buffers between lines (one per thread).
