@@ -168,8 +168,9 @@ int GooseDoctor(const std::string& config, std::ostream& out) {
       << " at " << socket << "\n";
   int problems = 0;
   for (const goose::ExtensionEntry& e : *entries) {
-    out << "\n" << e.key << " (" << (e.type.empty() ? "?" : e.type)
-        << (e.enabled ? "" : ", disabled") << ")\n";
+    out << "\n"
+        << e.key << " (" << (e.type.empty() ? "?" : e.type) << (e.enabled ? "" : ", disabled")
+        << ")\n";
     if (e.type != "stdio") {
       out << "  not a stdio extension: gander does not wrap it\n";
       continue;

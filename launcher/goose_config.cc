@@ -90,8 +90,8 @@ class Source {
       if (d == '#' && end > *begin && (text_[end - 1] == ' ' || text_[end - 1] == '\t')) break;
       if (flow && (d == ',' || d == ']' || d == '}')) break;
     }
-    while (end > *begin && (text_[end - 1] == ' ' || text_[end - 1] == '\t' ||
-                            text_[end - 1] == '\r')) {
+    while (end > *begin &&
+           (text_[end - 1] == ' ' || text_[end - 1] == '\t' || text_[end - 1] == '\r')) {
       --end;
     }
     // A plain scalar reads as its text; anything else (continued on the next line, or a mark
@@ -117,14 +117,15 @@ std::string Apply(std::string text, std::vector<Edit> edits) {
 
 bool IsValidName(const std::string& s) {
   if (s.empty() || !(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_')) return false;
-  return std::all_of(s.begin(), s.end(),
-                     [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+  return std::all_of(s.begin(), s.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+  });
 }
 
 // `s` as a YAML scalar: plain when that reads back as the same string, else double-quoted.
 std::string YamlScalar(const std::string& s) {
-  static const std::set<std::string> kSpecial = {"true", "false", "yes", "no",  "on",
-                                                 "off",  "null",  "y",   "n",   "~"};
+  static const std::set<std::string> kSpecial = {"true", "false", "yes", "no", "on",
+                                                 "off",  "null",  "y",   "n",  "~"};
   std::string lower;
   for (char c : s) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   bool plain = !s.empty() && !kSpecial.contains(lower) &&
@@ -455,60 +456,66 @@ Result<std::vector<ExtensionEntry>> InspectConfig(const std::string& text) {
 }
 
 Result<Rewrite> WrapConfig(const std::string& text, const WrapSettings& settings) {
-  return RewriteEach(text, [&](const Source& src, const YAML::Node& entry,
-                               ExtensionEntry& e) -> Result<std::vector<Edit>> {
-    if (e.type != "stdio" || !e.enabled || e.wrapped) return std::vector<Edit>{};
-    e.profile = ProfileForCommand(e.command);
-    std::vector<std::string> prefix = {"run", "--name", e.key};
-    std::vector<std::string> bad;
-    for (const std::string& s : e.secrets) {
-      if (!IsValidName(s)) bad.push_back(s);
-    }
-    if (!e.secrets.empty()) {
-      std::string safe_key;
-      for (char c : e.key) safe_key += std::isalnum(static_cast<unsigned char>(c)) || c == '-' ? c : '_';
-      e.policy = settings.policy_dir + "/goose-" + safe_key + ".yaml";
-      e.policy_file = PolicyFile{e.policy, ExtensionPolicyYaml(e.key, e.profile, e.secrets)};
-      prefix.insert(prefix.end(), {"--policy", e.policy});
-      for (const std::string& s : bad) e.note += "'" + s + "' is not a variable name; not passed. ";
-    } else {
-      prefix.insert(prefix.end(), {"--profile", e.profile});
-    }
-    prefix.push_back("--");
-    auto edits = WrapEdits(src, entry, settings.gander_path, prefix);
-    if (!edits) {
-      e.note = edits.error().message + "; left as it is";
-      e.policy_file.reset();
-      return std::vector<Edit>{};
-    }
-    std::vector<std::string> args = prefix;
-    args.insert(args.end(), e.command.begin(), e.command.end());
-    auto check = Verify(Apply(src.text(), *edits), e.key, settings.gander_path, args);
-    if (!check) return check.error();
-    e.wrapped = true;
-    return edits;
-  });
+  return RewriteEach(
+      text,
+      [&](const Source& src, const YAML::Node& entry,
+          ExtensionEntry& e) -> Result<std::vector<Edit>> {
+        if (e.type != "stdio" || !e.enabled || e.wrapped) return std::vector<Edit>{};
+        e.profile = ProfileForCommand(e.command);
+        std::vector<std::string> prefix = {"run", "--name", e.key};
+        std::vector<std::string> bad;
+        for (const std::string& s : e.secrets) {
+          if (!IsValidName(s)) bad.push_back(s);
+        }
+        if (!e.secrets.empty()) {
+          std::string safe_key;
+          for (char c : e.key)
+            safe_key += std::isalnum(static_cast<unsigned char>(c)) || c == '-' ? c : '_';
+          e.policy = settings.policy_dir + "/goose-" + safe_key + ".yaml";
+          e.policy_file = PolicyFile{e.policy, ExtensionPolicyYaml(e.key, e.profile, e.secrets)};
+          prefix.insert(prefix.end(), {"--policy", e.policy});
+          for (const std::string& s : bad)
+            e.note += "'" + s + "' is not a variable name; not passed. ";
+        } else {
+          prefix.insert(prefix.end(), {"--profile", e.profile});
+        }
+        prefix.push_back("--");
+        auto edits = WrapEdits(src, entry, settings.gander_path, prefix);
+        if (!edits) {
+          e.note = edits.error().message + "; left as it is";
+          e.policy_file.reset();
+          return std::vector<Edit>{};
+        }
+        std::vector<std::string> args = prefix;
+        args.insert(args.end(), e.command.begin(), e.command.end());
+        auto check = Verify(Apply(src.text(), *edits), e.key, settings.gander_path, args);
+        if (!check) return check.error();
+        e.wrapped = true;
+        return edits;
+      });
 }
 
 Result<Rewrite> UnwrapConfig(const std::string& text) {
-  return RewriteEach(text, [&](const Source& src, const YAML::Node& entry,
-                               ExtensionEntry& e) -> Result<std::vector<Edit>> {
-    if (e.type != "stdio" || !e.wrapped) return std::vector<Edit>{};
-    auto w = ParseWrapped(Scalar(entry, "cmd"), entry["args"]);
-    if (!w) return std::vector<Edit>{};
-    auto edits = UnwrapEdits(src, entry, w->separator);
-    if (!edits) {
-      e.note = edits.error().message + "; left as it is";
-      return std::vector<Edit>{};
-    }
-    auto check = Verify(Apply(src.text(), *edits), e.key, e.command.at(0),
-                        std::vector<std::string>(e.command.begin() + 1, e.command.end()));
-    if (!check) return check.error();
-    e.wrapped = false;
-    e.profile.clear();
-    e.policy.clear();
-    return edits;
-  });
+  return RewriteEach(text,
+                     [&](const Source& src, const YAML::Node& entry,
+                         ExtensionEntry& e) -> Result<std::vector<Edit>> {
+                       if (e.type != "stdio" || !e.wrapped) return std::vector<Edit>{};
+                       auto w = ParseWrapped(Scalar(entry, "cmd"), entry["args"]);
+                       if (!w) return std::vector<Edit>{};
+                       auto edits = UnwrapEdits(src, entry, w->separator);
+                       if (!edits) {
+                         e.note = edits.error().message + "; left as it is";
+                         return std::vector<Edit>{};
+                       }
+                       auto check =
+                           Verify(Apply(src.text(), *edits), e.key, e.command.at(0),
+                                  std::vector<std::string>(e.command.begin() + 1, e.command.end()));
+                       if (!check) return check.error();
+                       e.wrapped = false;
+                       e.profile.clear();
+                       e.policy.clear();
+                       return edits;
+                     });
 }
 
 std::string UnifiedDiff(const std::string& before, const std::string& after,
@@ -521,29 +528,36 @@ std::string UnifiedDiff(const std::string& before, const std::string& after,
     return lines;
   };
   std::vector<std::string> a = split(before), b = split(after);
-  // Longest common subsequence table; config files are small.
-  size_t n = a.size(), m = b.size();
-  std::vector<std::vector<unsigned>> lcs(n + 1, std::vector<unsigned>(m + 1, 0));
-  for (size_t i = n; i-- > 0;) {
-    for (size_t j = m; j-- > 0;) {
-      lcs[i][j] = a[i] == b[j] ? lcs[i + 1][j + 1] + 1 : std::max(lcs[i + 1][j], lcs[i][j + 1]);
-    }
-  }
   struct Op {
     char kind;  // ' ', '-', '+'
     size_t ai, bi;
   };
-  std::vector<Op> ops;
-  size_t i = 0, j = 0;
-  while (i < n || j < m) {
-    if (i < n && j < m && a[i] == b[j]) {
-      ops.push_back({' ', i++, j++});
-    } else if (i < n && (j == m || lcs[i + 1][j] >= lcs[i][j + 1])) {
-      ops.push_back({'-', i++, j});
-    } else {
-      ops.push_back({'+', i, j++});
+  // Common head and tail first, then a longest-common-subsequence table over what is left:
+  // the changed region of a config file is small.
+  size_t n = a.size(), m = b.size(), head = 0, tail = 0;
+  while (head < n && head < m && a[head] == b[head]) ++head;
+  while (tail < n - head && tail < m - head && a[n - 1 - tail] == b[m - 1 - tail]) ++tail;
+  size_t an = n - head - tail, bm = m - head - tail;
+  std::vector<std::vector<unsigned>> lcs(an + 1, std::vector<unsigned>(bm + 1, 0));
+  for (size_t i = an; i-- > 0;) {
+    for (size_t j = bm; j-- > 0;) {
+      lcs[i][j] = a[head + i] == b[head + j] ? lcs[i + 1][j + 1] + 1
+                                             : std::max(lcs[i + 1][j], lcs[i][j + 1]);
     }
   }
+  std::vector<Op> ops;
+  for (size_t k = 0; k < head; ++k) ops.push_back({' ', k, k});
+  size_t i = 0, j = 0;
+  while (i < an || j < bm) {
+    if (i < an && j < bm && a[head + i] == b[head + j]) {
+      ops.push_back({' ', head + i++, head + j++});
+    } else if (i < an && (j == bm || lcs[i + 1][j] >= lcs[i][j + 1])) {
+      ops.push_back({'-', head + i++, head + j});
+    } else {
+      ops.push_back({'+', head + i, head + j++});
+    }
+  }
+  for (size_t k = 0; k < tail; ++k) ops.push_back({' ', n - tail + k, m - tail + k});
   std::ostringstream out;
   out << "--- " << before_name << "\n+++ " << after_name << "\n";
   constexpr size_t kContext = 3;

@@ -33,11 +33,11 @@ struct ExtensionEntry {
   std::string key;
   std::string type;  // stdio, builtin, sse, streamable_http, frontend, platform, ...
   bool enabled = false;
-  bool wrapped = false;   // runs under gander (after the operation)
-  bool changed = false;   // this operation rewrote it
-  std::string note;       // why it was left alone, when it was not expected to be
-  std::string profile;    // wrapped: --profile value (empty when --policy)
-  std::string policy;     // wrapped: --policy value
+  bool wrapped = false;              // runs under gander (after the operation)
+  bool changed = false;              // this operation rewrote it
+  std::string note;                  // why it was left alone, when it was not expected to be
+  std::string profile;               // wrapped: --profile value (empty when --policy)
+  std::string policy;                // wrapped: --policy value
   std::vector<std::string> command;  // what the extension itself runs: cmd then args
   std::vector<std::string> secrets;  // names from envs and env_keys
   std::optional<PolicyFile> policy_file;
