@@ -192,8 +192,7 @@ TEST(GooseConfigTest, NoExtensionsIsNotAnError) {
 TEST(GooseConfigTest, ProfileForKnownServers) {
   EXPECT_EQ(ProfileForCommand({"npx", "-y", "@modelcontextprotocol/server-github@1.0"}), "github");
   EXPECT_EQ(ProfileForCommand({"uvx", "mcp-server-fetch"}), "fetch");
-  EXPECT_EQ(ProfileForCommand({"/n/node_modules/.bin/mcp-server-filesystem", "/x"}),
-            "filesystem");
+  EXPECT_EQ(ProfileForCommand({"/n/node_modules/.bin/mcp-server-filesystem", "/x"}), "filesystem");
   EXPECT_EQ(ProfileForCommand({"npx", "@modelcontextprotocol/server-brave-search"}),
             "brave-search");
   EXPECT_EQ(ProfileForCommand({"my-server"}), "default");
