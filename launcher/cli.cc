@@ -10,6 +10,7 @@
 #include "exporters/collector_paths.h"
 #include "launcher/collect.h"
 #include "launcher/doctor.h"
+#include "launcher/goose_cli.h"
 #include "launcher/isolation.h"
 #include "launcher/run.h"
 #include "launcher/status.h"
@@ -111,6 +112,20 @@ int Main(int argc, char** argv) {
       policy_cmd->add_subcommand("show", "Print the effective policy (after extends) as YAML");
   show_cmd->add_option("name", show_name, "Profile name or policy file")->required();
 
+  auto* goose_cmd = app.add_subcommand("goose", "Wrap Goose's stdio extensions in gander");
+  goose_cmd->require_subcommand(1);
+  std::string goose_config = DefaultGooseConfig();
+  bool dry_run = false;
+  auto* wrap_cmd = goose_cmd->add_subcommand("wrap", "Run every enabled stdio extension in gander");
+  auto* unwrap_cmd = goose_cmd->add_subcommand("unwrap", "Restore the original commands");
+  auto* goose_doctor_cmd = goose_cmd->add_subcommand("doctor", "Check each extension");
+  for (auto* sub : {wrap_cmd, unwrap_cmd, goose_doctor_cmd}) {
+    sub->add_option("--config", goose_config, "Goose's config.yaml")->capture_default_str();
+  }
+  for (auto* sub : {wrap_cmd, unwrap_cmd}) {
+    sub->add_flag("--dry-run", dry_run, "Print the diff, write nothing");
+  }
+
   auto* doctor_cmd = app.add_subcommand("doctor", "What this kernel allows, and what run applies");
   auto* version_cmd = app.add_subcommand("version", "Print gander's version");
   // Everything after `collect` belongs to gander-collect (`gander collect --help` lists it).
@@ -151,6 +166,9 @@ int Main(int argc, char** argv) {
   if (*check_cmd) return PolicyCheck(check_file);
   if (*show_cmd) return PolicyShow(show_name);
   if (*doctor_cmd) return Doctor(std::cout);
+  if (*wrap_cmd || *unwrap_cmd)
+    return GooseWrap(goose_config, unwrap_cmd->parsed(), dry_run, std::cout);
+  if (*goose_doctor_cmd) return GooseDoctor(goose_config, std::cout);
   if (*collect_cmd) return ExecCollector(collect_cmd->remaining());
   if (*status_cmd) return Status(status_address, std::cout);
   if (*version_cmd) {
