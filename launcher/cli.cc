@@ -10,6 +10,7 @@
 #include "launcher/collect.h"
 #include "launcher/doctor.h"
 #include "launcher/isolation.h"
+#include "launcher/policy_learn.h"
 #include "launcher/run.h"
 #include "policies/expand.h"
 #include "policies/loader.h"
@@ -108,6 +109,19 @@ int Main(int argc, char** argv) {
   auto* show_cmd =
       policy_cmd->add_subcommand("show", "Print the effective policy (after extends) as YAML");
   show_cmd->add_option("name", show_name, "Profile name or policy file")->required();
+  SuggestOptions suggest;
+  auto* suggest_cmd = policy_cmd->add_subcommand(
+      "suggest", "Suggest a policy from learning runs' audit logs (gander run --mode learn)");
+  suggest_cmd->add_option("name", suggest.name, "Extension name");
+  suggest_cmd->add_option("--from", suggest.from, "Audit log(s) (default: NAME's)");
+  suggest_cmd->add_option("--workspace", suggest.workspace, "Workspace (default: cwd)");
+  suggest_cmd->add_option("--base", suggest.base, "Profile or policy to extend (default)");
+  suggest_cmd->add_option("--check", suggest.check,
+                          "Exit 1 listing what POLICY does not cover of the learned behaviour");
+  std::string diff_old, diff_new;
+  auto* diff_cmd = policy_cmd->add_subcommand("diff", "Effective rules added/removed: OLD NEW");
+  diff_cmd->add_option("old", diff_old, "Profile name or policy file")->required();
+  diff_cmd->add_option("new", diff_new, "Profile name or policy file")->required();
 
   auto* doctor_cmd = app.add_subcommand("doctor", "What this kernel allows, and what run applies");
   auto* version_cmd = app.add_subcommand("version", "Print gander's version");
@@ -143,6 +157,8 @@ int Main(int argc, char** argv) {
   }
   if (*check_cmd) return PolicyCheck(check_file);
   if (*show_cmd) return PolicyShow(show_name);
+  if (*suggest_cmd) return PolicySuggest(suggest);
+  if (*diff_cmd) return PolicyDiff(diff_old, diff_new);
   if (*doctor_cmd) return Doctor(std::cout);
   if (*collect_cmd) return ExecCollector(collect_cmd->remaining());
   if (*version_cmd) {
