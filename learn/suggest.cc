@@ -135,6 +135,7 @@ bool IsSecretPath(const std::string& path, const std::string& home) {
     }
   }
   for (auto p : kSystem) {
+    if (p == "/root" && home == "/root") continue;  // running as root: home is /root
     if (IsUnder(path, p)) return true;
   }
   std::string base = Basename(path);
@@ -222,10 +223,9 @@ class Collapser {
       auto parts = Components(path.substr(home_.size()));
       return Written(Join(home_, parts, std::min<size_t>(parts.size(), 2)));
     }
-    // Elsewhere: the file's directory, at most three levels deep (/srv/data/set1).
-    auto parts = Components(path);
-    size_t keep = parts.size() <= 1 ? parts.size() : std::min<size_t>(parts.size() - 1, 3);
-    return Written(Join("/", parts, keep));
+    // Elsewhere: the file's directory (a top-level name stays itself: never all of `/`).
+    std::string parent = Parent(path);
+    return Written(parent == "/" ? path : parent);
   }
 
  private:

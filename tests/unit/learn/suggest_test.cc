@@ -42,7 +42,7 @@ policies::ExpandedPolicy Default() {
 Learned Sample() {
   Learned l;
   for (
-      const auto& line : {
+      const std::string& line : std::vector<std::string>{
           FileLine("/opt/node/lib/node_modules/x/index.js", "outside", "read"),
           FileLine("/opt/node/lib/node_modules/y/a.js", "outside", "read", "search"),
           R"({"v":1,"time":"t","kind":"process","extension":"ext","pid":1,"sandbox_pid":2,"exe":"/x","tool_call":{"state":"startup","tool":null,"request_id":null},"process":{"action":"exec","path":"/opt/node/bin/node","argv":["node"],"argv_truncated":false,"exit_code":null,"signal":null,"errno":0,"errno_name":null}})",
@@ -142,14 +142,14 @@ TEST(Suggest, NeverUnderADenyRuleOrASecret) {
 
 TEST(Suggest, WorkspaceRelativeWithAnotherBase) {
   Learned l;
-  AddAuditLine(FileLine("/home/u/proj/out/a.txt", "outside", "write"), "", l);
+  AddAuditLine(FileLine("/home/u/proj/bin/tool", "workspace", "exec"), "", l);
   SuggestContext c = Ctx();
   c.base.write.clear();
   c.base.exec.clear();
   c.extends = "strict";
   std::string yaml = SuggestPolicy(l, c);
   EXPECT_NE(yaml.find("extends: strict"), std::string::npos);
-  EXPECT_NE(yaml.find("  write:\n    - \"${WORKSPACE}/out\""), std::string::npos) << yaml;
+  EXPECT_NE(yaml.find("  exec:\n    - \"${WORKSPACE}/bin\""), std::string::npos) << yaml;
 }
 
 TEST(Check, DefaultDoesNotCoverOutsideReads) {
