@@ -12,6 +12,7 @@
 #include "launcher/doctor.h"
 #include "launcher/goose_cli.h"
 #include "launcher/isolation.h"
+#include "launcher/policy_learn.h"
 #include "launcher/run.h"
 #include "launcher/status.h"
 #include "policies/expand.h"
@@ -111,6 +112,19 @@ int Main(int argc, char** argv) {
   auto* show_cmd =
       policy_cmd->add_subcommand("show", "Print the effective policy (after extends) as YAML");
   show_cmd->add_option("name", show_name, "Profile name or policy file")->required();
+  SuggestOptions suggest;
+  auto* suggest_cmd = policy_cmd->add_subcommand(
+      "suggest", "Suggest a policy from learning runs' audit logs (gander run --mode learn)");
+  suggest_cmd->add_option("name", suggest.name, "Extension name");
+  suggest_cmd->add_option("--from", suggest.from, "Audit log(s) (default: NAME's)");
+  suggest_cmd->add_option("--workspace", suggest.workspace, "Workspace (default: cwd)");
+  suggest_cmd->add_option("--base", suggest.base, "Profile or policy to extend (default)");
+  suggest_cmd->add_option("--check", suggest.check,
+                          "Exit 1 listing what POLICY does not cover of the learned behaviour");
+  std::string diff_old, diff_new;
+  auto* diff_cmd = policy_cmd->add_subcommand("diff", "Effective rules added/removed: OLD NEW");
+  diff_cmd->add_option("old", diff_old, "Profile name or policy file")->required();
+  diff_cmd->add_option("new", diff_new, "Profile name or policy file")->required();
 
   auto* goose_cmd = app.add_subcommand("goose", "Wrap Goose's stdio extensions in gander");
   goose_cmd->require_subcommand(1);
@@ -165,6 +179,8 @@ int Main(int argc, char** argv) {
   }
   if (*check_cmd) return PolicyCheck(check_file);
   if (*show_cmd) return PolicyShow(show_name);
+  if (*suggest_cmd) return PolicySuggest(suggest);
+  if (*diff_cmd) return PolicyDiff(diff_old, diff_new);
   if (*doctor_cmd) return Doctor(std::cout);
   if (*wrap_cmd || *unwrap_cmd)
     return GooseWrap(goose_config, unwrap_cmd->parsed(), dry_run, std::cout);

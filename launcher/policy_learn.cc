@@ -1,0 +1,114 @@
+#include "launcher/policy_learn.h"
+
+#include <limits.h>
+#include <spdlog/spdlog.h>
+#include <stdlib.h>
+
+#include <iostream>
+
+#include "launcher/environment.h"
+#include "launcher/run.h"
+#include "learn/audit_reader.h"
+#include "learn/suggest.h"
+#include "policies/diff.h"
+#include "policies/expand.h"
+
+namespace gander::launcher {
+namespace {
+
+constexpr int kExitUncovered = 1;
+constexpr int kExitBadInput = 2;
+
+bool IsFile(const std::string& name) {
+  return name.find('/') != std::string::npos || name.ends_with(".yaml");
+}
+
+Result<policies::Policy> Load(const std::string& name) {
+  return IsFile(name) ? LoadEffectivePolicy(name, "") : LoadEffectivePolicy("", name);
+}
+
+std::string Absolute(const std::string& path) {
+  char buf[PATH_MAX];
+  if (realpath(path.c_str(), buf) != nullptr) return buf;
+  return path;
+}
+
+}  // namespace
+
+int PolicySuggest(const SuggestOptions& o) {
+  if (o.name.empty() && o.from.empty()) {
+    spdlog::error("policy suggest: name the extension, or give its audit log with --from");
+    return kExitBadInput;
+  }
+  std::vector<std::string> from = o.from;
+  if (from.empty()) from.push_back(DefaultAuditLogPath(o.name));
+  auto learned = learn::ReadAuditLogs(from, o.name);
+  if (!learned) {
+    spdlog::error("policy suggest: {}", learned.error().Describe());
+    return kExitBadInput;
+  }
+  auto env = CurrentEnvironment();
+  const std::string workspace = Absolute(o.workspace.empty() ? "." : o.workspace);
+  const std::string home = env.contains("HOME") ? Absolute(env["HOME"]) : "/";
+  policies::ExpansionContext ctx{workspace, home, env};
+
+  const std::string& policy_name = o.check.empty() ? o.base : o.check;
+  auto merged = Load(policy_name);
+  if (!merged) {
+    spdlog::error("{}", merged.error().Describe());
+    return kExitBadInput;
+  }
+  auto expanded = policies::Expand(*merged, ctx);
+  if (!expanded) {
+    spdlog::error("{}", expanded.error().Describe());
+    return kExitBadInput;
+  }
+  if (learned->lines == 0) {
+    spdlog::warn("policy suggest: no audit log line of extension '{}' in the logs read", o.name);
+  }
+
+  if (!o.check.empty()) {
+    auto coverage = learn::CheckCoverage(*learned, *expanded, workspace, home);
+    for (const auto& line : coverage.refused) {
+      std::cout << "refused (deny rule): " << line << "\n";
+    }
+    for (const auto& line : coverage.uncovered) std::cout << "not covered: " << line << "\n";
+    if (!coverage.uncovered.empty()) {
+      std::cerr << "gander: " << o.check << " does not cover " << coverage.uncovered.size()
+                << " learned behaviours of " << (o.name.empty() ? "the extension" : o.name) << "\n";
+      return kExitUncovered;
+    }
+    std::cout << o.check << ": covers what was learned (" << learned->lines << " lines)\n";
+    return 0;
+  }
+
+  learn::SuggestContext sctx;
+  sctx.extension = o.name.empty() ? "--from ..." : o.name;
+  sctx.extends = IsFile(o.base) ? Absolute(o.base) : o.base;
+  sctx.base = std::move(expanded).value();
+  sctx.workspace = workspace;
+  sctx.home = home;
+  for (const auto& f : from) {
+    for (const auto& file : learn::RotatedFiles(f)) sctx.sources.push_back(file);
+  }
+  std::cout << learn::SuggestPolicy(*learned, sctx);
+  return 0;
+}
+
+int PolicyDiff(const std::string& old_name, const std::string& new_name) {
+  auto old_policy = Load(old_name);
+  if (!old_policy) {
+    spdlog::error("{}", old_policy.error().Describe());
+    return kExitBadInput;
+  }
+  auto new_policy = Load(new_name);
+  if (!new_policy) {
+    spdlog::error("{}", new_policy.error().Describe());
+    return kExitBadInput;
+  }
+  auto lines = policies::DiffRules(*old_policy, *new_policy);
+  for (const auto& line : lines) std::cout << line << "\n";
+  return lines.empty() ? 0 : 1;
+}
+
+}  // namespace gander::launcher

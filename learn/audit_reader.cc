@@ -1,0 +1,152 @@
+#include "learn/audit_reader.h"
+
+#include <sys/stat.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "monitor/event_json.h"
+
+namespace gander::learn {
+namespace {
+
+using nlohmann::json;
+
+std::string Str(const json& obj, const char* key) {
+  auto it = obj.find(key);
+  if (it == obj.end() || !it->is_string()) return "";
+  // Strings are byte-escaped (docs/audit-log.md, "Strings are bytes"): undo it.
+  auto bytes = monitor::UnescapeBytes(it->get<std::string>());
+  return bytes ? *bytes : "";
+}
+
+uint64_t Uint(const json& obj, const char* key, uint64_t fallback) {
+  auto it = obj.find(key);
+  return it != obj.end() && it->is_number_unsigned() ? it->get<uint64_t>() : fallback;
+}
+
+// Which tool call an event belongs to, for the suggestion's comments.
+std::string ToolOf(const json& line) {
+  auto slot = line.find("tool_call");
+  if (slot == line.end() || !slot->is_object()) return "(unknown)";
+  std::string state = Str(*slot, "state");
+  if (state == "one") {
+    std::string tool = Str(*slot, "tool");
+    return tool.empty() ? "(unnamed tool)" : tool;
+  }
+  return state.empty() ? "(unknown)" : "(" + state + ")";
+}
+
+bool NeedOf(const std::string& access, Need* need) {
+  if (access == "read" || access == "stat" || access == "other") {
+    *need = Need::kRead;
+  } else if (access == "exec") {
+    *need = Need::kExec;
+  } else if (access == "write" || access == "create" || access == "delete" || access == "rename" ||
+             access == "chmod") {
+    *need = Need::kWrite;
+  } else {
+    return false;
+  }
+  return true;
+}
+
+void AddFile(const json& file, const std::string& tool, Learned& out) {
+  std::string path = Str(file, "path");
+  if (path.empty() || path[0] != '/') return;  // unresolved, or a pipe/socket
+  std::string cls = Str(file, "class");
+  if (cls == "system" || cls == "unknown") return;  // /proc, /dev: always there
+  if (cls == "denied") {
+    out.denied_files[path].Add(1, tool);
+    return;
+  }
+  Need need;
+  if (NeedOf(Str(file, "access"), &need)) out.files[path][need].Add(1, tool);
+}
+
+void AddNetwork(const json& net, const std::string& tool, Learned& out) {
+  std::string transport = Str(net, "transport");
+  if (transport != "tcp" && transport != "udp") return;  // DNS queries follow the host rules
+  std::string host = Str(net, "host");
+  if (host.empty()) host = Str(net, "ip");
+  uint64_t port = Uint(net, "port", 0);
+  if (host.empty() || port == 0 || port > 65535) return;
+  out.network[{host, static_cast<uint16_t>(port)}].Add(1, tool);
+}
+
+}  // namespace
+
+void AddAuditLine(std::string_view line, const std::string& extension, Learned& out) {
+  while (!line.empty() && (line.back() == '\n' || line.back() == '\r')) line.remove_suffix(1);
+  if (line.empty()) return;
+  json j = json::parse(line.begin(), line.end(), nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object() || Uint(j, "v", 0) != 1) {
+    ++out.bad_lines;
+    return;
+  }
+  if (!extension.empty() && Str(j, "extension") != extension) return;
+  ++out.lines;
+  std::string kind = Str(j, "kind");
+  auto body = j.find(kind);
+  if (kind.empty() || body == j.end() || !body->is_object()) return;
+  std::string tool = ToolOf(j);
+  if (kind == "file") {
+    AddFile(*body, tool, out);
+  } else if (kind == "network") {
+    AddNetwork(*body, tool, out);
+  } else if (kind == "process") {
+    std::string path = Str(*body, "path");
+    if (Str(*body, "action") == "exec" && !path.empty() && path[0] == '/') {
+      out.files[path][Need::kExec].Add(1, tool);
+    }
+  } else if (kind == "syscall") {
+    std::string name = Str(*body, "name");
+    if (name.empty()) name = "nr " + std::to_string(Uint(*body, "nr", 0));
+    std::string action = Str(*body, "action");
+    uint64_t count = Uint(*body, "count", 1);
+    if (action == "denied") out.denied_syscalls[name].Add(count, tool);
+    if (action == "counted") out.syscalls[name] += count;
+  } else if (kind == "lifecycle") {
+    std::string what = Str(*body, "what");
+    if (what == "start") ++out.runs;
+    if (what == "events_dropped")
+      out.dropped += std::strtoull(Str(*body, "detail").c_str(), nullptr, 10);
+  }
+}
+
+void AddAuditStream(std::istream& in, const std::string& extension, Learned& out) {
+  std::string line;
+  while (std::getline(in, line)) AddAuditLine(line, extension, out);
+}
+
+std::vector<std::string> RotatedFiles(const std::string& path) {
+  std::vector<std::string> files;
+  struct stat st;
+  int last = 0;
+  while (last < 1000 && stat((path + "." + std::to_string(last + 1)).c_str(), &st) == 0) ++last;
+  for (int i = last; i >= 1; --i) files.push_back(path + "." + std::to_string(i));
+  if (stat(path.c_str(), &st) == 0) files.push_back(path);
+  return files;
+}
+
+Result<Learned> ReadAuditLogs(const std::vector<std::string>& paths, const std::string& extension) {
+  Learned out;
+  bool any = false;
+  for (const auto& path : paths) {
+    for (const auto& file : RotatedFiles(path)) {
+      std::ifstream in(file);
+      if (!in) return ErrnoError("cannot read audit log " + file);
+      AddAuditStream(in, extension, out);
+      any = true;
+    }
+  }
+  if (!any) {
+    std::string names;
+    for (const auto& p : paths) names += (names.empty() ? "" : ", ") + p;
+    return Error{ENOENT, "no audit log at " + names + " (run `gander run --mode learn` first)"};
+  }
+  return out;
+}
+
+}  // namespace gander::learn

@@ -1,0 +1,45 @@
+// What a learning run saw, summed over audit log lines: the model `gander policy suggest`
+// works from. Plain data; audit_reader.h fills it, suggest.h reads it.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+#include <utility>
+
+namespace gander::learn {
+
+// The policy-level access an observation needs: read (open for reading, stat), write (create,
+// write, delete, rename, chmod) or exec.
+enum class Need { kRead, kWrite, kExec };
+
+// How often something was used and by which tool calls: a tool's name, or "(startup)",
+// "(idle)", "(concurrent)" for events no single tool call caused.
+struct Usage {
+  uint64_t count = 0;
+  std::set<std::string> tools;
+  void Add(uint64_t n, const std::string& tool) {
+    count += n;
+    tools.insert(tool);
+  }
+};
+
+struct Learned {
+  // Resolved absolute path -> need -> usage. Pseudo names (pipe:[1]) are not kept.
+  std::map<std::string, std::map<Need, Usage>> files;
+  // Paths the extension seen classified as `denied` (under a deny rule of the policy it ran with).
+  std::map<std::string, Usage> denied_files;
+  // (host or, without a name, the IP address, port) -> usage; TCP/UDP only, not DNS queries.
+  std::map<std::pair<std::string, uint16_t>, Usage> network;
+  // Syscalls the filter refused, by name (or "nr N").
+  std::map<std::string, Usage> denied_syscalls;
+  // Census (`syscall` lines with action `counted`): name -> calls.
+  std::map<std::string, uint64_t> syscalls;
+  uint64_t lines = 0;      // lines read that belong to the extension
+  uint64_t bad_lines = 0;  // lines that did not parse (skipped, see docs/audit-log.md)
+  uint64_t runs = 0;       // `lifecycle` `start` lines: learning runs in the logs
+  uint64_t dropped = 0;    // events lost (`events_dropped`): the picture is incomplete
+};
+
+}  // namespace gander::learn

@@ -1,0 +1,528 @@
+#include "learn/suggest.h"
+
+#include <algorithm>
+#include <array>
+#include <map>
+#include <set>
+#include <string_view>
+
+#include "monitor/path_classifier.h"
+#include "policies/network_matcher.h"
+
+namespace gander::learn {
+namespace {
+
+using monitor::ClassifierRules;
+using monitor::PathClass;
+
+bool IsUnder(std::string_view path, std::string_view dir) {
+  if (dir == "/") return !path.empty() && path[0] == '/';
+  return path == dir ||
+         (path.starts_with(dir) && path.size() > dir.size() && path[dir.size()] == '/');
+}
+
+bool UnderAny(std::string_view path, const std::vector<std::string>& dirs) {
+  return std::any_of(dirs.begin(), dirs.end(), [&](const auto& d) { return IsUnder(path, d); });
+}
+
+std::vector<std::string> Components(std::string_view path) {
+  std::vector<std::string> parts;
+  size_t i = 0;
+  while (i < path.size()) {
+    size_t j = path.find('/', i);
+    if (j == std::string_view::npos) j = path.size();
+    if (j > i) parts.emplace_back(path.substr(i, j - i));
+    i = j + 1;
+  }
+  return parts;
+}
+
+std::string Join(const std::string& root, const std::vector<std::string>& parts, size_t n) {
+  std::string out = root;
+  for (size_t i = 0; i < n && i < parts.size(); ++i) {
+    if (out.empty() || out.back() != '/') out += '/';
+    out += parts[i];
+  }
+  return out;
+}
+
+std::string Parent(const std::string& path) {
+  size_t slash = path.rfind('/');
+  return slash == 0 || slash == std::string::npos ? "/" : path.substr(0, slash);
+}
+
+std::string Basename(const std::string& path) { return path.substr(path.rfind('/') + 1); }
+
+const char* NeedWord(Need need) {
+  switch (need) {
+    case Need::kRead:
+      return "read";
+    case Need::kWrite:
+      return "write";
+    case Need::kExec:
+      return "exec";
+  }
+  return "read";
+}
+
+// "3x; tools: a, b" with at most five tool names.
+std::string Describe(const Usage& u) {
+  std::string out = std::to_string(u.count) + "x; tools: ";
+  size_t shown = 0;
+  for (const auto& tool : u.tools) {
+    if (shown == 5) {
+      out += ", and " + std::to_string(u.tools.size() - shown) + " more";
+      break;
+    }
+    out += (shown++ ? ", " : "") + tool;
+  }
+  // A comment is one line: no control characters from tool names.
+  for (char& c : out) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+  }
+  return out;
+}
+
+bool ValidUtf8(std::string_view s) {
+  size_t i = 0;
+  while (i < s.size()) {
+    unsigned char c = s[i];
+    size_t n = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
+    if (n == 0 || i + n > s.size()) return false;
+    for (size_t k = 1; k < n; ++k) {
+      if ((static_cast<unsigned char>(s[i + k]) >> 6) != 2) return false;
+    }
+    i += n;
+  }
+  return true;
+}
+
+// Credentials and keys under home, and the system's password and key files: never suggested,
+// whatever the base says.
+bool IsSecretPath(const std::string& path, const std::string& home) {
+  static constexpr std::array<std::string_view, 24> kHome = {".ssh",
+                                                             ".gnupg",
+                                                             ".aws",
+                                                             ".azure",
+                                                             ".config/gcloud",
+                                                             ".kube",
+                                                             ".docker",
+                                                             ".netrc",
+                                                             ".git-credentials",
+                                                             ".npmrc",
+                                                             ".pypirc",
+                                                             ".config/goose",
+                                                             ".local/share/keyrings",
+                                                             ".password-store",
+                                                             ".config/gh",
+                                                             ".vault-token",
+                                                             ".terraform.d",
+                                                             ".cargo/credentials",
+                                                             ".cargo/credentials.toml",
+                                                             ".bash_history",
+                                                             ".zsh_history",
+                                                             ".mozilla",
+                                                             ".config/google-chrome",
+                                                             ".config/chromium"};
+  static constexpr std::array<std::string_view, 11> kSystem = {
+      "/etc/shadow",      "/etc/shadow-",        "/etc/gshadow",
+      "/etc/gshadow-",    "/etc/sudoers",        "/etc/sudoers.d",
+      "/etc/ssh",         "/etc/ssl/private",    "/root",
+      "/run/docker.sock", "/var/run/docker.sock"};
+  if (!home.empty() && home != "/") {
+    for (auto rel : kHome) {
+      if (IsUnder(path, home + "/" + std::string(rel))) return true;
+    }
+  }
+  for (auto p : kSystem) {
+    if (p == "/root" && home == "/root") continue;  // running as root: home is /root
+    if (IsUnder(path, p)) return true;
+  }
+  std::string base = Basename(path);
+  static constexpr std::array<std::string_view, 6> kKeyPrefixes = {
+      "id_rsa", "id_dsa", "id_ecdsa", "id_ed25519", "credentials", ".env"};
+  static constexpr std::array<std::string_view, 5> kKeySuffixes = {".pem", ".key", ".p12", ".pfx",
+                                                                   ".kdbx"};
+  for (auto p : kKeyPrefixes) {
+    if (base.starts_with(p)) return true;
+  }
+  for (auto s : kKeySuffixes) {
+    if (base.ends_with(s)) return true;
+  }
+  return false;
+}
+
+bool IsSharedLibrary(const std::string& path) {
+  std::string base = Basename(path);
+  return base.ends_with(".so") || base.find(".so.") != std::string::npos || base.ends_with(".node");
+}
+
+// Where interpreters and tool chains keep their trees: a path below one of these collapses to
+// the prefix plus `extra` components (/opt/node, ~/.nvm/versions/node/v22.1.0).
+struct KnownPrefix {
+  std::string_view dir;  // "~/" for home-relative
+  size_t extra;
+};
+constexpr std::array<KnownPrefix, 13> kKnownPrefixes = {{
+    {"/usr/lib/node_modules", 0},
+    {"/usr/local/lib/node_modules", 0},
+    {"/opt", 1},
+    {"/nix/store", 1},
+    {"/snap", 2},
+    {"~/.nvm/versions/node", 1},
+    {"~/.local/lib", 1},
+    {"~/.pyenv/versions", 1},
+    {"~/.cargo", 0},
+    {"~/.rustup", 0},
+    {"~/.deno", 0},
+    {"~/.bun", 0},
+    {"~/.volta", 0},
+}};
+
+struct Candidate {
+  std::string written;   // as the policy says it: ${WORKSPACE}/x, ~/x, /x
+  std::string absolute;  // expanded
+};
+
+class Collapser {
+ public:
+  Collapser(const Learned& learned, const std::string& workspace, const std::string& home)
+      : workspace_(workspace), home_(home) {
+    // An interpreter's prefix: PREFIX/bin/PROGRAM that was executed, PREFIX not / or /usr.
+    for (const auto& [path, needs] : learned.files) {
+      if (!needs.contains(Need::kExec)) continue;
+      std::string bin = Parent(path);
+      if (Basename(bin) != "bin") continue;
+      std::string prefix = Parent(bin);
+      if (prefix == "/" || prefix == "/usr" || prefix == home_) continue;
+      prefixes_.push_back(prefix);
+    }
+  }
+
+  Candidate For(const std::string& path) const {
+    if (!workspace_.empty() && workspace_ != "/" && IsUnder(path, workspace_)) {
+      auto parts = Components(path.substr(workspace_.size()));
+      return {Join("${WORKSPACE}", parts, 1), Join(workspace_, parts, 1)};
+    }
+    for (const auto& prefix : prefixes_) {
+      if (IsUnder(path, prefix)) return Written(prefix);
+    }
+    for (const auto& known : kKnownPrefixes) {
+      std::string dir(known.dir);
+      if (dir.starts_with("~/")) {
+        if (home_.empty() || home_ == "/") continue;
+        dir = home_ + dir.substr(1);
+      }
+      if (IsUnder(path, dir) && path != dir) {
+        auto parts = Components(path.substr(dir.size()));
+        if (parts.size() > known.extra) return Written(Join(dir, parts, known.extra));
+      }
+    }
+    if (IsSharedLibrary(path)) return Written(Parent(path));
+    if (!home_.empty() && home_ != "/" && IsUnder(path, home_)) {
+      auto parts = Components(path.substr(home_.size()));
+      return Written(Join(home_, parts, std::min<size_t>(parts.size(), 2)));
+    }
+    // Elsewhere: the file's directory (a top-level name stays itself: never all of `/`).
+    std::string parent = Parent(path);
+    return Written(parent == "/" ? path : parent);
+  }
+
+ private:
+  Candidate Written(const std::string& absolute) const {
+    if (!home_.empty() && home_ != "/" && IsUnder(absolute, home_)) {
+      return {absolute == home_ ? "~/" : "~" + absolute.substr(home_.size()), absolute};
+    }
+    return {absolute, absolute};
+  }
+
+  std::string workspace_, home_;
+  std::vector<std::string> prefixes_;
+};
+
+// A policy path as a YAML double-quoted scalar: `$` doubled (a literal in policy paths), `"`
+// and `\` escaped; the ${WORKSPACE} prefix kept as the variable.
+std::string QuotePath(const std::string& written) {
+  std::string out = "\"";
+  size_t start = 0;
+  if (written.starts_with("${WORKSPACE}")) {
+    out += "${WORKSPACE}";
+    start = 12;
+  }
+  for (size_t i = start; i < written.size(); ++i) {
+    char c = written[i];
+    if (c == '$')
+      out += "$$";
+    else if (c == '"' || c == '\\')
+      out += std::string("\\") + c;
+    else
+      out += c;
+  }
+  return out + "\"";
+}
+
+bool IsNameHost(const std::string& host) { return !policies::IpAddress::Parse(host).has_value(); }
+
+// Destinations that are never suggested: public addresses without a name (nothing to pin),
+// link-local (cloud metadata), and well-known paste and tunnel services.
+std::string RiskyHost(const std::string& host) {
+  if (auto ip = policies::IpAddress::Parse(host)) {
+    const auto& b = ip->bytes;
+    if (ip->IsLoopback()) return "";
+    if (!ip->v6) {
+      if (b[0] == 169 && b[1] == 254) return "link-local (cloud metadata) address";
+      if (b[0] == 10 || (b[0] == 172 && (b[1] & 0xf0) == 16) || (b[0] == 192 && b[1] == 168)) {
+        return "";
+      }
+    } else if ((b[0] & 0xfe) == 0xfc) {
+      return "";
+    } else if (b[0] == 0xfe && (b[1] & 0xc0) == 0x80) {
+      return "link-local address";
+    }
+    return "a public address without a name (no DNS pinning)";
+  }
+  static constexpr std::array<std::string_view, 12> kExfil = {
+      "pastebin.com",         "transfer.sh", "ngrok.io", "ngrok-free.app", "webhook.site",
+      "requestbin.com",       "termbin.com", "0x0.st",   "file.io",        "interact.sh",
+      "burpcollaborator.net", "oast.fun"};
+  for (auto d : kExfil) {
+    if (host == d || host.ends_with("." + std::string(d))) return "a paste / tunnel service";
+  }
+  return "";
+}
+
+bool NetworkCovered(const policies::NetworkMatcher& matcher, const std::string& host,
+                    uint16_t port) {
+  policies::Destination d;
+  d.port = port;
+  if (auto ip = policies::IpAddress::Parse(host)) {
+    d.ip = *ip;
+  } else {
+    d.ip = *policies::IpAddress::Parse("192.0.2.1");  // TEST-NET: the name decides
+    std::string lower = host;
+    std::transform(lower.begin(), lower.end(), lower.begin(), ::tolower);
+    d.names.push_back(lower);
+  }
+  return matcher.Match(d).allowed;
+}
+
+struct FileVerdict {
+  bool covered = false;
+  bool refused = false;  // under a deny rule
+};
+
+FileVerdict FileCovered(const ClassifierRules& rules, const policies::ExpandedPolicy& policy,
+                        const Learned& learned, const std::string& path, Need need) {
+  PathClass cls = rules.Classify(path);
+  if (cls == PathClass::kDenied) return {false, true};
+  switch (need) {
+    case Need::kExec:
+      return {cls != PathClass::kOutside && UnderAny(path, policy.exec), false};
+    case Need::kWrite:
+      return {cls == PathClass::kWorkspace || cls == PathClass::kPrivate ||
+                  cls == PathClass::kAllowedWrite || cls == PathClass::kSystem,
+              false};
+    case Need::kRead:
+      if (cls == PathClass::kPrivate) {
+        // Its own scratch file, or the real one the tmpfs hides?
+        auto it = learned.files.find(path);
+        return {it != learned.files.end() && it->second.contains(Need::kWrite), false};
+      }
+      return {cls != PathClass::kOutside, false};
+  }
+  return {};
+}
+
+}  // namespace
+
+Coverage CheckCoverage(const Learned& learned, const policies::ExpandedPolicy& policy,
+                       const std::string& workspace, const std::string& home) {
+  (void)home;
+  Coverage out;
+  auto rules = ClassifierRules::From(policy, workspace);
+  for (const auto& [path, needs] : learned.files) {
+    for (const auto& [need, usage] : needs) {
+      auto v = FileCovered(rules, policy, learned, path, need);
+      std::string line = std::string(NeedWord(need)) + " " + path + " (" + Describe(usage) + ")";
+      if (v.refused)
+        out.refused.push_back(line);
+      else if (!v.covered)
+        out.uncovered.push_back(line);
+    }
+  }
+  for (const auto& [path, usage] : learned.denied_files) {
+    out.refused.push_back("file " + path + " (" + Describe(usage) + ")");
+  }
+  auto matcher = policies::NetworkMatcher::Compile(policy.network);
+  for (const auto& [dest, usage] : learned.network) {
+    if (matcher && NetworkCovered(*matcher, dest.first, dest.second)) continue;
+    out.uncovered.push_back("connect " + dest.first + ":" + std::to_string(dest.second) + " (" +
+                            Describe(usage) + ")");
+  }
+  return out;
+}
+
+std::string SuggestPolicy(const Learned& learned, const SuggestContext& ctx) {
+  auto rules = ClassifierRules::From(ctx.base, ctx.workspace);
+  Collapser collapse(learned, ctx.workspace, ctx.home);
+  std::vector<std::string> review;
+
+  // Candidate directory -> need -> usage (merged over the paths it stands for).
+  std::map<std::string, std::pair<std::string, std::map<Need, Usage>>> grants;
+  auto merge = [](Usage& into, const Usage& from) {
+    into.count += from.count;
+    into.tools.insert(from.tools.begin(), from.tools.end());
+  };
+  for (const auto& [path, usage] : learned.denied_files) {
+    review.push_back("file " + path + ": under a deny rule (" + Describe(usage) + ")");
+  }
+  for (const auto& [path, needs] : learned.files) {
+    for (const auto& [need, usage] : needs) {
+      auto v = FileCovered(rules, ctx.base, learned, path, need);
+      if (v.covered) continue;
+      std::string what = std::string(NeedWord(need)) + " " + path;
+      if (v.refused) {
+        review.push_back("file " + what + ": under a deny rule of the base (" + Describe(usage) +
+                         ")");
+        continue;
+      }
+      if (IsSecretPath(path, ctx.home)) {
+        review.push_back("file " + what + ": credentials or keys (" + Describe(usage) + ")");
+        continue;
+      }
+      if (!ValidUtf8(path)) {
+        review.push_back("file " + what + ": not UTF-8 (" + Describe(usage) + ")");
+        continue;
+      }
+      Candidate c = collapse.For(path);
+      // Never a grant under a deny rule, nor over a secret the extension did not ask for.
+      if (UnderAny(c.absolute, ctx.base.deny) || IsSecretPath(c.absolute, ctx.home)) {
+        review.push_back("file " + what + ": its directory " + c.written +
+                         " is denied or secret (" + Describe(usage) + ")");
+        continue;
+      }
+      // Interpreter trees and library directories need exec for their native code.
+      Need grant = need == Need::kRead && IsSharedLibrary(path) ? Need::kExec : need;
+      auto& entry = grants[c.absolute];
+      entry.first = c.written;
+      merge(entry.second[grant], usage);
+    }
+  }
+  // Drop a grant nested in another that gives at least as much.
+  for (auto it = grants.begin(); it != grants.end();) {
+    bool nested = false;
+    for (auto& [dir, other] : grants) {
+      if (dir == it->first || !IsUnder(it->first, dir)) continue;
+      bool superset =
+          std::all_of(it->second.second.begin(), it->second.second.end(), [&](const auto& kv) {
+            return other.second.contains(kv.first) ||
+                   (kv.first == Need::kRead &&
+                    (other.second.contains(Need::kWrite) || other.second.contains(Need::kExec)));
+          });
+      if (!superset) continue;
+      for (const auto& [need, usage] : it->second.second) merge(other.second[need], usage);
+      nested = true;
+      break;
+    }
+    it = nested ? grants.erase(it) : std::next(it);
+  }
+
+  std::map<Need, std::vector<std::string>> lists;
+  for (const auto& [dir, entry] : grants) {
+    const auto& needs = entry.second;
+    Usage all;
+    std::string kinds;
+    for (const auto& [need, usage] : needs) {
+      merge(all, usage);
+      kinds += (kinds.empty() ? "" : "+") + std::string(NeedWord(need));
+    }
+    std::string line = QuotePath(entry.first) + "  # " + kinds + " " + Describe(all);
+    bool listed = false;
+    if (needs.contains(Need::kWrite)) lists[Need::kWrite].push_back(line), listed = true;
+    if (needs.contains(Need::kExec)) lists[Need::kExec].push_back(line), listed = true;
+    if (!listed) lists[Need::kRead].push_back(line);
+  }
+
+  // Network: one rule per host with its ports.
+  auto matcher = policies::NetworkMatcher::Compile(ctx.base.network);
+  std::map<std::string, std::pair<std::set<uint16_t>, Usage>> hosts;
+  for (const auto& [dest, usage] : learned.network) {
+    const auto& [host, port] = dest;
+    if (matcher && NetworkCovered(*matcher, host, port)) continue;
+    std::string risk = RiskyHost(host);
+    bool bad_name = IsNameHost(host) &&
+                    (host.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                            "0123456789-.") != std::string::npos);
+    if (!risk.empty() || bad_name) {
+      review.push_back("network " + host + ":" + std::to_string(port) + ": " +
+                       (bad_name ? "not a DNS name" : risk) + " (" + Describe(usage) + ")");
+      continue;
+    }
+    auto& h = hosts[host];
+    h.first.insert(port);
+    merge(h.second, usage);
+  }
+  for (const auto& [name, usage] : learned.denied_syscalls) {
+    review.push_back("syscall " + name + ": refused by the seccomp filter (" + Describe(usage) +
+                     "); policy v1 has no key to allow it");
+  }
+
+  std::string out;
+  out += "# Suggested by `gander policy suggest " + ctx.extension + "` from " +
+         std::to_string(learned.lines) + " audit log lines (" + std::to_string(learned.runs) +
+         " learning runs):\n";
+  for (const auto& s : ctx.sources) out += "#   " + s + "\n";
+  out +=
+      "# Review every entry before you use it: it grants what the extension did while learning,\n"
+      "# no more, and nothing the base already allows. Comments: how often, which tools.\n";
+  if (learned.dropped > 0) {
+    out += "# WARNING: " + std::to_string(learned.dropped) +
+           " events were dropped while learning: this picture is incomplete.\n";
+  }
+  if (learned.bad_lines > 0) {
+    out += "# WARNING: " + std::to_string(learned.bad_lines) + " lines did not parse (skipped).\n";
+  }
+  out += "version: 1\n";
+  out += "extends: " + ctx.extends + "\n";
+  if (!lists.empty()) {
+    out += "filesystem:\n";
+    for (Need need : {Need::kRead, Need::kExec, Need::kWrite}) {
+      if (!lists.contains(need)) continue;
+      out += std::string("  ") + NeedWord(need) + ":\n";
+      for (const auto& line : lists[need]) out += "    - " + line + "\n";
+    }
+  }
+  if (!hosts.empty()) {
+    out += "network:\n  allow:\n";
+    for (const auto& [host, entry] : hosts) {
+      std::string ports;
+      for (uint16_t p : entry.first) ports += (ports.empty() ? "" : ", ") + std::to_string(p);
+      out += "    - {host: \"" + host + "\", ports: [" + ports + "]}  # connect " +
+             Describe(entry.second) + "\n";
+    }
+  }
+  if (!learned.syscalls.empty()) {
+    std::vector<std::pair<uint64_t, std::string>> top;
+    for (const auto& [name, n] : learned.syscalls) top.emplace_back(n, name);
+    std::sort(top.rbegin(), top.rend());
+    out += "# Syscalls seen (census, " + std::to_string(top.size()) + " distinct; most used):";
+    for (size_t i = 0; i < top.size() && i < 12; ++i) {
+      out += (i % 6 == 0 ? "\n#  " : "") + std::string(" ") + top[i].second + " " +
+             std::to_string(top[i].first);
+    }
+    out += "\n";
+  }
+  if (!review.empty()) {
+    out +=
+        "#\n# REVIEW: used while learning but NOT added (risky); grant by hand only if intended:\n";
+    for (auto& line : review) {
+      for (char& c : line) {
+        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+      }
+      out += "#   " + line + "\n";
+    }
+  }
+  return out;
+}
+
+}  // namespace gander::learn

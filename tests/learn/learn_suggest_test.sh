@@ -1,0 +1,45 @@
+#!/bin/sh
+# learn -> suggest -> check, with a real sandbox. Usage: learn_suggest_test.sh GANDER SCRATCH
+# The scratch directory is not under /tmp (a private tmpfs in the default profile), so the
+# file read outside the workspace is an `outside` one.
+set -eu
+gander=$1
+scratch=$(mktemp -d "$2/learn.XXXXXX")
+trap 'rm -rf "$scratch"' EXIT
+mkdir -p "$scratch/ws" "$scratch/data/set1"
+echo hello >"$scratch/data/set1/input.txt"
+log="$scratch/audit.jsonl"
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+# Two learning runs append to the same log.
+for i in 1 2; do
+  if ! "$gander" run --mode learn --collector off --name learner --workspace "$scratch/ws" \
+      --audit-log "$log" -- /bin/sh -c "cat '$scratch/data/set1/input.txt'; echo x > out.txt" \
+      </dev/null >/dev/null 2>"$scratch/run.err"; then
+    if grep -qi "namespace\|landlock\|seccomp\|not permitted" "$scratch/run.err"; then
+      echo "SKIP: gander run cannot sandbox here: $(head -1 "$scratch/run.err")"; exit 77
+    fi
+  fi
+done
+[ -s "$log" ] || fail "no audit log written"
+grep -q "$scratch/data/set1/input.txt" "$log" || fail "the outside read is not in the audit log"
+
+cd "$scratch/ws"
+"$gander" policy suggest learner --from "$log" --workspace "$scratch/ws" >"$scratch/suggested.yaml" \
+  || fail "suggest failed"
+cat "$scratch/suggested.yaml"
+grep -q "\"$scratch/data/set1\"" "$scratch/suggested.yaml" || fail "suggestion misses the data dir"
+grep -q "2 learning runs" "$scratch/suggested.yaml" || fail "both runs should be read"
+"$gander" policy check "$scratch/suggested.yaml" || fail "the suggestion does not pass policy check"
+
+if "$gander" policy suggest --check default learner --from "$log" --workspace "$scratch/ws"; then
+  fail "--check default should fail: the extension read outside it"
+fi
+"$gander" policy suggest --check "$scratch/suggested.yaml" learner --from "$log" \
+  --workspace "$scratch/ws" || fail "--check against the suggestion should pass"
+
+# diff: the suggestion adds the data dir to default.
+"$gander" policy diff default "$scratch/suggested.yaml" >"$scratch/diff.txt" && fail "diff: no change?"
+grep -q "^+ filesystem.read $scratch/data/set1" "$scratch/diff.txt" || fail "diff misses the grant"
+echo PASS

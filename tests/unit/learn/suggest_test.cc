@@ -1,0 +1,161 @@
+#include "learn/suggest.h"
+
+#include <gtest/gtest.h>
+
+#include "learn/audit_reader.h"
+#include "policies/expand.h"
+#include "policies/loader.h"
+
+namespace gander::learn {
+namespace {
+
+constexpr char kHome[] = "/home/u";
+constexpr char kWs[] = "/home/u/proj";
+
+std::string FileLine(const std::string& path, const std::string& cls, const std::string& access,
+                     const std::string& tool = "read_file") {
+  return R"({"v":1,"time":"2025-06-01T10:00:00.000000Z","kind":"file","extension":"ext","pid":1,)"
+         R"("sandbox_pid":2,"exe":"/opt/node/bin/node","tool_call":{"state":"one","tool":")" +
+         tool + R"(","request_id":"7"},"file":{"syscall":"openat","raw_path":")" + path +
+         R"(","raw_path_truncated":false,"path":")" + path + R"(","class":")" + cls +
+         R"(","access":")" + access + R"(","result":"allowed","errno":0,"errno_name":null}})";
+}
+
+std::string NetLine(const std::string& host, const std::string& ip, int port) {
+  return R"({"v":1,"time":"t","kind":"network","extension":"ext","pid":1,"sandbox_pid":2,)"
+         R"("exe":null,"tool_call":{"state":"idle","tool":null,"request_id":null},"network":)"
+         R"({"host":)" +
+         (host.empty() ? std::string("null") : "\"" + host + "\"") + R"(,"ip":")" + ip +
+         R"(","port":)" + std::to_string(port) +
+         R"(,"transport":"tcp","result":"allowed","errno":0,"syscall":"connect","rule":null,)"
+         R"("bytes_out":10,"bytes_in":20,"duration_us":5}})";
+}
+
+policies::ExpandedPolicy Default() {
+  auto merged = policies::ResolveExtends(*policies::LoadProfile("default", {}), {});
+  EXPECT_TRUE(merged.ok());
+  auto e = policies::Expand(*merged, {kWs, kHome, {}});
+  EXPECT_TRUE(e.ok());
+  return *e;
+}
+
+Learned Sample() {
+  Learned l;
+  for (
+      const std::string& line : std::vector<std::string>{
+          FileLine("/opt/node/lib/node_modules/x/index.js", "outside", "read"),
+          FileLine("/opt/node/lib/node_modules/y/a.js", "outside", "read", "search"),
+          R"({"v":1,"time":"t","kind":"process","extension":"ext","pid":1,"sandbox_pid":2,"exe":"/x","tool_call":{"state":"startup","tool":null,"request_id":null},"process":{"action":"exec","path":"/opt/node/bin/node","argv":["node"],"argv_truncated":false,"exit_code":null,"signal":null,"errno":0,"errno_name":null}})",
+          FileLine("/srv/data/set1/a.csv", "outside", "read"),
+          FileLine("/srv/data/set1/b.csv", "outside", "read"),
+          FileLine("/home/u/.cache/tool/db/x", "private", "write"),
+          FileLine("/home/u/.config/tool/settings.json", "private", "read"),
+          FileLine("/home/u/.ssh/id_rsa", "denied", "read"),
+          FileLine("/home/u/proj/src/main.js", "workspace", "read"),
+          FileLine("/usr/lib/x86_64-linux-gnu/libc.so.6", "allowed_read_only", "read"),
+          FileLine("/var/lib/custom/libfoo.so.1", "outside", "read"),
+          FileLine("/etc/hosts", "allowed_read_only", "read"),
+          FileLine("pipe:[12]", "system", "read"),
+          NetLine("api.github.com", "140.82.112.3", 443),
+          NetLine("", "8.8.8.8", 443),
+          NetLine("", "10.1.2.3", 5432),
+          R"({"v":1,"time":"t","kind":"syscall","extension":"ext","pid":1,"sandbox_pid":2,"exe":"/x","tool_call":{"state":"idle","tool":null,"request_id":null},"syscall":{"name":"ptrace","nr":101,"action":"denied","count":1,"errno":1,"errno_name":"EPERM"}})",
+          R"({"v":1,"time":"t","kind":"syscall","extension":"ext","pid":1,"sandbox_pid":2,"exe":"/x","tool_call":{"state":"idle","tool":null,"request_id":null},"syscall":{"name":"read","nr":0,"action":"counted","count":40,"errno":0,"errno_name":null}})",
+          std::string(
+              R"({"v":1,"kind":"file","extension":"other","file":{"path":"/nope","class":"outside","access":"read"}})"),
+          std::string("not json"),
+      }) {
+    AddAuditLine(line, "ext", l);
+  }
+  return l;
+}
+
+SuggestContext Ctx() {
+  SuggestContext c;
+  c.extension = "ext";
+  c.base = Default();
+  c.workspace = kWs;
+  c.home = kHome;
+  return c;
+}
+
+TEST(AuditReader, ReadsKindsAndFiltersByExtension) {
+  Learned l = Sample();
+  EXPECT_EQ(l.bad_lines, 1u);
+  EXPECT_FALSE(l.files.contains("/nope"));
+  EXPECT_FALSE(l.files.contains("pipe:[12]"));
+  EXPECT_EQ(l.files.at("/srv/data/set1/a.csv").at(Need::kRead).tools,
+            std::set<std::string>{"read_file"});
+  EXPECT_TRUE(l.files.at("/opt/node/bin/node").contains(Need::kExec));
+  EXPECT_TRUE(l.denied_files.contains("/home/u/.ssh/id_rsa"));
+  EXPECT_EQ(l.network.size(), 3u);
+  EXPECT_EQ(l.denied_syscalls.at("ptrace").count, 1u);
+  EXPECT_EQ(l.syscalls.at("read"), 40u);
+}
+
+TEST(Suggest, CollapsesAndSeparatesAndParses) {
+  std::string yaml = SuggestPolicy(Sample(), Ctx());
+  SCOPED_TRACE(yaml);
+  EXPECT_NE(yaml.find("extends: default"), std::string::npos);
+  EXPECT_NE(yaml.find("\"/opt/node\""), std::string::npos);  // interpreter prefix
+  EXPECT_EQ(yaml.find("node_modules/x"), std::string::npos);
+  EXPECT_NE(yaml.find("\"/srv/data/set1\"  # read 2x; tools: read_file"), std::string::npos);
+  EXPECT_NE(yaml.find("\"/var/lib/custom\""), std::string::npos);  // a library's dir
+  EXPECT_NE(yaml.find("\"~/.config/tool\""), std::string::npos);   // real file under home
+  EXPECT_EQ(yaml.find("~/.cache"), std::string::npos);             // private scratch: covered
+  EXPECT_EQ(yaml.find("/usr/lib"), std::string::npos);             // the base allows it
+  EXPECT_EQ(yaml.find("${WORKSPACE}"), std::string::npos);
+  EXPECT_NE(yaml.find("{host: \"api.github.com\", ports: [443]}"), std::string::npos);
+  EXPECT_NE(yaml.find("{host: \"10.1.2.3\", ports: [5432]}"), std::string::npos);
+  auto review = yaml.find("# REVIEW:");
+  ASSERT_NE(review, std::string::npos);
+  EXPECT_GT(yaml.find("/home/u/.ssh/id_rsa"), review);
+  EXPECT_GT(yaml.find("8.8.8.8"), review);
+  EXPECT_GT(yaml.find("syscall ptrace"), review);
+
+  auto parsed = policies::ParsePolicy(yaml, "suggestion.yaml");
+  ASSERT_TRUE(parsed.ok()) << parsed.error().message;
+  auto merged = policies::ResolveExtends(*parsed, {});
+  ASSERT_TRUE(merged.ok()) << merged.error().message;
+  auto expanded = policies::Expand(*merged, {kWs, kHome, {}});
+  ASSERT_TRUE(expanded.ok()) << expanded.error().message;
+  // The suggestion covers everything but the risky items.
+  auto coverage = CheckCoverage(Sample(), *expanded, kWs, kHome);
+  ASSERT_EQ(coverage.uncovered.size(), 1u) << yaml;
+  EXPECT_NE(coverage.uncovered[0].find("8.8.8.8"), std::string::npos);
+  EXPECT_EQ(coverage.refused.size(), 1u);
+}
+
+TEST(Suggest, NeverUnderADenyRuleOrASecret) {
+  Learned l;
+  AddAuditLine(FileLine("/home/u/.aws/config", "outside", "read"), "", l);
+  AddAuditLine(FileLine("/home/u/keys/server.pem", "outside", "read"), "", l);
+  AddAuditLine(FileLine("/etc/shadow", "outside", "read"), "", l);
+  SuggestContext c = Ctx();
+  c.base.deny.clear();  // even with a base that forgot them
+  std::string yaml = SuggestPolicy(l, c);
+  auto review = yaml.find("# REVIEW:");
+  ASSERT_NE(review, std::string::npos) << yaml;
+  EXPECT_EQ(yaml.find("filesystem:"), std::string::npos) << yaml;
+  EXPECT_TRUE(policies::ParsePolicy(yaml, "s.yaml").ok());
+}
+
+TEST(Suggest, WorkspaceRelativeWithAnotherBase) {
+  Learned l;
+  AddAuditLine(FileLine("/home/u/proj/bin/tool", "workspace", "exec"), "", l);
+  SuggestContext c = Ctx();
+  c.base.write.clear();
+  c.base.exec.clear();
+  c.extends = "strict";
+  std::string yaml = SuggestPolicy(l, c);
+  EXPECT_NE(yaml.find("extends: strict"), std::string::npos);
+  EXPECT_NE(yaml.find("  exec:\n    - \"${WORKSPACE}/bin\""), std::string::npos) << yaml;
+}
+
+TEST(Check, DefaultDoesNotCoverOutsideReads) {
+  auto coverage = CheckCoverage(Sample(), Default(), kWs, kHome);
+  EXPECT_GE(coverage.uncovered.size(), 5u);
+}
+
+}  // namespace
+}  // namespace gander::learn
