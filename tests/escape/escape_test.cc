@@ -407,6 +407,7 @@ TEST_P(LifecycleTest, RunAcceptsContractOptions) {
   Argv argv = AsUser(who_);
   for (const std::string& a :
        {w().gander.string(), std::string("--log-level"), std::string("trace"), std::string("run"),
+        std::string("--collector"), std::string("off"),  // no collector left behind
         std::string("--workspace"), w().ws.string(), std::string("--"), std::string("/bin/true")})
     argv.push_back(a);
   RunResult r = RunCommand(argv, Opts(w().ws));
