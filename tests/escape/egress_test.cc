@@ -121,8 +121,9 @@ std::string TempDir() {
 GanderRun Gander(const std::string& policy, const std::vector<std::string>& command) {
   std::string dir = TempDir();
   std::ofstream(dir + "/p.yaml") << policy;
-  std::string cmd = std::string(GANDER_BIN) + " run --policy " + dir + "/p.yaml --workspace " +
-                    dir + " --audit-log " + dir + "/audit.jsonl --";
+  // --collector off: the audit log is read right after, and no collector may outlive the test.
+  std::string cmd = std::string(GANDER_BIN) + " run --collector off --policy " + dir +
+                    "/p.yaml --workspace " + dir + " --audit-log " + dir + "/audit.jsonl --";
   for (const auto& a : command) cmd += " '" + a + "'";
   cmd += " 2>&1";
   GanderRun run;
