@@ -106,11 +106,11 @@ wire::Hello MakeHello(const std::string& ext) {
   h.launcher = "bench-" + ext;
   h.extension = ext;
   h.running = true;
-  h.info = {.isolation = "full",
-            .policy_sha256 = "00",
-            .syscall_accounting = "watched",
-            .destinations = {"api.example.com", "uploads.example.com"},
-            .secrets = {"TOKEN"}};
+  h.info.run.isolation = "full";
+  h.info.run.policy_sha256 = "00";
+  h.info.run.syscall_accounting = "watched";
+  h.info.destinations = {"api.example.com", "uploads.example.com"};
+  h.info.secrets = {"TOKEN"};
   h.home = "/home/u";
   h.audit_log = "";
   return h;

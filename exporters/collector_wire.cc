@@ -43,11 +43,11 @@ std::string EncodeHello(const Hello& h) {
   AppendField(out, "launcher", h.launcher);
   AppendField(out, "extension", h.extension);
   out += h.running ? ",\"running\":true" : ",\"running\":false";
-  AppendField(out, "backend", h.info.backend);
-  AppendField(out, "isolation", h.info.isolation);
-  AppendField(out, "mode", h.info.mode);
-  AppendField(out, "policy_sha256", h.info.policy_sha256);
-  AppendField(out, "syscall_accounting", h.info.syscall_accounting);
+  AppendField(out, "backend", h.info.run.backend);
+  AppendField(out, "isolation", h.info.run.isolation);
+  AppendField(out, "mode", h.info.run.mode);
+  AppendField(out, "policy_sha256", h.info.run.policy_sha256);
+  AppendField(out, "syscall_accounting", h.info.run.syscall_accounting);
   AppendList(out, "destinations", h.info.destinations);
   AppendList(out, "secrets", h.info.secrets);
   AppendField(out, "home", h.home);

@@ -40,12 +40,9 @@ inline constexpr std::string_view kStageAuditLog = "audit_log";
 
 // The launcher's description of the extension it runs (labels of gander_extension_info) and
 // what its policy implies (series that start at 0).
+// The run as the start event describes it, plus what the collector pre-creates series for.
 struct ExtensionInfo {
-  std::string backend = "native";           // native, gvisor
-  std::string isolation;                    // basic, seccomp, landlock, full
-  std::string mode = "enforce";             // enforce, monitor, learn
-  std::string policy_sha256;                // of the effective policy
-  std::string syscall_accounting;           // none, watched, census
+  monitor::RunInfo run{};
   std::vector<std::string> destinations{};  // hosts the policy allows
   std::vector<std::string> secrets{};       // secret names the policy injects
 };

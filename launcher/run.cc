@@ -490,11 +490,7 @@ int Run(const RunOptions& o) {
     MakeParentDirs(audit_path);
     exporters::CollectorClientOptions options;
     options.hello.extension = p.name;
-    options.hello.info.backend = info.backend;
-    options.hello.info.isolation = info.isolation;
-    options.hello.info.mode = info.mode;
-    options.hello.info.policy_sha256 = info.policy_sha256;
-    options.hello.info.syscall_accounting = info.syscall_accounting;
+    options.hello.info.run = info;
     options.hello.home = p.home;
     for (const auto& rule : p.policy.network.allow) {
       options.hello.info.destinations.push_back(rule.host);  // their series start at 0

@@ -128,7 +128,7 @@ enum class LifecyclePhase {
 struct RunInfo {
   std::string backend = "native";
   std::string isolation;           // basic, seccomp, landlock, full (launcher/isolation.h)
-  std::string mode;                // enforce, monitor, learn
+  std::string mode = "enforce";    // enforce, monitor, learn
   std::string syscall_accounting;  // census, watched, none
   std::string policy_sha256;       // of the enforced policy (policies/fingerprint.h)
   std::string policy;              // its sources, most derived first, joined by " <- "

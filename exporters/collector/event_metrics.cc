@@ -71,18 +71,18 @@ void EventMetrics::Deny(std::string_view extension, std::string_view domain, Ver
 void EventMetrics::OnHello(const wire::Hello& h) {
   const std::string& ext = h.extension;
   const auto& info = h.info;
-  std::string key = info.backend + '\x1f' + info.isolation + '\x1f' + info.mode + '\x1f' +
-                    info.policy_sha256 + '\x1f' + info.syscall_accounting;
+  const monitor::RunInfo& run = info.run;
+  std::string key = run.backend + '\x1f' + run.isolation + '\x1f' + run.mode + '\x1f' +
+                    run.policy_sha256 + '\x1f' + run.syscall_accounting;
   if (info_key_[ext] != key) {
     // One info series per extension: the latest launcher's description wins.
     store_.RemoveExtension(Metric::kExtensionInfo, ext);
     store_.Set(
         Metric::kExtensionInfo,
-        {ext, info.backend, info.isolation, info.mode, info.policy_sha256, info.syscall_accounting},
-        1);
+        {ext, run.backend, run.isolation, run.mode, run.policy_sha256, run.syscall_accounting}, 1);
     info_key_[ext] = key;
   }
-  std::string_view mode = info.mode == "monitor" ? "monitor" : "enforce";
+  std::string_view mode = run.mode == "monitor" ? "monitor" : "enforce";
   for (auto domain : kDomains) {
     store_.Add(Metric::kDenials, {ext, domain, MechanismOf(domain), mode}, 0);
   }

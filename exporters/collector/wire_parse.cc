@@ -342,11 +342,11 @@ Result<wire::Hello> LineParser::ParseHello(std::string_view line) {
   if (h.launcher.empty()) return Bad("empty launcher id");
   if (!ValidExtensionName(h.extension)) return Bad("bad extension name");
   GANDER_TRY_ASSIGN(h.running, Bool(o, "running"));
-  GANDER_TRY_ASSIGN(h.info.backend, Label(o, "backend"));
-  GANDER_TRY_ASSIGN(h.info.isolation, Label(o, "isolation"));
-  GANDER_TRY_ASSIGN(h.info.mode, Label(o, "mode"));
-  GANDER_TRY_ASSIGN(h.info.policy_sha256, Label(o, "policy_sha256"));
-  GANDER_TRY_ASSIGN(h.info.syscall_accounting, Label(o, "syscall_accounting"));
+  GANDER_TRY_ASSIGN(h.info.run.backend, Label(o, "backend"));
+  GANDER_TRY_ASSIGN(h.info.run.isolation, Label(o, "isolation"));
+  GANDER_TRY_ASSIGN(h.info.run.mode, Label(o, "mode"));
+  GANDER_TRY_ASSIGN(h.info.run.policy_sha256, Label(o, "policy_sha256"));
+  GANDER_TRY_ASSIGN(h.info.run.syscall_accounting, Label(o, "syscall_accounting"));
   GANDER_TRY_ASSIGN(h.info.destinations, LabelList(o, "destinations"));
   GANDER_TRY_ASSIGN(h.info.secrets, LabelList(o, "secrets"));
   GANDER_TRY_ASSIGN(h.home, Bytes(o, "home"));

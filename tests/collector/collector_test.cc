@@ -174,7 +174,9 @@ class CollectorTest : public ::testing::Test {
   std::unique_ptr<CollectorClient> Client(size_t max_backlog = 65536) {
     CollectorClientOptions o;
     o.hello.extension = "itest";
-    o.hello.info = {.isolation = "full", .policy_sha256 = "00", .syscall_accounting = "watched"};
+    o.hello.info.run.isolation = "full";
+    o.hello.info.run.policy_sha256 = "00";
+    o.hello.info.run.syscall_accounting = "watched";
     o.socket_path = socket_;
     o.audit_log.path = dir_ + "/audit/itest.jsonl";
     o.max_backlog_events = max_backlog;

@@ -58,11 +58,11 @@ wire::Hello MakeHello() {
   wire::Hello h;
   h.launcher = "123-abc";
   h.extension = "github";
-  h.info = {.isolation = "full",
-            .policy_sha256 = "00ff",
-            .syscall_accounting = "watched",
-            .destinations = {"api.github.com"},
-            .secrets = {"GITHUB_TOKEN"}};
+  h.info.run.isolation = "full";
+  h.info.run.policy_sha256 = "00ff";
+  h.info.run.syscall_accounting = "watched";
+  h.info.destinations = {"api.github.com"};
+  h.info.secrets = {"GITHUB_TOKEN"};
   h.home = "/home/u";
   h.audit_log = "/tmp/x.jsonl";
   return h;
@@ -323,7 +323,7 @@ TEST(EventMetrics, MapsEventsAndCapsLabels) {
 
   // A new policy replaces the info series instead of adding a second one.
   wire::Hello h = MakeHello();
-  h.info.policy_sha256 = "1111";
+  h.info.run.policy_sha256 = "1111";
   m.OnHello(h);
   size_t info_series = 0;
   for (const auto& family : store.Collect()) {
