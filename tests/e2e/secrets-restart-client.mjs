@@ -12,6 +12,7 @@
 //   in_flight  how the `sleep` call in flight at the first restart ended
 //   stderr   everything gander wrote on its stderr
 //   answers  how many `token` calls were answered
+//   first_answer_ms  from spawning the command to the first answer (a start-up time)
 //
 //   node secrets-restart-client.mjs CONFIG.json
 // CONFIG: {command, args, env, cwd, prefix, want (distinct tokens to see), limit_s}
@@ -39,6 +40,7 @@ const protocolErrors = [];
 client.onerror = (e) => protocolErrors.push(String(e?.message ?? e));
 
 const report = { tokens: [], raws: [], pids: [], gaps_ms: [], errors: [], answers: 0 };
+const spawned = Date.now();
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 try {
   await client.connect(transport, { timeout: 30_000 });
@@ -55,7 +57,7 @@ try {
     try {
       const r = await client.callTool({ name: "token", arguments: {} }, undefined, { timeout: 30_000 });
       const at = Date.now();
-      ++report.answers;
+      if (++report.answers === 1) report.first_answer_ms = at - spawned;
       const seen = JSON.parse(r.content[0].text);
       const n = numberOf.get(seen.sha256) ?? -1;
       if (!report.raws.includes(seen.raw)) report.raws.push(seen.raw);
