@@ -323,6 +323,24 @@ monitor::Event Lifecycle(const std::string& name, monitor::LifecyclePhase what,
   return e;
 }
 
+// The `process` exit event of the extension (`status`: its exit code, or 128+N for signal N).
+monitor::Event ExtensionExit(const Prepared& p, const SandboxProcess& sandbox, int status) {
+  monitor::Event exit = Lifecycle(p.name, monitor::LifecyclePhase::kStop, "");
+  // The init reports the extension's pid as it sees it: inside the pid namespace, if any.
+  if (sandbox.extension_pid > 0) {
+    (sandbox.namespaces ? exit.sandbox_pid : exit.pid) = sandbox.extension_pid;
+  }
+  monitor::ProcessEvent process{.action = monitor::ProcessAction::kExit,
+                                .path = p.command.exec_path};
+  if (status > 128) {
+    process.signal = status - 128;
+  } else {
+    process.exit_code = status;
+  }
+  exit.payload = process;
+  return exit;
+}
+
 // --mode monitor: `p.policy` becomes the policy on trial, and what the sandbox enforces is the
 // default profile plus the trial's grants (policies/trial.h).
 Status PrepareTrial(Prepared& p) {
@@ -683,6 +701,7 @@ int Run(const RunOptions& o) {
   restart.start = [&]() -> std::optional<monitor::ExtensionHandles> {
     restart_began_ms = monitor::MonotonicNowMs();
     if (current->seccomp_monitor) current->seccomp_monitor->PublishCounts();
+    queue.Push(ExtensionExit(p, current->sandbox, 128 + SIGKILL));  // the loop just killed it
     StartFailure failure;
     auto fresh = StartExtension(p, use_namespaces, private_dirs, &failure);
     if (!fresh) {
@@ -744,20 +763,7 @@ int Run(const RunOptions& o) {
         p.name, monitor::LifecyclePhase::kStop,
         "could not start: " + exec_failure.step + ": " + std::strerror(exec_failure.err)));
   } else {
-    monitor::Event exit = Lifecycle(p.name, monitor::LifecyclePhase::kStop, "");
-    // The init reports the extension's pid as it sees it: inside the pid namespace, if any.
-    if (sandbox.extension_pid > 0) {
-      (sandbox.namespaces ? exit.sandbox_pid : exit.pid) = sandbox.extension_pid;
-    }
-    monitor::ProcessEvent process{.action = monitor::ProcessAction::kExit,
-                                  .path = p.command.exec_path};
-    if (status > 128) {
-      process.signal = status - 128;
-    } else {
-      process.exit_code = status;
-    }
-    exit.payload = process;
-    queue.Push(std::move(exit));
+    queue.Push(ExtensionExit(p, sandbox, status));
     queue.Push(Lifecycle(p.name, monitor::LifecyclePhase::kStop,
                          "exited with status " + std::to_string(status)));
   }

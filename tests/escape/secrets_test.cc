@@ -327,14 +327,14 @@ TEST_P(SecretsTest, EnvironmentSecretIsRefreshedByARestartBehindTheRelay) {
   ASSERT_FALSE(report.contains("fatal")) << report["fatal"] << context;
   EXPECT_TRUE(report["protocol_errors"].empty()) << context;
 
-  // One session saw a token and then each new one, right after its refresh (the first answer
-  // may already show token 2 when node starts slowly: the client's initialize then waits for
-  // the fresh server).
+  // One session saw three tokens, each answer after a refresh a newer one, never an old one
+  // again. Usually 1, 2, 3; on a loaded machine node may take longer to start than the 2.7 s
+  // between refreshes, and a server restarted before it answered shows no token at all.
   const nlohmann::json& tokens = report["tokens"];
   ASSERT_EQ(tokens.size(), 3u) << context;
   EXPECT_GE(tokens[0].get<int>(), 1) << context;
-  EXPECT_EQ(tokens[1].get<int>(), tokens[0].get<int>() + 1) << context;
-  EXPECT_EQ(tokens[2].get<int>(), tokens[1].get<int>() + 1) << context;
+  EXPECT_GT(tokens[1].get<int>(), tokens[0].get<int>()) << context;
+  EXPECT_GT(tokens[2].get<int>(), tokens[1].get<int>()) << context;
   EXPECT_EQ(report["raws"], nlohmann::json({"[gander:redacted:API_TOKEN]"})) << context;
   // The call in flight at the first restart was answered with an error, not left hanging.
   EXPECT_EQ(report["in_flight"].value("code", 0), -32603) << report["in_flight"] << context;
@@ -364,6 +364,11 @@ TEST_P(SecretsTest, EnvironmentSecretIsRefreshedByARestartBehindTheRelay) {
     ++restarts;
   }
   EXPECT_GE(restarts, 2u) << audit;
+  size_t exits = 0;  // each killed extension's, and the last one's
+  for (size_t at = 0; (at = audit.find("\"action\":\"exit\"", at)) != std::string::npos; ++at) {
+    ++exits;
+  }
+  EXPECT_EQ(exits, restarts + 1) << audit;
   EXPECT_NE(audit.find("secret API_TOKEN revoked"), std::string::npos) << audit;
   // No token in anything gander wrote: its stderr, the audit log, what the client got.
   RunResult seen{.status = 0, .out = report.dump(), .err = gander_err};
