@@ -478,9 +478,13 @@ void ChildMain(const ChildPlan& plan) {
 
   // Signals first: the init only takes them through sigwaitinfo. A handler is installed
   // because a pid namespace's init drops signals from outside that have none.
+  // The extension gets none blocked, whatever gander blocks: a restart behind the relay starts
+  // a sandbox from inside the supervisor loop, which blocks SIGTERM, SIGINT and SIGHUP for its
+  // signalfd.
   sigset_t all, original;
   sigfillset(&all);
-  sigprocmask(SIG_BLOCK, &all, &original);
+  sigprocmask(SIG_BLOCK, &all, nullptr);
+  sigemptyset(&original);
   for (int sig : {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGCHLD}) {
     signal(sig, Noop);
   }

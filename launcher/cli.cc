@@ -22,9 +22,10 @@ namespace gander::launcher {
 namespace {
 
 // Diagnostics go to stderr only: while wrapping an extension, stdout carries nothing but the
-// extension's MCP messages.
+// extension's MCP messages. Thread-safe: a secret's refresh and revoke commands run on threads
+// of their own (launcher/secrets.h) and may log.
 void SetUpLogging(const std::string& level) {
-  auto logger = spdlog::stderr_logger_st("gander");
+  auto logger = spdlog::stderr_logger_mt("gander");
   // Debug lines carry a microsecond clock: they time the start-up phases.
   logger->set_pattern(level == "debug" || level == "trace" ? "gander: %H:%M:%S.%f %^%l%$: %v"
                                                            : "gander: %^%l%$: %v");

@@ -5,9 +5,11 @@
 #include <linux/seccomp.h>
 #include <poll.h>
 #include <pwd.h>
+#include <signal.h>
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -187,6 +189,53 @@ Result<SandboxSpec> BuildSpec(const Prepared& p, bool use_namespaces, PrivateDir
   return spec;
 }
 
+// One running extension: its sandbox, our ends of its stdio and what watches it. A restart
+// behind the relay (a refreshed environment secret) replaces it with a fresh one.
+struct Extension {
+  std::optional<SandboxSpec> spec;
+  SandboxProcess sandbox;
+  UniqueFd to_child, from_child, from_child_err;  // to_child goes to the supervisor loop
+  StartFailure exec_failure;                      // reported on the sync socket after the start
+  std::unique_ptr<monitor::KernelUnotify> unotify;
+  std::unique_ptr<monitor::Egress> egress;
+  std::unique_ptr<monitor::SeccompMonitor> seccomp_monitor;
+
+  // Without a pid namespace, SIGKILL of the init does not take its children with it.
+  pid_t KillGroup() const { return sandbox.namespaces ? -1 : sandbox.extension_pid; }
+};
+
+// Plans and starts one sandbox with its stdio on fresh pipes: the extension's stderr goes
+// through the relay too (secret redaction). The environment is built from the secrets' current
+// values.
+Result<std::unique_ptr<Extension>> StartExtension(const Prepared& p, bool use_namespaces,
+                                                  PrivateDirs& dirs, StartFailure* failure) {
+  auto x = std::make_unique<Extension>();
+  int in_pipe[2], out_pipe[2], err_pipe[2];
+  if (pipe2(in_pipe, O_CLOEXEC) != 0) return ErrnoError("pipe2");
+  UniqueFd child_stdin(in_pipe[0]);
+  x->to_child.Reset(in_pipe[1]);
+  if (pipe2(out_pipe, O_CLOEXEC) != 0) return ErrnoError("pipe2");
+  x->from_child.Reset(out_pipe[0]);
+  UniqueFd child_stdout(out_pipe[1]);
+  if (pipe2(err_pipe, O_CLOEXEC) != 0) return ErrnoError("pipe2");
+  x->from_child_err.Reset(err_pipe[0]);
+  UniqueFd child_stderr(err_pipe[1]);
+  for (const UniqueFd* fd : {&x->to_child, &x->from_child, &x->from_child_err}) {
+    fcntl(fd->get(), F_SETFL, O_NONBLOCK);
+  }
+  auto built = BuildSpec(p, use_namespaces, dirs);
+  if (!built) return built.error();
+  x->spec = std::move(built).value();
+  x->spec->stdin_fd = child_stdin.get();
+  x->spec->stdout_fd = child_stdout.get();
+  x->spec->stderr_fd = child_stderr.get();
+  spdlog::debug("phase: sandbox planned, seccomp compiled");
+  auto sandbox = StartSandbox(*x->spec, failure);
+  if (!sandbox) return sandbox.error();
+  x->sandbox = std::move(sandbox).value();
+  return x;
+}
+
 // The egress broker over the sockets the sandbox init handed over; nullptr when the policy's
 // network rules do not compile (the parser validated them, so this is a bug).
 std::unique_ptr<monitor::Egress> MakeEgress(const Prepared& p, SandboxProcess& sandbox,
@@ -272,6 +321,24 @@ monitor::Event Lifecycle(const std::string& name, monitor::LifecyclePhase what,
   e.extension = name;
   e.payload = monitor::LifecycleEvent{what, std::move(detail)};
   return e;
+}
+
+// The `process` exit event of the extension (`status`: its exit code, or 128+N for signal N).
+monitor::Event ExtensionExit(const Prepared& p, const SandboxProcess& sandbox, int status) {
+  monitor::Event exit = Lifecycle(p.name, monitor::LifecyclePhase::kStop, "");
+  // The init reports the extension's pid as it sees it: inside the pid namespace, if any.
+  if (sandbox.extension_pid > 0) {
+    (sandbox.namespaces ? exit.sandbox_pid : exit.pid) = sandbox.extension_pid;
+  }
+  monitor::ProcessEvent process{.action = monitor::ProcessAction::kExit,
+                                .path = p.command.exec_path};
+  if (status > 128) {
+    process.signal = status - 128;
+  } else {
+    process.exit_code = status;
+  }
+  exit.payload = process;
+  return exit;
 }
 
 // --mode monitor: `p.policy` becomes the policy on trial, and what the sandbox enforces is the
@@ -412,23 +479,8 @@ int Run(const RunOptions& o) {
     return Fail(kExitSetupFailed, "--require full refuses --no-namespaces");
   }
 
-  // The extension's stdio: pipes whose far ends only the extension holds. Its stderr goes
-  // through the relay too (secret redaction).
-  int in_pipe[2], out_pipe[2], err_pipe[2];
-  if (pipe2(in_pipe, O_CLOEXEC) != 0 || pipe2(out_pipe, O_CLOEXEC) != 0 ||
-      pipe2(err_pipe, O_CLOEXEC) != 0) {
-    return Fail(kExitSetupFailed, ErrnoError("pipe2").Describe());
-  }
-  UniqueFd child_stdin(in_pipe[0]), to_child(in_pipe[1]);
-  UniqueFd from_child(out_pipe[0]), child_stdout(out_pipe[1]);
-  UniqueFd from_child_err(err_pipe[0]), child_stderr(err_pipe[1]);
-  fcntl(to_child.get(), F_SETFL, O_NONBLOCK);
-  fcntl(from_child.get(), F_SETFL, O_NONBLOCK);
-  fcntl(from_child_err.get(), F_SETFL, O_NONBLOCK);
-
   PrivateDirs private_dirs;
-  Result<SandboxProcess> sandbox = MakeError("not started");
-  std::optional<SandboxSpec> spec;
+  std::unique_ptr<Extension> current;
   IsolationLevel level = IsolationLevel::kBasic;
   for (;;) {
     level = LevelOf(use_namespaces, p.landlock_abi > 0, true);
@@ -439,22 +491,18 @@ int Run(const RunOptions& o) {
                       (p.landlock_abi == 0 ? " (Landlock is not available)" : "") +
                       "; see `gander doctor`");
     }
-    auto built = BuildSpec(p, use_namespaces, private_dirs);
-    if (!built) return Fail(kExitSetupFailed, built.error().Describe());
-    spec = std::move(built).value();
-    spec->stdin_fd = child_stdin.get();
-    spec->stdout_fd = child_stdout.get();
-    spec->stderr_fd = child_stderr.get();
     StartFailure failure;
-    spdlog::debug("phase: sandbox planned, seccomp compiled");
-    sandbox = StartSandbox(*spec, &failure);
-    if (sandbox) break;
-    if (use_namespaces && NamespacesRefused(sandbox.error(), failure) &&
+    auto started = StartExtension(p, use_namespaces, private_dirs, &failure);
+    if (started) {
+      current = std::move(started).value();
+      break;
+    }
+    if (use_namespaces && NamespacesRefused(started.error(), failure) &&
         required < IsolationLevel::kFull) {
       spdlog::warn(
           "{}: user namespaces are not available here ({}); running with Landlock and "
           "seccomp only. `gander doctor` explains; --require full refuses instead.",
-          p.name, sandbox.error().Describe());
+          p.name, started.error().Describe());
       use_namespaces = false;
       continue;
     }
@@ -462,11 +510,8 @@ int Run(const RunOptions& o) {
       return Fail(failure.err == ENOENT ? kExitNotFound : kExitCannotExecute,
                   "cannot execute " + p.command.exec_path + ": " + std::strerror(failure.err));
     }
-    return Fail(kExitSetupFailed, sandbox.error().Describe());
+    return Fail(kExitSetupFailed, started.error().Describe());
   }
-  child_stdin.Reset();
-  child_stdout.Reset();
-  child_stderr.Reset();
 
   // The monitor: events go through a bounded queue (never blocking the extension) to the
   // collector, which counts them and writes the audit log, or to the audit log directly.
@@ -556,66 +601,74 @@ int Run(const RunOptions& o) {
             up.lines, up.non_json_lines, up.oversize_lines, down.lines, down.non_json_lines,
             down.oversize_lines, err.bytes_in, rpc.tracker().tool_calls_in_flight())));
   };
-  supervise.child_in = to_child.Release();
-  supervise.child_out = from_child.get();
-  supervise.child_err = from_child_err.get();
-  supervise.pidfd = sandbox->pidfd.get();
-
-  // The start is confirmed (or refused) on the sync socket once the extension exec'd. Watched
-  // before the listener: the extension's pid is known before any of its exits is decided.
-  StartFailure exec_failure;
-  if (!sandbox->started) {
-    supervise.watches.push_back(
-        {sandbox->sync.get(), [&](short) {
-           if (ReadStartReport(*sandbox, *spec, &exec_failure)) {
-             spdlog::info(
-                 "{}: started, isolation {} (namespaces {}, landlock ABI {}), mode {}, "
-                 "accounting {}",
-                 p.name, LevelName(level), use_namespaces ? "on" : "off", p.landlock_abi,
-                 ModeName(p.mode), accounting);
-           }
-           return false;
-         }});
-  }
+  // Everything that watches one extension: its start report on the sync socket (watched before
+  // the listener, so the extension's pid is known before any of its exits is decided), its
+  // seccomp listener and egress broker. Their watches are the extension's own: a restart drops
+  // them with it.
   monitor::KernelTargetMemory memory;
   monitor::ProcfsProcesses processes;
-  std::unique_ptr<monitor::KernelUnotify> unotify;
-  std::unique_ptr<monitor::SeccompMonitor> seccomp_monitor;
-  std::unique_ptr<monitor::Egress> egress;
-  if (sandbox->listener) {
-    unotify = std::make_unique<monitor::KernelUnotify>(std::move(sandbox->listener));
+  auto watch_extension = [&](Extension& x,
+                             bool restarted) -> std::optional<std::vector<monitor::Watch>> {
+    std::vector<monitor::Watch> watches;
+    if (!x.sandbox.started) {
+      watches.push_back({x.sandbox.sync.get(), [&, ex = &x, restarted](short) {
+                           if (ReadStartReport(ex->sandbox, *ex->spec, &ex->exec_failure)) {
+                             spdlog::info(
+                                 "{}: {}, isolation {} (namespaces {}, landlock ABI {}), mode "
+                                 "{}, accounting {}",
+                                 p.name, restarted ? "restarted" : "started", LevelName(level),
+                                 use_namespaces ? "on" : "off", p.landlock_abi, ModeName(p.mode),
+                                 accounting);
+                           }
+                           return false;
+                         }});
+    }
+    if (!x.sandbox.listener) return watches;
+    x.unotify = std::make_unique<monitor::KernelUnotify>(std::move(x.sandbox.listener));
     monitor::SeccompMonitorConfig config{
         .extension = p.name,
         .rules = monitor::ClassifierRules::From(p.policy, p.workspace, p.command.readable),
         .trial = p.trial ? std::optional(monitor::ClassifierRules::From(*p.trial, p.workspace,
                                                                         p.command.readable))
                          : std::nullopt,
-        .denials = spec->seccomp.denials,
+        .denials = x.spec->seccomp.denials,
         .files = p.files,
         .census = learn,
         .log_all_files = learn,
         .home = p.home,
         .workspace = p.workspace,
-        .extension_pid = &sandbox->extension_pid,
-        .namespaces = sandbox->namespaces,
+        .extension_pid = &x.sandbox.extension_pid,
+        .namespaces = x.sandbox.namespaces,
         .tool_calls = &rpc.tracker()};
-    if (spec->egress) {
-      egress = MakeEgress(p, *sandbox, *unotify, memory, queue);
-      if (!egress) return Fail(kExitSetupFailed, "egress: bad network policy");
-      config.network = egress.get();
-      supervise.watches.push_back({egress->fd(), [&](short) {
-                                     egress->OnReady();
-                                     return true;
-                                   }});
+    if (x.spec->egress) {
+      x.egress = MakeEgress(p, x.sandbox, *x.unotify, memory, queue);
+      if (!x.egress) return std::nullopt;
+      config.network = x.egress.get();
+      watches.push_back({x.egress->fd(), [ex = &x](short) {
+                           ex->egress->OnReady();
+                           return true;
+                         }});
     }
-    seccomp_monitor = std::make_unique<monitor::SeccompMonitor>(*unotify, memory, processes,
-                                                                std::move(config), queue);
+    x.seccomp_monitor = std::make_unique<monitor::SeccompMonitor>(*x.unotify, memory, processes,
+                                                                  std::move(config), queue);
     // POLLHUP: no process uses the filter any more (the sandbox is gone).
-    supervise.watches.push_back({unotify->fd(), [&](short revents) {
-                                   if (revents & POLLIN) return seccomp_monitor->HandleOne();
-                                   return false;
-                                 }});
+    watches.push_back({x.unotify->fd(), [ex = &x](short revents) {
+                         if (revents & POLLIN) return ex->seccomp_monitor->HandleOne();
+                         return false;
+                       }});
+    return watches;
+  };
+  auto first_watches = watch_extension(*current, false);
+  if (!first_watches) return Fail(kExitSetupFailed, "egress: bad network policy");
+  for (auto& w : *first_watches) {
+    w.extension = true;
+    supervise.watches.push_back(std::move(w));
   }
+  supervise.child_in = current->to_child.Release();
+  supervise.child_out = current->from_child.get();
+  supervise.child_err = current->from_child_err.get();
+  supervise.pidfd = current->sandbox.pidfd.get();
+  supervise.kill_group = current->KillGroup();
   if (collector) {
     // Acknowledgements, a lost connection, or the reconnection timer.
     supervise.watches.push_back({collector->fd(), [&](short) {
@@ -626,16 +679,68 @@ int Run(const RunOptions& o) {
   // Syscall counts go out every few seconds, so metrics move while the extension runs.
   auto counts_due = std::chrono::steady_clock::now() + kCountsInterval;
   supervise.after_turn = [&] {
-    if (seccomp_monitor && std::chrono::steady_clock::now() >= counts_due) {
-      seccomp_monitor->PublishCounts();
+    if (current->seccomp_monitor && std::chrono::steady_clock::now() >= counts_due) {
+      current->seccomp_monitor->PublishCounts();
       counts_due = std::chrono::steady_clock::now() + kCountsInterval;
     }
     if (sink) queue.Drain(*sink, std::chrono::milliseconds(2));
   };
-  if (!sandbox->namespaces) supervise.kill_group = sandbox->extension_pid;
-  // Not yet: hooks.restart. Refreshing an environment secret needs the extension restarted
-  // behind the relay (RestartControl in monitor/supervisor.h) with a fresh sandbox; until that
-  // is connected, such a refresh is reported and treated as `warn`.
+
+  // Restart behind the relay, for an environment secret that was refreshed: the supervisor
+  // kills the extension and drops its watches, then asks here for a fresh sandbox (same policy,
+  // same isolation, the secrets' current values in its environment). The previous Extension
+  // is kept until the next restart: the loop may still hold its fds for the rest of the turn.
+  std::unique_ptr<Extension> previous;
+  monitor::RestartControl restart;
+  restart.rpc = &rpc;
+  int64_t restart_began_ms = 0;
+  restart.start = [&]() -> std::optional<monitor::ExtensionHandles> {
+    restart_began_ms = monitor::MonotonicNowMs();
+    if (current->seccomp_monitor) current->seccomp_monitor->PublishCounts();
+    queue.Push(ExtensionExit(p, current->sandbox, 128 + SIGKILL));  // the loop just killed it
+    StartFailure failure;
+    auto fresh = StartExtension(p, use_namespaces, private_dirs, &failure);
+    if (!fresh) {
+      spdlog::error("{}: restart: {}{}", p.name, fresh.error().Describe(),
+                    failure.step.empty() ? "" : " (at '" + failure.step + "')");
+      return std::nullopt;
+    }
+    auto watches = watch_extension(**fresh, true);
+    if (!watches) {
+      syscall(SYS_pidfd_send_signal, (*fresh)->sandbox.pidfd.get(), SIGKILL, nullptr, 0);
+      siginfo_t info{};
+      waitid(static_cast<idtype_t>(P_PIDFD), (*fresh)->sandbox.pidfd.get(), &info, WEXITED);
+      return std::nullopt;
+    }
+    previous = std::move(current);
+    current = std::move(fresh).value();
+    return monitor::ExtensionHandles{.child_in = current->to_child.Release(),
+                                     .child_out = current->from_child.get(),
+                                     .child_err = current->from_child_err.get(),
+                                     .pidfd = current->sandbox.pidfd.get(),
+                                     .kill_group = current->KillGroup(),
+                                     .watches = std::move(*watches)};
+  };
+  restart.on_restart = [&](const std::string& reason, bool ok) {
+    int64_t ms = monitor::MonotonicNowMs() - restart_began_ms;
+    if (ok) {
+      spdlog::info("{}: restarted behind the relay ({}): a fresh sandbox in {} ms", p.name, reason,
+                   ms);
+      monitor::Event e = Lifecycle(p.name, monitor::LifecyclePhase::kRestart, reason);
+      if (pid_t pid = current->sandbox.extension_pid; pid > 0) {
+        (current->sandbox.namespaces ? e.sandbox_pid : e.pid) = pid;
+      }
+      queue.Push(std::move(e));
+    } else {
+      spdlog::error("{}: the restart behind the relay ({}) failed: the extension is gone", p.name,
+                    reason);
+      queue.Push(Lifecycle(p.name, monitor::LifecyclePhase::kRestart,
+                           reason + "; the fresh extension could not be started"));
+    }
+    p.secrets->OnRestarted();
+  };
+  supervise.restart = &restart;
+  p.secrets->hooks.restart = [&](const std::string& reason) { restart.requested = reason; };
   p.secrets->hooks.report = [&](const std::string& detail) {
     queue.Push(Lifecycle(p.name, monitor::LifecyclePhase::kSecret, detail));
   };
@@ -646,26 +751,15 @@ int Run(const RunOptions& o) {
   p.secrets->RevokeAll();                 // now, so its events reach the audit log
   p.secrets->hooks = {};
 
-  if (seccomp_monitor) seccomp_monitor->PublishCounts();
+  if (current->seccomp_monitor) current->seccomp_monitor->PublishCounts();
+  const StartFailure& exec_failure = current->exec_failure;
+  const SandboxProcess& sandbox = current->sandbox;
   if (!exec_failure.step.empty()) {
     queue.Push(Lifecycle(
         p.name, monitor::LifecyclePhase::kStop,
         "could not start: " + exec_failure.step + ": " + std::strerror(exec_failure.err)));
   } else {
-    monitor::Event exit = Lifecycle(p.name, monitor::LifecyclePhase::kStop, "");
-    // The init reports the extension's pid as it sees it: inside the pid namespace, if any.
-    if (sandbox->extension_pid > 0) {
-      (sandbox->namespaces ? exit.sandbox_pid : exit.pid) = sandbox->extension_pid;
-    }
-    monitor::ProcessEvent process{.action = monitor::ProcessAction::kExit,
-                                  .path = p.command.exec_path};
-    if (status > 128) {
-      process.signal = status - 128;
-    } else {
-      process.exit_code = status;
-    }
-    exit.payload = process;
-    queue.Push(std::move(exit));
+    queue.Push(ExtensionExit(p, sandbox, status));
     queue.Push(Lifecycle(p.name, monitor::LifecyclePhase::kStop,
                          "exited with status " + std::to_string(status)));
   }

@@ -4,9 +4,11 @@
 #include <fcntl.h>
 #include <ftw.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <spdlog/spdlog.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/timerfd.h>
@@ -16,9 +18,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <system_error>
 
 #include "common/unique_fd.h"
-#include "launcher/secret_source.h"
 #include "policies/parser.h"
 
 namespace gander::launcher {
@@ -112,7 +114,7 @@ Result<std::unique_ptr<SecretManager>> SecretManager::Load(
 }
 
 SecretManager::~SecretManager() {
-  RevokeAll();
+  RevokeAll();  // joins the threads of the jobs too
   for (auto& secret : secrets_) {
     if (secret->timer_fd >= 0) close(secret->timer_fd);
     Wipe(secret->value);
@@ -123,13 +125,15 @@ SecretManager::~SecretManager() {
 
 Status SecretManager::Fetch(Secret& secret) {
   int64_t now = WallNowMs();
-  Result<SecretValue> fetched = FetchSecret(secret.name, secret.rule, launcher_env_, Values());
+  return Accept(secret, now, FetchSecret(secret.name, secret.rule, launcher_env_, Values()));
+}
+
+Status SecretManager::Accept(Secret& secret, int64_t now, Result<SecretValue> fetched) {
   if (!fetched) return fetched.error();
   int64_t expiry = ExpiryMs(secret.rule, now, fetched->expires_at);
-  if (expiry != 0 && expiry <= now) {
+  if (expiry != 0 && expiry <= WallNowMs()) {
     // It is a value all the same: revoke it (the caller keeps the previous one, if any).
-    Revoke(secret.name, secret.rule, fetched->value);
-    Wipe(fetched->value);
+    Revoke(secret.name, secret.rule, std::move(fetched->value));
     return MakeError("secret " + secret.name +
                      ": the source gave a value that has already expired");
   }
@@ -222,7 +226,65 @@ std::vector<monitor::Watch> SecretManager::Watches() {
     Arm(secret, ActionTimeMs(secret.rule, now, secret.expiry_ms));
     watches.push_back({secret.timer_fd, [this, &secret](short) { return OnTimer(secret); }});
   }
+  if (!watches.empty() && !jobs_done_) {
+    jobs_done_.Reset(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+    if (jobs_done_) {
+      watches.push_back({jobs_done_.get(), [this](short) {
+                           uint64_t count;
+                           while (read(jobs_done_.get(), &count, sizeof(count)) > 0) {
+                           }
+                           FinishJobs(false);
+                           return true;
+                         }});
+    }
+  }
   return watches;
+}
+
+void SecretManager::RunInBackground(std::function<void()> work, std::function<void()> finish) {
+  if (jobs_done_ && !stopping_) {
+    auto job = std::make_unique<Job>();
+    job->finish = std::move(finish);
+    Job* raw = job.get();
+    const int done_fd = jobs_done_.get();
+    try {
+      job->thread = std::thread([raw, done_fd, work = std::move(work)] {
+        // gander's own signals stay with the supervisor's signalfd.
+        sigset_t all;
+        sigfillset(&all);
+        pthread_sigmask(SIG_BLOCK, &all, nullptr);
+        work();
+        raw->done.store(true, std::memory_order_release);
+        uint64_t one = 1;
+        while (write(done_fd, &one, sizeof(one)) < 0 && errno == EINTR) {
+        }
+      });
+      jobs_.push_back(std::move(job));
+      return;
+    } catch (const std::system_error& e) {
+      spdlog::warn("{}: no thread for a secret's command ({}): running it in the loop", extension_,
+                   e.what());
+      finish = std::move(job->finish);
+    }
+  }
+  work();
+  finish();
+}
+
+void SecretManager::FinishJobs(bool wait) {
+  // A finish may start another job (a refresh revokes): look again until none is left.
+  for (bool progress = true; progress;) {
+    progress = false;
+    for (size_t i = 0; i < jobs_.size(); ++i) {
+      if (!wait && !jobs_[i]->done.load(std::memory_order_acquire)) continue;
+      std::unique_ptr<Job> job = std::move(jobs_[i]);
+      jobs_.erase(jobs_.begin() + static_cast<std::ptrdiff_t>(i));
+      job->thread.join();
+      job->finish();
+      progress = true;
+      break;
+    }
+  }
 }
 
 void SecretManager::Arm(Secret& secret, int64_t at_ms) {
@@ -267,85 +329,133 @@ bool SecretManager::OnTimer(Secret& secret) {
   return false;
 }
 
-// Mints a new value. If that fails, it is tried again (every few seconds) until the old value
-// expires; then the extension is stopped.
+// Mints a new value off the loop; Refreshed() takes it.
 void SecretManager::Refresh(Secret& secret) {
-  const std::string& name = secret.name;
+  if (secret.minting) return;
+  secret.minting = true;
   const int64_t now = WallNowMs();
+  auto fetched = std::make_shared<Result<SecretValue>>(MakeError("not fetched"));
+  RunInBackground([this, fetched, name = secret.name, rule = secret.rule,
+                   known = Values()] { *fetched = FetchSecret(name, rule, launcher_env_, known); },
+                  [this, fetched, &secret, now] {
+                    secret.minting = false;
+                    Refreshed(secret, now, std::move(*fetched));
+                  });
+}
+
+// Takes a minted value: a file is rewritten in place; an environment secret needs the
+// extension restarted behind the relay (the old value is revoked after the restart, see
+// OnRestarted). If minting failed, it is tried again (every few seconds) until the old value
+// expires; then the extension is stopped.
+void SecretManager::Refreshed(Secret& secret, int64_t minted_ms, Result<SecretValue> fetched) {
+  const std::string& name = secret.name;
+  if (stopping_) {  // the extension is gone: nothing to refresh
+    if (fetched) Revoke(name, secret.rule, std::move(fetched->value));
+    return;
+  }
   std::string old_value = secret.value;  // revoked once the new one is in place
-  Status fetched = Fetch(secret);
-  if (!fetched) {
+  Status accepted = Accept(secret, minted_ms, std::move(fetched));
+  if (!accepted) {
+    const int64_t now = WallNowMs();
     if (secret.expiry_ms - now > 1000) {
       int64_t retry = now + std::min<int64_t>(5000, (secret.expiry_ms - now) / 2);
-      spdlog::warn("{}: {}; trying again in {} ms", extension_, fetched.error().Describe(),
+      spdlog::warn("{}: {}; trying again in {} ms", extension_, accepted.error().Describe(),
                    retry - now);
       Report("secret " + name + " refresh failed; trying again");
       Arm(secret, retry);
-      return;
+    } else {
+      spdlog::error("{}: {}; the old value expired: stopping the extension", extension_,
+                    accepted.error().Describe());
+      Report("secret " + name + " refresh failed: stopping the extension");
+      Stop();
     }
-    spdlog::error("{}: {}; the old value expired: stopping the extension", extension_,
-                  fetched.error().Describe());
-    Report("secret " + name + " refresh failed: stopping the extension");
-    Stop();
+    Wipe(old_value);
     return;
   }
   if (secret.value == old_value) {
     spdlog::info("{}: secret {} refreshed: the source gave the same value", extension_, name);
+    Wipe(old_value);
     return;
   }
+  if (hooks.values_changed) hooks.values_changed();  // redact the new value before it can show
   if (secret.rule.as == policies::SecretDelivery::kFile) {
     if (Status written = WriteFile(secret); !written) {
       spdlog::error("{}: {}: stopping the extension", extension_, written.error().Describe());
       Report("secret " + name + " refresh failed: stopping the extension");
       Stop();
-      return;
+    } else {
+      spdlog::info("{}: secret {} refreshed (file rewritten)", extension_, name);
+      Report("secret " + name + " refreshed (file rewritten)");
     }
-    if (hooks.values_changed) hooks.values_changed();
-    spdlog::info("{}: secret {} refreshed (file rewritten)", extension_, name);
-    Report("secret " + name + " refreshed (file rewritten)");
-  } else {
-    if (hooks.values_changed) hooks.values_changed();  // redact the new value before it can show
-    bool restarted = hooks.restart && hooks.restart();
-    spdlog::info("{}: secret {} refreshed ({})", extension_, name,
-                 restarted ? "extension restarted behind the relay" : "restart failed");
-    Report("secret " + name + " refreshed (" +
-           (restarted ? std::string("extension restarted") : std::string("restart failed")) + ")");
+    Revoke(name, secret.rule, std::move(old_value));
+    return;
   }
-  Revoke(name, secret.rule, old_value);
-  Wipe(old_value);
+  spdlog::info("{}: secret {} refreshed: restarting the extension behind the relay", extension_,
+               name);
+  Report("secret " + name + " refreshed (restarting the extension)");
+  awaiting_restart_.emplace_back(&secret, std::move(old_value));
+  hooks.restart("secret " + name + " refreshed");
+}
+
+void SecretManager::OnRestarted() {
+  for (auto& [secret, value] : awaiting_restart_) {
+    Revoke(secret->name, secret->rule, std::move(value));
+  }
+  awaiting_restart_.clear();
 }
 
 void SecretManager::Revoke(const std::string& name, const policies::SecretRule& rule,
-                           const std::string& value) {
-  if (rule.revoke.empty() || value.empty()) return;
+                           std::string value) {
+  if (rule.revoke.empty() || value.empty()) {
+    Wipe(value);
+    return;
+  }
   auto timeout =
       std::chrono::milliseconds(rule.timeout_ms.value_or(policies::kDefaultSecretTimeoutMs));
-  Result<HostCommandResult> run = RunHostCommand(
-      rule.revoke, value, timeout, CommandEnvironment(launcher_env_, {{"GANDER_SECRET", name}}));
-  std::string problem;
-  if (!run) {
-    problem = run.error().Describe();
-  } else if (run->timed_out) {
-    problem = "timed out after " +
-              policies::FormatDuration(static_cast<uint64_t>(timeout.count()) / 1000);
-  } else if (run->status != 0) {
-    std::vector<std::string> values = Values();
-    values.push_back(value);
-    std::string err = Scrub(run->err, values);
-    if (err.size() > 400) err = "..." + err.substr(err.size() - 400);
-    std::replace(err.begin(), err.end(), '\n', ' ');
-    problem = "exited with status " + std::to_string(run->status) + (err.empty() ? "" : ": " + err);
-  }
-  if (problem.empty()) {
-    spdlog::info("{}: secret {}: a value was revoked", extension_, name);
-    Report("secret " + name + " revoked");
-  } else {
-    spdlog::warn("{}: secret {}: revoke failed: {}", extension_, name, problem);
-    Report("secret " + name + " revoke failed");
-  }
+  // Shared by the two halves; the finish wipes it (it may run long after the caller returned).
+  auto held = std::make_shared<std::string>(std::move(value));
+  Wipe(value);
+  auto run = std::make_shared<Result<HostCommandResult>>(MakeError("not run"));
+  RunInBackground(
+      [run, held, script = rule.revoke, timeout,
+       envp = CommandEnvironment(launcher_env_, {{"GANDER_SECRET", name}})] {
+        *run = RunHostCommand(script, *held, timeout, envp);
+      },
+      [this, run, held, name, timeout] {
+        std::string problem;
+        if (!*run) {
+          problem = run->error().Describe();
+        } else if ((*run)->timed_out) {
+          problem = "timed out after " +
+                    policies::FormatDuration(static_cast<uint64_t>(timeout.count()) / 1000);
+        } else if ((*run)->status != 0) {
+          std::vector<std::string> values = Values();
+          values.push_back(*held);
+          std::string err = Scrub((*run)->err, values);
+          if (err.size() > 400) err = "..." + err.substr(err.size() - 400);
+          std::replace(err.begin(), err.end(), '\n', ' ');
+          problem = "exited with status " + std::to_string((*run)->status) +
+                    (err.empty() ? "" : ": " + err);
+        }
+        if (*run) {
+          Wipe((*run)->out);
+          Wipe((*run)->err);
+        }
+        Wipe(*held);
+        if (problem.empty()) {
+          spdlog::info("{}: secret {}: a value was revoked", extension_, name);
+          Report("secret " + name + " revoked");
+        } else {
+          spdlog::warn("{}: secret {}: revoke failed: {}", extension_, name, problem);
+          Report("secret " + name + " revoke failed");
+        }
+      });
 }
 
 void SecretManager::RevokeAll() {
+  stopping_ = true;  // what follows runs here and now
+  FinishJobs(true);
+  OnRestarted();  // a restart that never came: the extension is gone all the same
   for (auto& secret : secrets_) {
     if (secret->revoked) continue;
     secret->revoked = true;

@@ -3,20 +3,28 @@
 // expiry from the supervisor loop (a timerfd per secret), refreshed, reported or ended at
 // expiry, and revoked when the extension ends.
 //
+// Once the supervisor loop runs, the host commands of a refresh (the minting command) and of a
+// revoke run on a thread each, so the stdio relay keeps forwarding while they run; the loop
+// learns of their end through an eventfd and finishes the work on its own thread.
+//
 // gander never writes a value anywhere but into the sandbox: not in logs, audit events, errors
 // or the argv of the commands it runs (`revoke` gets the value on stdin).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
 #include "common/result.h"
+#include "common/unique_fd.h"
 #include "launcher/sandbox.h"
+#include "launcher/secret_source.h"
 #include "monitor/supervisor.h"
 #include "policies/policy.h"
 
@@ -29,10 +37,11 @@ class SecretManager {
  public:
   // What the launcher connects. Each may stay empty.
   struct Hooks {
-    // Restart the extension behind the stdio relay with a fresh environment (built again from
-    // Environment()); true when it did. Without it, refreshing an environment secret is
-    // reported and treated as on_expiry: warn.
-    std::function<bool()> restart;
+    // Asks for the extension to be restarted behind the stdio relay with a fresh environment
+    // (built again from Environment()), at the end of the loop turn; the launcher then calls
+    // OnRestarted(). Without it, refreshing an environment secret is reported and treated as
+    // on_expiry: warn.
+    std::function<void(const std::string& reason)> restart;
     // An audit event about a secret (a lifecycle detail); never carries a value.
     std::function<void(const std::string& detail)> report;
     // The values changed (a refresh): hand Redactions() to the relay again.
@@ -68,14 +77,20 @@ class SecretManager {
   // (name, value) of every value of this run, current and replaced, for the relay's redaction.
   std::vector<std::pair<std::string, std::string>> Redactions() const;
 
-  // One timerfd watch per secret with a lifetime, for SupervisorOptions::watches.
+  // One timerfd watch per secret with a lifetime, and the eventfd of the commands run off the
+  // loop, for SupervisorOptions::watches.
   std::vector<monitor::Watch> Watches();
+
+  // The restart asked for by a refresh happened (or failed, and the extension is gone): the
+  // values it replaced are revoked now.
+  void OnRestarted();
 
   // No core dump, no ptrace or /proc/PID/mem by other processes of the user: prctl
   // PR_SET_DUMPABLE 0 (StartSandbox lifts it around its clone, see sandbox.cc).
   static void Protect();
 
-  // Runs `revoke` for every value not yet revoked (each with its timeout). Idempotent.
+  // Waits for the commands still running off the loop, then runs `revoke` for every value not
+  // yet revoked (each with its timeout). Idempotent; call it once the loop has ended.
   void RevokeAll();
 
   Hooks hooks;
@@ -88,17 +103,34 @@ class SecretManager {
     int64_t expiry_ms = 0;  // wall clock, ms since the epoch; 0: no lifetime
     int timer_fd = -1;
     bool revoked = false;
+    bool minting = false;  // a refresh's command is running
+  };
+
+  // A host command run off the supervisor loop: `work` on a thread of its own, then `finish` on
+  // the loop's thread once the eventfd said it is done.
+  struct Job {
+    std::thread thread;
+    std::atomic<bool> done{false};
+    std::function<void()> finish;
   };
 
   SecretManager(std::map<std::string, std::string> launcher_env, std::string extension)
       : launcher_env_(std::move(launcher_env)), extension_(std::move(extension)) {}
 
   Status Fetch(Secret& secret);
+  // Takes a fetched value (minted at `minted_ms`) as the secret's current one.
+  Status Accept(Secret& secret, int64_t minted_ms, Result<SecretValue> fetched);
   Status WriteFile(const Secret& secret) const;
   void Arm(Secret& secret, int64_t at_ms);
   bool OnTimer(Secret& secret);
   void Refresh(Secret& secret);
-  void Revoke(const std::string& name, const policies::SecretRule& rule, const std::string& value);
+  void Refreshed(Secret& secret, int64_t minted_ms, Result<SecretValue> fetched);
+  // Runs `revoke` with `value` on its stdin: off the loop while it runs, else here and now.
+  void Revoke(const std::string& name, const policies::SecretRule& rule, std::string value);
+  // Off the loop (a thread) once Watches() made the eventfd and until RevokeAll; else inline.
+  void RunInBackground(std::function<void()> work, std::function<void()> finish);
+  // The loop's side of the eventfd: finishes the jobs that are done (all, waiting, if `wait`).
+  void FinishJobs(bool wait);
   void Report(const std::string& detail) const;
   void Stop() const;
   std::vector<std::string> Values() const;
@@ -108,6 +140,11 @@ class SecretManager {
   std::string dir_;  // host directory of file-delivered secrets; "" when none
   std::vector<std::unique_ptr<Secret>> secrets_;
   std::vector<std::pair<std::string, std::string>> replaced_;  // old values, for redaction
+  // Values replaced by a refresh, revoked once the restart it asked for happened.
+  std::vector<std::pair<const Secret*, std::string>> awaiting_restart_;
+  std::vector<std::unique_ptr<Job>> jobs_;
+  UniqueFd jobs_done_;     // eventfd: a job ended
+  bool stopping_ = false;  // RevokeAll began: no more background work
 };
 
 // When a value minted at `now_ms` stops being good: the earlier of now + ttl and the source's

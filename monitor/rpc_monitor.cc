@@ -23,18 +23,22 @@ LineVerdict RpcMonitor::OnLine(std::string_view line, bool from_client) {
       if (m.kind == RpcKind::kRequest && m.method == "initialize") {
         initialize_line_ = std::string(line);
         initialize_id_ = m.id;
+        initialize_answered_ = false;
       } else if (m.kind == RpcKind::kNotification && m.method == "notifications/initialized") {
         initialized_line_ = std::string(line);
       }
     }
     for (const RpcMessage& m : parsed.messages) tracker_.OnClientMessage(m, now);
   } else {
-    if (swallow_initialize_answer_ && !parsed.batch && parsed.messages.size() == 1) {
+    if (!parsed.batch && parsed.messages.size() == 1) {
       const RpcMessage& m = parsed.messages[0];
       if ((m.kind == RpcKind::kResult || m.kind == RpcKind::kError) && m.id == initialize_id_) {
-        swallow_initialize_answer_ = false;
-        ++swallowed_;
-        return LineVerdict::kSwallow;
+        if (swallow_initialize_answer_) {
+          swallow_initialize_answer_ = false;
+          ++swallowed_;
+          return LineVerdict::kSwallow;
+        }
+        initialize_answered_ = true;
       }
     }
     for (const RpcMessage& m : parsed.messages) tracker_.OnServerMessage(m, now);
@@ -71,7 +75,9 @@ std::string RpcMonitor::FailInFlight(std::string_view reason) {
     if (c == '"' || c == '\\') message += '\\';
     if (static_cast<unsigned char>(c) >= 0x20) message += c;
   }
+  const bool handshake_pending = initialize_line_ && !initialize_answered_;
   for (const RpcId& id : tracker_.AbortInFlight(MonotonicNowNs())) {
+    if (handshake_pending && id == initialize_id_) continue;  // the fresh extension answers it
     out += R"({"jsonrpc":"2.0","id":)" + id.ToJson() + R"(,"error":{"code":-32603,"message":")" +
            message + "\"}}\n";
   }
@@ -81,7 +87,7 @@ std::string RpcMonitor::FailInFlight(std::string_view reason) {
 
 std::string RpcMonitor::HandshakeReplay() {
   if (!initialize_line_) return "";
-  swallow_initialize_answer_ = true;
+  swallow_initialize_answer_ = initialize_answered_;
   std::string out = *initialize_line_ + "\n";
   if (initialized_line_) out += *initialized_line_ + "\n";
   return out;

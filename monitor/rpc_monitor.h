@@ -28,11 +28,13 @@ class RpcMonitor {
   const ToolCallTracker& tracker() const { return tracker_; }
 
   // Restart behind the relay, in this order:
-  // 1. the JSON-RPC error lines answering every request in flight (they end as `aborted`);
+  // 1. the JSON-RPC error lines answering every request in flight (they end as `aborted`),
+  //    but for an initialize not answered yet: the fresh extension answers that one;
   std::string FailInFlight(std::string_view reason);
   // 2. the lines to send the fresh extension first: the client's initialize and initialized
   //    as it sent them ("" in the 2026 stateless framing, which has no handshake). The fresh
-  //    extension's answer to that initialize is then kept from the client.
+  //    extension's answer to that initialize is then kept from the client, unless the client
+  //    is still waiting for it (a restart during the handshake).
   std::string HandshakeReplay();
 
   bool handshake_seen() const { return initialize_line_.has_value(); }
@@ -59,6 +61,7 @@ class RpcMonitor {
   std::optional<std::string> initialize_line_;
   std::optional<std::string> initialized_line_;
   std::optional<RpcId> initialize_id_;
+  bool initialize_answered_ = false;
   bool swallow_initialize_answer_ = false;
   uint64_t swallowed_ = 0;
 };

@@ -92,6 +92,7 @@ int Supervise(const SupervisorOptions& options) {
                 options.stderr_rewriter);
   const bool relay_err = options.child_err >= 0;
   int pidfd = options.pidfd;
+  pid_t kill_group = options.kill_group;
   int child_out_fd = options.child_out;
   int child_err_fd = options.child_err;
   Shutdown shutdown(options.pidfd, options.kill_group);
@@ -199,10 +200,13 @@ int Supervise(const SupervisorOptions& options) {
     if (RestartControl* rc = options.restart; rc && rc->requested && !exited) {
       std::string reason = std::move(*rc->requested);
       rc->requested.reset();
-      // The old extension goes first, whole (its sandbox's pid namespace with it).
+      // The old extension goes first, whole (its sandbox's pid namespace with it, or its
+      // process group without one), and what watched it with it.
       syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, nullptr, 0);
+      if (kill_group > 0) kill(-kill_group, SIGKILL);
       siginfo_t info{};
       waitid(static_cast<idtype_t>(P_PIDFD), pidfd, &info, WEXITED);
+      std::erase_if(watches, [](const Watch& w) { return w.extension; });
       std::optional<ExtensionHandles> fresh = rc->start ? rc->start() : std::nullopt;
       if (!fresh) {
         exited = true;  // nothing left to relay for: end as if it had exited
@@ -222,8 +226,12 @@ int Supervise(const SupervisorOptions& options) {
         child_in.Reset(fresh->child_in);
         up.SwitchOutput(fresh->child_in, replay);
         pidfd = fresh->pidfd;
+        kill_group = fresh->kill_group;
         shutdown.Retarget(fresh->pidfd, fresh->kill_group);
-        for (Watch& w : fresh->watches) watches.push_back(std::move(w));
+        for (Watch& w : fresh->watches) {
+          w.extension = true;
+          watches.push_back(std::move(w));
+        }
         child_out_fd = fresh->child_out;
         child_err_fd = fresh->child_err;
         if (rc->on_restart) rc->on_restart(reason, true);

@@ -20,6 +20,10 @@ namespace gander::monitor {
 struct Watch {
   int fd = -1;
   std::function<bool(short revents)> on_ready;
+  // Belongs to one running extension (its seccomp listener, its sync socket, its egress
+  // broker): dropped at a restart, before the fresh extension is started, so the caller may
+  // then free what the callback uses. ExtensionHandles::watches get it set.
+  bool extension = false;
 };
 
 class RpcMonitor;
@@ -35,7 +39,8 @@ struct ExtensionHandles {
 };
 
 // Restart behind the relay (for secrets that expire): set `requested` (from a watch callback
-// or after_turn); at the end of that loop turn the extension is SIGKILLed and reaped, every
+// or after_turn); at the end of that loop turn the extension is SIGKILLed (its process group
+// too, without a pid namespace) and reaped, its watches are dropped, every
 // request in flight is answered with a JSON-RPC error (-32603), a fresh extension is started
 // with `start`, the client's initialize and initialized are replayed to it, its answer to that
 // initialize is swallowed, and relaying continues. Goose sees only the failed requests.

@@ -8,8 +8,14 @@
 //   - on_expiry: kill ends the extension with a message naming the secret;
 //   - a failing source stops the run before anything starts;
 //   - no value appears in anything gander wrote: its stderr (at --log-level debug), the audit
-//     log, stdout.
-// Not here: refreshing an environment secret (needs the relay's restart behind the relay).
+//     log, stdout;
+//   - an environment secret minted the same way (ttl 3s, on_expiry: refresh) is refreshed by
+//     restarting a real MCP server (tests/e2e/token-server.mjs, the official SDK) behind the
+//     relay, under ONE client session (tests/e2e/secrets-restart-client.mjs): each answer after
+//     a refresh shows the new token (as a hash), the call in flight at the restart gets a
+//     JSON-RPC error, every old token is revoked, and no token is in anything gander wrote.
+#include <nlohmann/json.hpp>
+
 #include "escape_fixture.h"
 
 namespace {
@@ -254,6 +260,119 @@ TEST_P(SecretsTest, AFailingSourceStopsTheRunBeforeAnythingStarts) {
   EXPECT_NE(r.err.find("secret T: cannot open " + (w().data / "nope").string()), std::string::npos)
       << Context(r);
   EXPECT_FALSE(fs::exists(w().ws / "started"));
+}
+
+// The revoke script appends each value it gets on stdin, one per line; the mint script issues
+// numbered tokens PREFIX1, PREFIX2, ... with an expiry 4 s out (a 3 s ttl comes first: node
+// needs a while to start in a loaded sandbox, and the refresh comes 2.7 s after each mint).
+TEST_P(SecretsTest, EnvironmentSecretIsRefreshedByARestartBehindTheRelay) {
+  const fs::path e2e = GANDER_E2E_DIR;
+  const fs::path server = e2e / "token-server.mjs", client = e2e / "secrets-restart-client.mjs";
+  if (!fs::exists(e2e / "node_modules" / "@modelcontextprotocol" / "sdk" / "package.json")) {
+    GTEST_SKIP() << "the MCP SDK is not installed in " << e2e.string()
+                 << "/node_modules: run tests/e2e/install.sh (npm ci)";
+  }
+  if (RunCommand({"/bin/sh", "-c", "command -v node"}, Opts("/")).status != 0) {
+    GTEST_SKIP() << "node is not installed";
+  }
+  Argv readable = AsUser(w().who());
+  readable.insert(readable.end(), {"/usr/bin/test", "-r", server.string()});
+  if (RunCommand(readable, Opts("/")).status != 0) {
+    GTEST_SKIP() << server.string() << " is not readable as " << WhoName(w().who())
+                 << " (a 0700 directory above it?)";
+  }
+  fs::path mint = w().data / "mint.sh";
+  fs::path counter = w().data / "counter";
+  fs::path revoked = w().data / "revoked";
+  WriteFile(mint,
+            "#!/bin/sh\nn=$(cat " + counter.string() + " 2>/dev/null || echo 0)\nn=$((n+1))\n" +
+                "echo $n > " + counter.string() + "\necho \"minting token $n\" >&2\n" +
+                "printf '{\"token\": \"" + token_prefix_ +
+                "%s\", \"expiry\": %s}\\n' $n $(( $(date +%s) + 4 ))\n",
+            0755);
+  fs::path revoke = w().data / "revoke.sh";
+  WriteFile(revoke,
+            "#!/bin/sh\ncat >> " + revoked.string() + "\necho >> " + revoked.string() + "\n", 0755);
+  if (w().who() == Who::kNobody) ChownTree(w().data, kNobodyId, kNobodyId);
+  fs::path policy = Policy("  API_TOKEN: {from: command, run: " + mint.string() +
+                           ", json: token, expires: expiry, ttl: 3s, on_expiry: refresh,\n"
+                           "              revoke: " +
+                           revoke.string() + ", timeout: 5s}\n");
+  audit_ = w().data / "audit-restart.jsonl";
+  Argv argv = DebugArgv(Flags(policy), {"node", server.string()});
+  nlohmann::json config = {{"command", argv.front()},
+                           {"args", Argv(argv.begin() + 1, argv.end())},
+                           {"env", nlohmann::json::object()},
+                           {"cwd", w().ws.string()},
+                           {"prefix", token_prefix_},
+                           {"want", 3},
+                           {"limit_s", 60}};
+  for (const std::string& entry : SecretOpts().env) {
+    size_t eq = entry.find('=');
+    config["env"][entry.substr(0, eq)] = entry.substr(eq + 1);
+  }
+  fs::path config_file = w().root / "client.json";  // root's: the client runs as root
+  WriteFile(config_file, config.dump(), 0600);
+  RunOptions o;
+  o.cwd = e2e.string();
+  o.env = {"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + w().root.string()};
+  RunResult node = RunCommand(
+      {"/bin/sh", "-c", "exec node \"$0\" \"$1\"", client.string(), config_file.string()}, o);
+  std::string context = "command: " + Quote(argv) + "\nclient: " + node.Describe();
+  ASSERT_EQ(node.status, 0) << context;
+  nlohmann::json report = nlohmann::json::parse(node.out, nullptr, false);
+  ASSERT_FALSE(report.is_discarded()) << context;
+  const std::string gander_err = report.value("stderr", "");
+  context += "\n--- gander's stderr ---\n" + gander_err;
+  ASSERT_FALSE(report.contains("fatal")) << report["fatal"] << context;
+  EXPECT_TRUE(report["protocol_errors"].empty()) << context;
+
+  // One session saw three tokens, each answer after a refresh a newer one, never an old one
+  // again. Usually 1, 2, 3; on a loaded machine node may take longer to start than the 2.7 s
+  // between refreshes, and a server restarted before it answered shows no token at all.
+  const nlohmann::json& tokens = report["tokens"];
+  ASSERT_EQ(tokens.size(), 3u) << context;
+  EXPECT_GE(tokens[0].get<int>(), 1) << context;
+  EXPECT_GT(tokens[1].get<int>(), tokens[0].get<int>()) << context;
+  EXPECT_GT(tokens[2].get<int>(), tokens[1].get<int>()) << context;
+  EXPECT_EQ(report["raws"], nlohmann::json({"[gander:redacted:API_TOKEN]"})) << context;
+  // The call in flight at the first restart was answered with an error, not left hanging.
+  EXPECT_EQ(report["in_flight"].value("code", 0), -32603) << report["in_flight"] << context;
+  EXPECT_NE(report["in_flight"].value("message", "").find("the extension was restarted"),
+            std::string::npos)
+      << context;
+  for (const auto& e : report["errors"]) {  // only token calls cut by a restart may fail
+    EXPECT_EQ(e.value("code", 0), -32603) << e << context;
+  }
+  std::cout << "restart gaps as the client saw them (ms): " << report["gaps_ms"]
+            << "; token calls answered: " << report["answers"]
+            << ", failed at a restart: " << report["errors"].size() << "\n";
+
+  // Every value minted is revoked, in order: the replaced ones after their restart, the last
+  // one at exit.
+  int count = std::stoi(ReadFileOr(counter, "0"));
+  EXPECT_GE(count, 3) << context;
+  std::string expected_revoked;
+  for (int i = 1; i <= count; ++i) expected_revoked += token_prefix_ + std::to_string(i) + "\n";
+  EXPECT_EQ(ReadFileOr(revoked, ""), expected_revoked) << context;
+  EXPECT_NE(gander_err.find("restarted behind the relay (secret API_TOKEN refreshed)"),
+            std::string::npos)
+      << context;
+  std::string audit = ReadFileOr(audit_, "");
+  size_t restarts = 0;
+  for (size_t at = 0; (at = audit.find("\"what\":\"restart\"", at)) != std::string::npos; ++at) {
+    ++restarts;
+  }
+  EXPECT_GE(restarts, 2u) << audit;
+  size_t exits = 0;  // each killed extension's, and the last one's
+  for (size_t at = 0; (at = audit.find("\"action\":\"exit\"", at)) != std::string::npos; ++at) {
+    ++exits;
+  }
+  EXPECT_EQ(exits, restarts + 1) << audit;
+  EXPECT_NE(audit.find("secret API_TOKEN revoked"), std::string::npos) << audit;
+  // No token in anything gander wrote: its stderr, the audit log, what the client got.
+  RunResult seen{.status = 0, .out = report.dump(), .err = gander_err};
+  ExpectNoValueIn(seen, {token_prefix_, planted_, aws_, w().secret_value}, context);
 }
 
 INSTANTIATE_TEST_SUITE_P(Secrets, SecretsTest,

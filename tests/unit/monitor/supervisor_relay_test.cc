@@ -221,6 +221,16 @@ TEST_F(SupervisorRelay, RestartBehindTheRelay) {
                            rc.requested = "token expired";
                          return true;
                        }});
+  // A watch of the first extension (its seccomp listener, say): dropped at the restart, so its
+  // callback never runs once that extension is gone, even when its fd is ready.
+  int old_listener = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  int old_listener_calls = 0;
+  o.watches.push_back({old_listener,
+                       [&](short) {
+                         ++old_listener_calls;
+                         return true;
+                       },
+                       /*extension=*/true});
 
   std::string out;
   std::thread client([&] {
@@ -237,6 +247,7 @@ TEST_F(SupervisorRelay, RestartBehindTheRelay) {
     // The hung call fails; the replayed initialize's answer never shows.
     ReadUntil(
         client_out_r_, [](const std::string& s) { return Contains(s, "\"id\":1,\"error\""); }, out);
+    ASSERT_EQ(write(old_listener, &one, sizeof(one)), 8);
     Send(Call(3, "echo"));
     ReadUntil(
         client_out_r_, [](const std::string& s) { return Contains(s, "\"id\": 3"); }, out);
@@ -246,6 +257,8 @@ TEST_F(SupervisorRelay, RestartBehindTheRelay) {
   int status = Supervise(o);
   client.join();
   close(trigger);
+  close(old_listener);
+  EXPECT_EQ(old_listener_calls, 0) << "the old extension's watch outlived it";
   EXPECT_EQ(status, 0);
   ASSERT_EQ(children_.size(), 2u);
   EXPECT_EQ(restarts, std::vector<std::string>{"token expired:ok"});
