@@ -4,6 +4,7 @@
 #pragma once
 
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -231,6 +232,9 @@ inline std::string ShellQuote(const std::string& s) {
   return out + "'";
 }
 
+// Runs `gander run` with `policy`, its stdout and stderr together in `out`. Its stdin is a pipe
+// held open until it exited: at stdin EOF gander would end the extension after 1 s, as it
+// does when Goose closes the session.
 inline GanderRun Gander(const std::string& policy, const std::vector<std::string>& command,
                         const GanderOptions& opts = {}) {
   std::string dir = TempDir();
@@ -245,17 +249,30 @@ inline GanderRun Gander(const std::string& policy, const std::vector<std::string
     argv.push_back(a);
   }
   argv.insert(argv.end(), command.begin(), command.end());
-  std::string cmd;
-  for (const auto& a : argv) cmd += ShellQuote(a) + " ";
-  cmd += "2>&1";
+  std::vector<char*> cargv;
+  for (auto& a : argv) cargv.push_back(a.data());
+  cargv.push_back(nullptr);
   GanderRun run;
-  if (FILE* f = popen(cmd.c_str(), "r")) {
-    char buf[4096];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof(buf), f)) > 0) run.out.append(buf, n);
-    int st = pclose(f);
-    run.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  int in[2], out[2];
+  if (pipe2(in, O_CLOEXEC) != 0) return run;
+  if (pipe2(out, O_CLOEXEC) != 0) return run;
+  pid_t pid = fork();
+  if (pid == 0) {
+    dup2(in[0], 0);
+    dup2(out[1], 1);
+    dup2(out[1], 2);
+    execv(cargv[0], cargv.data());
+    _exit(127);
   }
+  close(in[0]);
+  close(out[1]);
+  char buf[4096];
+  ssize_t n;
+  while ((n = read(out[0], buf, sizeof(buf))) > 0) run.out.append(buf, static_cast<size_t>(n));
+  close(out[0]);
+  int st = 0;
+  if (pid > 0 && waitpid(pid, &st, 0) == pid) run.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  close(in[1]);
   std::ifstream log(dir + "/audit.jsonl");
   std::string line;
   while (std::getline(log, line)) {
