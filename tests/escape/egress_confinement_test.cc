@@ -24,6 +24,7 @@
 #include <regex>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "egress_fixture.h"
@@ -360,24 +361,48 @@ std::string HostAddress() {
   return found;
 }
 
+// Runs as the current user, and (as root) as uid 65534, like the escape suite.
 class EgressProbeTest : public ::testing::Test {
  protected:
-  void SetUp() override {
+  void Prepare(bool as_nobody) {
     if (!Executable(GANDER_BIN)) GTEST_SKIP() << "gander is not built";
+    if (as_nobody && geteuid() != 0) {
+      GTEST_SKIP() << "the uid 65534 run needs root to switch users (running as uid " << geteuid()
+                   << ")";
+    }
+    if (as_nobody && !RunTool({"/usr/bin/setpriv", "--reuid=65534", "--regid=65534",
+                               "--clear-groups", "--", "/usr/bin/unshare", "--user", "/bin/true"},
+                              true)) {
+      GTEST_SKIP() << "uid 65534 cannot create a user namespace here (the broker needs one)";
+    }
     ws_ = TempDir();
     ASSERT_FALSE(ws_.empty());
-    // In the workspace, which the sandbox sees wherever the build tree is.
+    // In the workspace, which the sandbox sees wherever the build tree is; for uid 65534 also
+    // a copy of gander (the build tree may be private) and the workspace is theirs.
     probe_ = ws_ + "/gander_egress_probe";
     fs::copy_file(GANDER_EGRESS_PROBE_BIN, probe_);
     ASSERT_TRUE(IsStatic(probe_)) << GANDER_EGRESS_PROBE_BIN << " is not statically linked";
+    options_.workspace = ws_;
+    if (as_nobody) {
+      options_.as_nobody = true;
+      options_.gander = ws_ + "/gander";
+      fs::copy_file(GANDER_BIN, options_.gander);
+      ASSERT_EQ(chown(ws_.c_str(), kNobody, kNobody), 0);
+    }
   }
   void TearDown() override {
     if (!ws_.empty()) fs::remove_all(ws_);
   }
   std::string ws_, probe_;
+  GanderOptions options_;
 };
 
-TEST_F(EgressProbeTest, StaticBinaryIsConfined) {
+class EgressStaticTest : public EgressProbeTest, public ::testing::WithParamInterface<bool> {
+ protected:
+  void SetUp() override { Prepare(GetParam()); }
+};
+
+TEST_P(EgressStaticTest, StaticBinaryIsConfined) {
   std::string host_ip = HostAddress();
   if (host_ip.empty()) GTEST_SKIP() << "this machine has no non-loopback IPv4 address";
   Server allowed("127.0.0.2", false, 1000);
@@ -392,7 +417,7 @@ TEST_F(EgressProbeTest, StaticBinaryIsConfined) {
   GanderRun run = Gander(Policy("    - {host: 127.0.0.2, ports: [" + a + "]}\n"),
                          {"/usr/bin/env", "http_proxy=http://127.0.0.1:9", "ALL_PROXY=127.0.0.1:9",
                           "/bin/sh", "-c", script},
-                         {ws_, {}});
+                         options_);
   ASSERT_EQ(run.status, 0) << run.out;
   EXPECT_NE(run.out.find("get: ok status=200 bytes=" + std::to_string(allowed.sent())),
             std::string::npos)
@@ -415,6 +440,10 @@ TEST_F(EgressProbeTest, StaticBinaryIsConfined) {
   EXPECT_EQ(tcp[1]["errno_name"], "ECONNREFUSED");
 }
 
+INSTANTIATE_TEST_SUITE_P(User, EgressStaticTest, ::testing::Bool(), [](const auto& info) {
+  return std::string(info.param ? "uid65534" : "current_user");
+});
+
 struct RaceResult {
   long attempts = -1, connected = -1, failed = -1, peer_allowed = -1, peer_forbidden = -1;
 };
@@ -432,11 +461,16 @@ RaceResult ParseRace(const std::string& out) {
 }
 
 // The forbidden address: unlisted host loopback (the sandbox's own loopback answers it), or
-// this machine's non-loopback address (the broker refuses it with an event).
-class EgressRaceTest : public EgressProbeTest, public ::testing::WithParamInterface<std::string> {};
+// this machine's non-loopback address (the broker refuses it with an event); as the current
+// user and as uid 65534.
+class EgressRaceTest : public EgressProbeTest,
+                       public ::testing::WithParamInterface<std::tuple<std::string, bool>> {
+ protected:
+  void SetUp() override { Prepare(std::get<1>(GetParam())); }
+};
 
 TEST_P(EgressRaceTest, SockaddrRewriteGainsNothing) {
-  bool loopback = GetParam() == "loopback";
+  bool loopback = std::get<0>(GetParam()) == "loopback";
   std::string forbidden_ip = loopback ? "127.0.0.3" : HostAddress();
   if (forbidden_ip.empty()) GTEST_SKIP() << "this machine has no non-loopback IPv4 address";
   // Both listeners on one port, so the racing thread rewrites only the 4-byte address.
@@ -466,7 +500,7 @@ TEST_P(EgressRaceTest, SockaddrRewriteGainsNothing) {
   GanderRun run = Gander(
       Policy("    - {host: 127.0.0.2, ports: [" + std::to_string(port) + "]}\n"),
       {probe_, "race", "127.0.0.2", forbidden_ip, std::to_string(port), std::to_string(kAttempts)},
-      {ws_, {}});
+      options_);
   ASSERT_EQ(run.status, 0) << run.out;
   RaceResult r = ParseRace(run.out);
   ASSERT_EQ(r.attempts, kAttempts) << run.out;
@@ -487,7 +521,12 @@ TEST_P(EgressRaceTest, SockaddrRewriteGainsNothing) {
   EXPECT_GT(r.failed, 0);
 }
 
-INSTANTIATE_TEST_SUITE_P(Forbidden, EgressRaceTest, ::testing::Values("loopback", "host"),
-                         [](const auto& info) { return info.param; });
+INSTANTIATE_TEST_SUITE_P(Forbidden, EgressRaceTest,
+                         ::testing::Combine(::testing::Values("loopback", "host"),
+                                            ::testing::Bool()),
+                         [](const auto& info) {
+                           return std::get<0>(info.param) +
+                                  (std::get<1>(info.param) ? "_uid65534" : "_current_user");
+                         });
 
 }  // namespace

@@ -219,7 +219,11 @@ struct GanderRun {
 struct GanderOptions {
   std::string workspace;             // default: the run's own temporary directory
   std::vector<std::string> wrapper;  // argv before gander's (e.g. a mount namespace)
+  bool as_nobody = false;            // as uid 65534 (needs root; the workspace must be theirs)
+  std::string gander = GANDER_BIN;   // a copy uid 65534 can run, when the build tree is private
 };
+
+constexpr uid_t kNobody = 65534;
 
 inline std::string TempDir() {
   char dir[] = "/tmp/gander-egress-test-XXXXXX";
@@ -241,8 +245,13 @@ inline GanderRun Gander(const std::string& policy, const std::vector<std::string
   std::ofstream(dir + "/p.yaml") << policy;
   // --collector off: the audit log is read right after, and no collector may outlive the test.
   std::vector<std::string> argv = opts.wrapper;
+  if (opts.as_nobody) {
+    if (chown(dir.c_str(), kNobody, kNobody) != 0) return {};
+    argv.insert(argv.end(),
+                {"/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--"});
+  }
   for (const std::string& a :
-       {std::string(GANDER_BIN), std::string("run"), std::string("--collector"), std::string("off"),
+       {opts.gander, std::string("run"), std::string("--collector"), std::string("off"),
         std::string("--policy"), dir + "/p.yaml", std::string("--workspace"),
         opts.workspace.empty() ? dir : opts.workspace, std::string("--audit-log"),
         dir + "/audit.jsonl", std::string("--")}) {
@@ -252,6 +261,16 @@ inline GanderRun Gander(const std::string& policy, const std::vector<std::string
   std::vector<char*> cargv;
   for (auto& a : argv) cargv.push_back(a.data());
   cargv.push_back(nullptr);
+  // uid 65534 gets a HOME of its own (gander reads its config dir there).
+  std::vector<std::string> env;
+  for (char** e = environ; *e; ++e) {
+    std::string v = *e;
+    if (!opts.as_nobody || (!v.starts_with("HOME=") && !v.starts_with("XDG_"))) env.push_back(v);
+  }
+  if (opts.as_nobody) env.push_back("HOME=" + dir);
+  std::vector<char*> cenv;
+  for (auto& e : env) cenv.push_back(e.data());
+  cenv.push_back(nullptr);
   GanderRun run;
   int in[2], out[2];
   if (pipe2(in, O_CLOEXEC) != 0) return run;
@@ -261,7 +280,7 @@ inline GanderRun Gander(const std::string& policy, const std::vector<std::string
     dup2(in[0], 0);
     dup2(out[1], 1);
     dup2(out[1], 2);
-    execv(cargv[0], cargv.data());
+    execve(cargv[0], cargv.data(), cenv.data());
     _exit(127);
   }
   close(in[0]);
