@@ -11,7 +11,7 @@
 # that comes and goes hits both alike):
 #   1. latency: LAT_REQUESTS x (connect, GET of a 100-byte body over HTTP/1.0, read to EOF,
 #      close), one at a time, per-request p50/p90/p99 measured inside the client (gander's own
-#      start-up is not in it);
+#      start-up is not in it), and the connect() call alone;
 #   2. throughput: one GET of THROUGHPUT_BYTES (default 1 GB), connect to EOF.
 # Writes markdown to bench/results/egress.md ($OUT). A benchmark, not a test: no timing decides
 # the exit status.
@@ -138,6 +138,11 @@ for q in ("p50", "p90", "p99"):
         f" | {g:.0f} us ({spread('gander', 'latency', q + '_us')}) | {g - d:.0f} us |")
 d, g = med("direct", "latency", "mean_us"), med("gander", "latency", "mean_us")
 lines.append(f"| connect + 100-byte HTTP GET, mean | {d:.0f} us | {g:.0f} us | {g - d:.0f} us |")
+for q in ("p50", "p90"):
+    key = f"connect_{q}_us"
+    d, g = med("direct", "latency", key), med("gander", "latency", key)
+    lines.append(f"| of which connect() alone, {q} | {d:.0f} us ({spread('direct', 'latency', key)})"
+                 f" | {g:.0f} us ({spread('gander', 'latency', key)}) | {g - d:.0f} us |")
 d, g = med("direct", "throughput", "gb_per_s"), med("gander", "throughput", "gb_per_s")
 lines.append(
     f"| one {int(nbytes) / 1e9:g} GB download | {d:.2f} GB/s ({spread('direct', 'throughput', 'gb_per_s')})"
