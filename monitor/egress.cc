@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/stat.h>
@@ -194,6 +195,16 @@ void Egress::OnReady() {
     auto it = handlers_.find(events[i].data.fd);
     if (it != handlers_.end()) (this->*(it->second))(events[i].data.fd, events[i].events);
   }
+}
+
+void Egress::Shutdown(std::chrono::milliseconds grace) {
+  int64_t deadline = MonotonicNs() + grace.count() * 1000000;
+  for (int64_t now = MonotonicNs(); !connections_.empty() && now < deadline; now = MonotonicNs()) {
+    pollfd p{epoll_.get(), POLLIN, 0};
+    poll(&p, 1, static_cast<int>((deadline - now) / 1000000) + 1);
+    OnReady();
+  }
+  while (!connections_.empty()) Finish(*connections_.begin()->second, ECONNABORTED, true);
 }
 
 std::vector<std::string> Egress::NamesOf(const policies::IpAddress& ip) const {

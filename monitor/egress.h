@@ -75,6 +75,11 @@ class Egress final : public NetworkHandler {
                                     const Event& base, std::vector<Event>& events) override;
   EgressStats stats() const;
 
+  // Once the extension is gone: relays what the destinations still send (the child's ends
+  // read EOF now) for up to `grace`, so connections that were closing end on their own with
+  // exact counts; then ends the rest. Every connection has emitted its event on return.
+  void Shutdown(std::chrono::milliseconds grace);
+
   struct Connection;
   struct Resolver;
 

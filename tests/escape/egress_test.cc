@@ -1,154 +1,16 @@
 // The egress broker end to end: servers on 127.0.0.2 and ::1 ("remote" hosts on this machine),
 // curl inside the sandbox, byte counts in the audit log compared with what the server saw.
 // Runs as the current user (the escape suite covers uid 65534 for the denials).
-#include <arpa/inet.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <atomic>
-#include <cstdio>
-#include <fstream>
-#include <nlohmann/json.hpp>
-#include <sstream>
 #include <string>
-#include <thread>
-#include <vector>
+
+#include "egress_fixture.h"
 
 namespace {
 
-using json = nlohmann::json;
-
-// A tiny HTTP/1.1 server: answers every request on a connection (keep-alive) with `body_size`
-// bytes; counts the bytes it received and sent, per connection.
-class Server {
- public:
-  Server(const char* ip, bool v6, size_t body_size) : body_size_(body_size) {
-    fd_ = socket(v6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    int one = 1;
-    setsockopt(fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-    sockaddr_storage ss{};
-    socklen_t len;
-    if (v6) {
-      auto* a = reinterpret_cast<sockaddr_in6*>(&ss);
-      a->sin6_family = AF_INET6;
-      inet_pton(AF_INET6, ip, &a->sin6_addr);
-      len = sizeof(*a);
-    } else {
-      auto* a = reinterpret_cast<sockaddr_in*>(&ss);
-      a->sin_family = AF_INET;
-      inet_pton(AF_INET, ip, &a->sin_addr);
-      len = sizeof(*a);
-    }
-    ok_ = bind(fd_, reinterpret_cast<sockaddr*>(&ss), len) == 0 && listen(fd_, 64) == 0;
-    getsockname(fd_, reinterpret_cast<sockaddr*>(&ss), &len);
-    port_ = ntohs(v6 ? reinterpret_cast<sockaddr_in6*>(&ss)->sin6_port
-                     : reinterpret_cast<sockaddr_in*>(&ss)->sin_port);
-    if (ok_) thread_ = std::thread([this] { Serve(); });
-  }
-  ~Server() {
-    shutdown(fd_, SHUT_RDWR);
-    close(fd_);
-    if (thread_.joinable()) thread_.join();
-  }
-  bool ok() const { return ok_; }
-  int port() const { return port_; }
-  uint64_t received() const { return received_; }
-  uint64_t sent() const { return sent_; }
-  int connections() const { return connections_; }
-
- private:
-  void Serve() {
-    while (true) {
-      int c = accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
-      if (c < 0) return;
-      ++connections_;
-      std::string buf;
-      char chunk[65536];
-      while (true) {
-        ssize_t n = recv(c, chunk, sizeof(chunk), 0);
-        if (n <= 0) break;
-        received_ += static_cast<uint64_t>(n);
-        buf.append(chunk, static_cast<size_t>(n));
-        size_t end;
-        while ((end = buf.find("\r\n\r\n")) != std::string::npos) {
-          buf.erase(0, end + 4);
-          std::string head = "HTTP/1.1 200 OK\r\nContent-Length: " + std::to_string(body_size_) +
-                             "\r\nContent-Type: application/octet-stream\r\n\r\n";
-          sent_ += Send(c, head.data(), head.size());
-          std::string body(std::min<size_t>(body_size_, 1 << 20), 'x');
-          for (size_t left = body_size_; left > 0;) {
-            size_t n2 = std::min(left, body.size());
-            sent_ += Send(c, body.data(), n2);
-            left -= n2;
-          }
-        }
-      }
-      close(c);
-    }
-  }
-  static uint64_t Send(int c, const char* p, size_t n) {
-    uint64_t total = 0;
-    while (total < n) {
-      ssize_t w = send(c, p + total, n - total, MSG_NOSIGNAL);
-      if (w <= 0) break;
-      total += static_cast<uint64_t>(w);
-    }
-    return total;
-  }
-  int fd_ = -1;
-  int port_ = 0;
-  bool ok_ = false;
-  size_t body_size_;
-  std::atomic<uint64_t> received_{0}, sent_{0};
-  std::atomic<int> connections_{0};
-  std::thread thread_;
-};
-
-struct GanderRun {
-  int status = -1;
-  std::string out;
-  std::vector<json> network;  // the audit log's network events
-};
-
-std::string TempDir() {
-  char dir[] = "/tmp/gander-egress-test-XXXXXX";
-  return mkdtemp(dir) ? dir : "";
-}
-
-GanderRun Gander(const std::string& policy, const std::vector<std::string>& command) {
-  std::string dir = TempDir();
-  std::ofstream(dir + "/p.yaml") << policy;
-  // --collector off: the audit log is read right after, and no collector may outlive the test.
-  std::string cmd = std::string(GANDER_BIN) + " run --collector off --policy " + dir +
-                    "/p.yaml --workspace " + dir + " --audit-log " + dir + "/audit.jsonl --";
-  for (const auto& a : command) cmd += " '" + a + "'";
-  cmd += " 2>&1";
-  GanderRun run;
-  if (FILE* f = popen(cmd.c_str(), "r")) {
-    char buf[4096];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof(buf), f)) > 0) run.out.append(buf, n);
-    int st = pclose(f);
-    run.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  }
-  std::ifstream log(dir + "/audit.jsonl");
-  std::string line;
-  while (std::getline(log, line)) {
-    json j = json::parse(line, nullptr, false);
-    if (!j.is_discarded() && j["kind"] == "network") run.network.push_back(j["network"]);
-  }
-  if (std::system(("rm -rf " + dir).c_str()) != 0) run.out += "(cleanup failed)";
-  return run;
-}
-
-std::string Policy(const std::string& allow) {
-  return "version: 1\nextends: default\nnetwork:\n  allow:\n" + allow;
-}
-
-bool HaveCurl() { return access("/usr/bin/curl", X_OK) == 0; }
+using namespace gander::egress_suite;
 
 class EgressTest : public ::testing::Test {
  protected:
