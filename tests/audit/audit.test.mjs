@@ -171,3 +171,21 @@ test("bad input: exit 2, nothing started", async () => {
     assert.equal(run.stdout, "");
   }
 });
+
+// The escape suite's rule: sandbox tests also run unprivileged (uid 65534), where gander
+// builds the sandbox from an ordinary user's rights.
+test("as uid 65534: the same findings", { skip: process.getuid() !== 0 && "not root: already unprivileged" }, async () => {
+  const run = await new Promise((resolve) => {
+    execFile("setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", "env", "HOME=/nonexistent",
+      GANDER, "audit", "--format", "json", "--", "node", fixture, HOST ?? "127.0.0.2", String(port)],
+    { maxBuffer: 64 << 20, timeout: 240_000 },
+    (error, stdout, stderr) => resolve({ status: error ? (error.code ?? -1) : 0, stdout, stderr }));
+  });
+  const r = json(run);
+  const diag = `\n${JSON.stringify(r.findings, null, 1)}\nstderr:\n${run.stderr}`;
+  assert.equal(run.status, 1, `exit status${diag}`);
+  assert.equal(find(r, "bait", "~/.ssh/id_rsa")[0]?.severity, "high", diag);
+  if (HOST) assert.equal(find(r, "network", `connect to ${HOST}:${port}/tcp`).length, 1, diag);
+  assert.ok(find(r, "description", "tool get_weather: secret file").length === 1, diag);
+  assert.deepEqual(received, []);
+});
