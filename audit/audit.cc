@@ -85,13 +85,11 @@ struct Child {
 };
 
 Result<Child> StartRun(const AuditOptions& o, const std::vector<std::string>& command,
-                       const std::string& home,
-                       const std::string& workspace, const std::string& audit_log,
-                       const std::string& stderr_log) {
-  std::vector<std::string> args = {o.gander,       "run",     "--mode",       "monitor",
-                                   "--profile",    "default", "--collector",  "off",
-                                   "--audit-log",  audit_log, "--name",       "audit",
-                                   "--workspace",  workspace, "--"};
+                       const std::string& home, const std::string& workspace,
+                       const std::string& audit_log, const std::string& stderr_log) {
+  std::vector<std::string> args = {
+      o.gander,      "run",     "--mode", "monitor", "--profile",   "default", "--collector", "off",
+      "--audit-log", audit_log, "--name", "audit",   "--workspace", workspace, "--"};
   args.insert(args.end(), command.begin(), command.end());
   // gander's own environment: ours, with the fake home, and no XDG directories that would let
   // the user's own profiles (a `default.yaml` of theirs) or state in. The extension itself gets
@@ -229,7 +227,7 @@ Result<json> ListAll(McpClient& client, const std::string& method, const std::st
 
 std::string Str(const json& obj, const char* key) {
   return obj.is_object() && obj.contains(key) && obj[key].is_string() ? obj[key].get<std::string>()
-                                                                     : std::string();
+                                                                      : std::string();
 }
 
 std::string Shorten(std::string s, size_t max) {
@@ -254,7 +252,8 @@ void DriveSession(McpClient& client, const AuditOptions& o, Report& report,
     return;
   }
   const json& info = init->contains("serverInfo") ? (*init)["serverInfo"] : json();
-  report.server = Str(info, "name") + (Str(info, "version").empty() ? "" : " " + Str(info, "version"));
+  report.server =
+      Str(info, "name") + (Str(info, "version").empty() ? "" : " " + Str(info, "version"));
   report.protocol = Str(*init, "protocolVersion");
   if (auto sent = client.Notify("notifications/initialized", nullptr); !sent) {
     report.complete = false;
@@ -270,8 +269,8 @@ void DriveSession(McpClient& client, const AuditOptions& o, Report& report,
   if (auto listed = ListAll(client, "tools/list", "tools", timeout)) {
     tools = *listed;
   } else if (caps.contains("tools")) {
-    findings.push_back({Severity::kLow, Category::kAudit, "tools/list failed",
-                        listed.error().Describe(), "", 1});
+    findings.push_back(
+        {Severity::kLow, Category::kAudit, "tools/list failed", listed.error().Describe(), "", 1});
   }
   for (const auto& t : tools) report.tools.push_back(Str(t, "name"));
   for (const auto& t : tools) {
@@ -343,7 +342,8 @@ void DriveSession(McpClient& client, const AuditOptions& o, Report& report,
         text = Str((*result)["content"][0], "text");
       }
       bool is_error = result->value("isError", false);
-      call.outcome = (is_error ? "tool error" : "ok") + (text.empty() ? "" : ": " + Shorten(text, 120));
+      call.outcome =
+          (is_error ? "tool error" : "ok") + (text.empty() ? "" : ": " + Shorten(text, 120));
     }
     report.calls.push_back(call);
   }
@@ -450,8 +450,8 @@ int RunAudit(const AuditOptions& o, std::ostream& out) {
   report.exit = Reap(child->pid, std::chrono::seconds(10));
   if (client.not_json_lines() > 0) {
     findings.push_back({Severity::kLow, Category::kAudit,
-                        "lines on stdout that are not JSON-RPC (they break an MCP client)", "",
-                        "", client.not_json_lines()});
+                        "lines on stdout that are not JSON-RPC (they break an MCP client)", "", "",
+                        client.not_json_lines()});
   }
 
   LogContext context{workspace, home, report.bait};
@@ -470,7 +470,8 @@ int RunAudit(const AuditOptions& o, std::ostream& out) {
   if (!report.complete) {
     std::cerr << "gander: audit: " << report.problem << "\n";
     std::string tail = Tail(stderr_log, 20);
-    if (!tail.empty()) std::cerr << "gander: audit: the extension's (and gander run's) stderr:\n" << tail;
+    if (!tail.empty())
+      std::cerr << "gander: audit: the extension's (and gander run's) stderr:\n" << tail;
   }
   SortFindings(findings);
   report.findings = std::move(findings);

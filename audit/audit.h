@@ -19,8 +19,8 @@ struct AuditOptions {
   bool exercise = false;
   Format format = Format::kText;
   Severity fail_on = Severity::kHigh;
-  std::string workspace;  // empty: a temporary directory
-  bool keep = false;      // keep the temporary directory (fake home, audit log, stderr)
+  std::string workspace;     // empty: a temporary directory
+  bool keep = false;         // keep the temporary directory (fake home, audit log, stderr)
   int timeout_seconds = 60;  // per MCP request
   std::string gander;        // the gander binary, run as `gander run ...`
 };

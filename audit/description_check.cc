@@ -115,8 +115,7 @@ bool NameMentioned(std::string_view text, const std::string& name) {
   auto word = [](char c) {
     return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_' || c == '-';
   };
-  for (size_t at = text.find(name); at != std::string_view::npos;
-       at = text.find(name, at + 1)) {
+  for (size_t at = text.find(name); at != std::string_view::npos; at = text.find(name, at + 1)) {
     bool start = at == 0 || !word(text[at - 1]);
     bool end = at + name.size() == text.size() || !word(text[at + name.size()]);
     if (start && end) return true;
@@ -154,10 +153,10 @@ std::vector<DescriptionHit> CheckDescription(std::string_view text,
     i += cp.length;
   }
   if (invisible > 0) {
-    hits.push_back({Severity::kHigh,
-                    std::to_string(invisible) + " invisible Unicode character" +
-                        (invisible == 1 ? "" : "s"),
-                    Excerpt(text, *first, *first + 1)});
+    hits.push_back(
+        {Severity::kHigh,
+         std::to_string(invisible) + " invisible Unicode character" + (invisible == 1 ? "" : "s"),
+         Excerpt(text, *first, *first + 1)});
   }
   const std::string owned(text);
   for (const Rule& rule : Rules()) {
@@ -170,13 +169,12 @@ std::vector<DescriptionHit> CheckDescription(std::string_view text,
   for (const auto& name : other_tools) {
     if (NameMentioned(text, name)) {
       size_t at = text.find(name);
-      hits.push_back({Severity::kInfo, "names another tool: " + name,
-                      Excerpt(text, at, at + name.size())});
+      hits.push_back(
+          {Severity::kInfo, "names another tool: " + name, Excerpt(text, at, at + name.size())});
     }
   }
-  std::stable_sort(hits.begin(), hits.end(), [](const auto& a, const auto& b) {
-    return a.severity > b.severity;
-  });
+  std::stable_sort(hits.begin(), hits.end(),
+                   [](const auto& a, const auto& b) { return a.severity > b.severity; });
   return hits;
 }
 

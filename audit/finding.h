@@ -27,17 +27,17 @@ enum class Category {
   kAudit,        // the audit itself: incomplete runs, dropped events, tool calls that failed
 };
 inline constexpr Category kAllCategories[] = {
-    Category::kBait,        Category::kFile,        Category::kNetwork, Category::kProcess,
-    Category::kSyscall,     Category::kEnvironment, Category::kDescription, Category::kAudit};
+    Category::kBait,    Category::kFile,        Category::kNetwork,     Category::kProcess,
+    Category::kSyscall, Category::kEnvironment, Category::kDescription, Category::kAudit};
 const char* CategoryName(Category c);   // "bait", "file", ... (JSON)
 const char* CategoryTitle(Category c);  // "Bait files touched", ... (text, Markdown)
 
 struct Finding {
   Severity severity = Severity::kInfo;
   Category category = Category::kAudit;
-  std::string summary;         // one line: what happened
-  std::string detail;          // more: a path, argv, an excerpt (may be empty)
-  std::string tool;            // the tool call it happened in: a tool name, "(startup)", ...
+  std::string summary;           // one line: what happened
+  std::string detail;            // more: a path, argv, an excerpt (may be empty)
+  std::string tool;              // the tool call it happened in: a tool name, "(startup)", ...
   unsigned long long count = 1;  // how many audit log events it stands for
 };
 

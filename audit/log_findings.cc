@@ -46,11 +46,25 @@ std::string ToolOf(const json& line) {
 // Syscalls whose refusal looks like an escape or an attack on the host rather than a runtime
 // probing what it may do.
 bool EscapeSyscall(const std::string& name) {
-  static const std::set<std::string> kNames = {
-      "ptrace",        "process_vm_readv", "process_vm_writev", "mount",       "umount2",
-      "pivot_root",    "chroot",           "setns",             "bpf",         "kexec_load",
-      "kexec_file_load", "init_module",    "finit_module",      "delete_module", "open_by_handle_at",
-      "perf_event_open", "keyctl",         "add_key",           "request_key"};
+  static const std::set<std::string> kNames = {"ptrace",
+                                               "process_vm_readv",
+                                               "process_vm_writev",
+                                               "mount",
+                                               "umount2",
+                                               "pivot_root",
+                                               "chroot",
+                                               "setns",
+                                               "bpf",
+                                               "kexec_load",
+                                               "kexec_file_load",
+                                               "init_module",
+                                               "finit_module",
+                                               "delete_module",
+                                               "open_by_handle_at",
+                                               "perf_event_open",
+                                               "keyctl",
+                                               "add_key",
+                                               "request_key"};
   return kNames.count(name) != 0;
 }
 
@@ -113,8 +127,8 @@ class Analysis {
 
   std::vector<Finding> Finish() {
     if (bad_lines_ > 0) {
-      out_.Add(Severity::kLow, Category::kAudit, "audit log lines that did not parse (skipped)",
-               "", "(audit)", bad_lines_);
+      out_.Add(Severity::kLow, Category::kAudit, "audit log lines that did not parse (skipped)", "",
+               "(audit)", bad_lines_);
     }
     return out_.Take();
   }
@@ -202,8 +216,8 @@ class Analysis {
     if (auto e = Str(s, "errno_name"); !e.empty()) detail += " (" + e + ")";
     if (auto exe = Str(line, "exe"); !exe.empty()) detail += ", by " + exe;
     long long count = std::max(1LL, Int(s, "count"));
-    out_.Add(EscapeSyscall(name) ? Severity::kHigh : Severity::kMedium, Category::kSyscall,
-             name, detail, ToolOf(line), static_cast<unsigned long long>(count));
+    out_.Add(EscapeSyscall(name) ? Severity::kHigh : Severity::kMedium, Category::kSyscall, name,
+             detail, ToolOf(line), static_cast<unsigned long long>(count));
   }
 
   void Process(const json& line, const json& p) {

@@ -1,10 +1,9 @@
 #include "audit/report.h"
 
 #include <algorithm>
+#include <cctype>
 #include <map>
 #include <nlohmann/json.hpp>
-
-#include <cctype>
 
 namespace gander::audit {
 namespace {
@@ -98,8 +97,7 @@ void PrintMarkdown(const Report& r, std::ostream& out) {
   out << "- **Server**: " << (r.server.empty() ? "(no answer)" : r.server)
       << (r.protocol.empty() ? "" : ", protocol " + r.protocol) << "\n";
   out << "- **Tools** (" << r.tools.size() << "): " << Join(r.tools, ", ") << "\n";
-  out << "- **Prompts**: " << r.prompts.size() << ", **resources**: " << r.resources.size()
-      << "\n";
+  out << "- **Prompts**: " << r.prompts.size() << ", **resources**: " << r.resources.size() << "\n";
   out << "- **Workspace**: `" << r.workspace << "`, **fake home**: `" << r.home << "`\n";
   if (!r.exit.empty()) out << "- **Ended**: " << r.exit << "\n";
   if (r.exercised) {
@@ -118,8 +116,8 @@ void PrintMarkdown(const Report& r, std::ostream& out) {
       if (f.category != cat) continue;
       if (!any) out << "| severity | what | detail | tool call | count |\n|---|---|---|---|---:|\n";
       any = true;
-      out << "| " << SeverityName(f.severity) << " | " << Cell(f.summary) << " | "
-          << Cell(f.detail) << " | " << Cell(f.tool) << " | " << f.count << " |\n";
+      out << "| " << SeverityName(f.severity) << " | " << Cell(f.summary) << " | " << Cell(f.detail)
+          << " | " << Cell(f.tool) << " | " << f.count << " |\n";
     }
     if (!any) out << "None.\n";
   }

@@ -49,10 +49,10 @@ Report Sample() {
   r.home = "/tmp/home";
   r.server = "demo 1.0";
   r.tools = {"add"};
-  r.findings = {{Severity::kHigh, Category::kBait, "read ~/.ssh/id_rsa", "class denied",
-                 "(startup)", 1},
-                {Severity::kMedium, Category::kNetwork, "connect to 127.0.0.2:9/tcp | x",
-                 "denied", "add", 2}};
+  r.findings = {
+      {Severity::kHigh, Category::kBait, "read ~/.ssh/id_rsa", "class denied", "(startup)", 1},
+      {Severity::kMedium, Category::kNetwork, "connect to 127.0.0.2:9/tcp | x", "denied", "add",
+       2}};
   return r;
 }
 

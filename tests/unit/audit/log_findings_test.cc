@@ -13,15 +13,15 @@ std::string Line(const std::string& kind, const std::string& body,
                  const std::string& slot = R"({"state":"startup","tool":null,"request_id":null})",
                  const std::string& exe = "/usr/bin/node") {
   return R"({"v":1,"time":"2026-01-01T00:00:00.000000Z","kind":")" + kind +
-         R"(","extension":"audit","pid":10,"sandbox_pid":2,"exe":")" + exe +
-         R"(","tool_call":)" + slot + ",\"" + kind + "\":" + body + "}\n";
+         R"(","extension":"audit","pid":10,"sandbox_pid":2,"exe":")" + exe + R"(","tool_call":)" +
+         slot + ",\"" + kind + "\":" + body + "}\n";
 }
 
 std::string File(const std::string& path, const std::string& cls, const std::string& access,
                  const std::string& result = "allowed") {
   return Line("file", R"({"syscall":"openat","raw_path":")" + path + R"(","path":")" + path +
-                          R"(","class":")" + cls + R"(","access":")" + access +
-                          R"(","result":")" + result + R"(","errno":0,"errno_name":null})");
+                          R"(","class":")" + cls + R"(","access":")" + access + R"(","result":")" +
+                          result + R"(","errno":0,"errno_name":null})");
 }
 
 std::vector<Finding> Analyse(const std::string& log) {
@@ -37,8 +37,8 @@ const Finding* Find(const std::vector<Finding>& fs, Category c, const std::strin
 }
 
 TEST(LogFindings, BaitIsHighAndShownUnderTheFakeHome) {
-  auto fs = Analyse(File("/h/.ssh/id_rsa", "denied", "read") +
-                    File("/h/.ssh/id_rsa", "denied", "read"));
+  auto fs =
+      Analyse(File("/h/.ssh/id_rsa", "denied", "read") + File("/h/.ssh/id_rsa", "denied", "read"));
   ASSERT_EQ(fs.size(), 1u);
   EXPECT_EQ(fs[0].category, Category::kBait);
   EXPECT_EQ(fs[0].severity, Severity::kHigh);
@@ -50,8 +50,7 @@ TEST(LogFindings, BaitIsHighAndShownUnderTheFakeHome) {
 TEST(LogFindings, FilesByClass) {
   auto fs = Analyse(File("/w/a", "workspace", "write") + File("/tmp/x", "private", "create") +
                     File("/proc/self/maps", "system", "read") +
-                    File("/h/.gnupg/k", "denied", "read") +
-                    File("/srv/data", "outside", "read") +
+                    File("/h/.gnupg/k", "denied", "read") + File("/srv/data", "outside", "read") +
                     File("/usr/lib/x", "allowed_read_only", "write") +
                     File("/etc/hosts", "allowed_read_only", "read", "would_deny"));
   ASSERT_EQ(fs.size(), 4u);
@@ -88,9 +87,11 @@ TEST(LogFindings, DnsQuery) {
 
 TEST(LogFindings, ProcessesLaunchIsInfoTheRestMedium) {
   auto exec = [](const std::string& path, const std::string& exe) {
-    return Line("process",
-                R"({"action":"exec","path":")" + path + R"(","argv":["x","-c","y"],"argv_truncated":false,"exit_code":null,"signal":null,"errno":0,"errno_name":null})",
-                R"({"state":"startup","tool":null,"request_id":null})", exe);
+    return Line(
+        "process",
+        R"({"action":"exec","path":")" + path +
+            R"(","argv":["x","-c","y"],"argv_truncated":false,"exit_code":null,"signal":null,"errno":0,"errno_name":null})",
+        R"({"state":"startup","tool":null,"request_id":null})", exe);
   };
   std::string start = Line("lifecycle", R"({"what":"start","detail":"node","info":null})");
   auto fs = Analyse(start + exec("/usr/bin/env", "/usr/bin/gander") +
@@ -128,9 +129,10 @@ TEST(LogFindings, EnvironReadsAndDropsAndBadLines) {
 
 TEST(LogFindings, ToolsAreListedOncePerFinding) {
   auto in_tool = [](const std::string& tool) {
-    return Line("file",
-                R"({"syscall":"openat","raw_path":"/srv/x","path":"/srv/x","class":"outside","access":"read","result":"allowed","errno":0,"errno_name":null})",
-                R"({"state":"one","tool":")" + tool + R"(","request_id":"1"})");
+    return Line(
+        "file",
+        R"({"syscall":"openat","raw_path":"/srv/x","path":"/srv/x","class":"outside","access":"read","result":"allowed","errno":0,"errno_name":null})",
+        R"({"state":"one","tool":")" + tool + R"(","request_id":"1"})");
   };
   auto fs = Analyse(in_tool("b") + in_tool("a") + in_tool("b"));
   ASSERT_EQ(fs.size(), 1u);

@@ -38,10 +38,11 @@ TEST(SchemaArgs, ArraysAndNesting) {
 
 TEST(SchemaArgs, Combinators) {
   EXPECT_EQ(MinimalValue(json::parse(R"({"anyOf":[{"type":"null"},{"type":"integer"}]})")), 0);
-  EXPECT_EQ(MinimalValue(json::parse(
-                R"({"allOf":[{"type":"object","required":["a"],"properties":{"a":{"type":"string"}}},
+  EXPECT_EQ(
+      MinimalValue(json::parse(
+          R"({"allOf":[{"type":"object","required":["a"],"properties":{"a":{"type":"string"}}},
                              {"required":["b"],"properties":{"b":{"type":"boolean"}}}]})")),
-            json::parse(R"({"a":"","b":false})"));
+      json::parse(R"({"a":"","b":false})"));
 }
 
 TEST(SchemaArgs, OddSchemasGiveAnObject) {
@@ -49,9 +50,10 @@ TEST(SchemaArgs, OddSchemasGiveAnObject) {
   EXPECT_EQ(MinimalArguments(json::parse(R"({"$ref":"#/defs/x"})")), json::object());
   EXPECT_EQ(MinimalArguments(json::parse(R"({"type":"string"})")), json::object());
   // A keyword of the wrong type does not throw.
-  EXPECT_EQ(MinimalArguments(json::parse(
-                R"({"type":"object","required":["s"],"properties":{"s":{"type":"string","minLength":"3"}}})")),
-            json::object());
+  EXPECT_EQ(
+      MinimalArguments(json::parse(
+          R"({"type":"object","required":["s"],"properties":{"s":{"type":"string","minLength":"3"}}})")),
+      json::object());
   // A property required but not described: null.
   EXPECT_EQ(MinimalArguments(json::parse(R"({"type":"object","required":["x"]})")),
             json::parse(R"({"x":null})"));
