@@ -137,15 +137,21 @@ Result<Child> StartRun(const AuditOptions& o, const std::vector<std::string>& co
   return child;
 }
 
-// Waits for `pid` up to `grace`, then SIGTERM, then SIGKILL. How it ended, in words.
-std::string Reap(pid_t pid, std::chrono::seconds grace) {
+// How `gander run` ended.
+struct Ended {
+  int exit_code = -1;  // -1: killed by a signal
+  std::string how;     // in words, for the report
+};
+
+// Waits for `pid` up to `grace`, then SIGTERM, then SIGKILL.
+Ended Reap(pid_t pid, std::chrono::seconds grace) {
   auto deadline = std::chrono::steady_clock::now() + grace;
   int status = 0;
   bool signalled_term = false;
   for (;;) {
     pid_t r = waitpid(pid, &status, WNOHANG);
     if (r == pid) break;
-    if (r < 0 && errno != EINTR) return "unknown (waitpid failed)";
+    if (r < 0 && errno != EINTR) return {-1, "unknown (waitpid failed)"};
     auto now = std::chrono::steady_clock::now();
     if (now > deadline) {
       if (!signalled_term) {
@@ -160,11 +166,14 @@ std::string Reap(pid_t pid, std::chrono::seconds grace) {
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
-  std::string how;
-  if (WIFEXITED(status)) how = "exit status " + std::to_string(WEXITSTATUS(status));
-  if (WIFSIGNALED(status)) how = "killed by signal " + std::to_string(WTERMSIG(status));
-  if (signalled_term) how += " (did not end on stdin EOF: stopped by gander audit)";
-  return how;
+  Ended ended;
+  if (WIFEXITED(status)) {
+    ended.exit_code = WEXITSTATUS(status);
+    ended.how = "exit status " + std::to_string(ended.exit_code);
+  }
+  if (WIFSIGNALED(status)) ended.how = "killed by signal " + std::to_string(WTERMSIG(status));
+  if (signalled_term) ended.how += " (did not end on stdin EOF: stopped by gander audit)";
+  return ended;
 }
 
 std::string Tail(const std::string& path, size_t max_lines) {
@@ -447,7 +456,12 @@ int RunAudit(const AuditOptions& o, std::ostream& out) {
   McpClient client(std::move(child->to_stdin), std::move(child->from_stdout));
   DriveSession(client, o, report, findings);
   client.CloseInput();  // stdin EOF: gander ends the sandbox (SIGTERM at 1 s, SIGKILL at 2.5 s)
-  report.exit = Reap(child->pid, std::chrono::seconds(10));
+  const Ended ended = Reap(child->pid, std::chrono::seconds(10));
+  report.exit = ended.how;
+  // gander run's own refusals: the command is not there or not executable, or an argument or
+  // the policy is bad. Nothing ran: bad input, as for gander audit's own arguments.
+  const bool not_started = !report.complete && (ended.exit_code == kExitUsage ||
+                                                ended.exit_code == 126 || ended.exit_code == 127);
   if (client.not_json_lines() > 0) {
     findings.push_back({Severity::kLow, Category::kAudit,
                         "lines on stdout that are not JSON-RPC (they break an MCP client)", "", "",
@@ -467,6 +481,11 @@ int RunAudit(const AuditOptions& o, std::ostream& out) {
        "under the default profile it was given only PATH, HOME and, when set, LANG, LC_ALL, "
        "LC_CTYPE, TZ; reads of /proc/*/environ would be listed here",
        "", 1});
+  if (not_started) {
+    std::cerr << "gander: audit: gander run refused to start the extension (" << ended.how << "):\n"
+              << Tail(stderr_log, 20);
+    return kExitUsage;
+  }
   if (!report.complete) {
     std::cerr << "gander: audit: " << report.problem << "\n";
     std::string tail = Tail(stderr_log, 20);

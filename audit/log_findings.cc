@@ -1,6 +1,7 @@
 #include "audit/log_findings.h"
 
 #include <algorithm>
+#include <cctype>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -66,6 +67,26 @@ bool EscapeSyscall(const std::string& name) {
                                                "add_key",
                                                "request_key"};
   return kNames.count(name) != 0;
+}
+
+// Runs of 16 or more hexadecimal digits (temporary names: memory.jsonl.9ebcaecb...tmp) -> "*".
+std::string CollapseRandom(const std::string& path) {
+  std::string out;
+  size_t i = 0;
+  while (i < path.size()) {
+    size_t j = i;
+    while (j < path.size() && std::isxdigit(static_cast<unsigned char>(path[j]))) ++j;
+    if (j - i >= 16) {
+      out += '*';
+      i = j;
+    } else if (j > i) {
+      out.append(path, i, j - i);
+      i = j;
+    } else {
+      out += path[i++];
+    }
+  }
+  return out;
 }
 
 // Reads every runtime makes at start to size itself (node, the JVM, Go read the cgroup limits
@@ -134,11 +155,12 @@ class Analysis {
   }
 
  private:
-  // A path as the report shows it: ~ for the fake home, ${WORKSPACE} for the workspace.
+  // A path as the report shows it: ~ for the fake home, ${WORKSPACE} for the workspace, and
+  // random parts of temporary names as * (so a file written through a temp file is one line).
   std::string Show(const std::string& path) const {
     if (Within(path, c_.workspace)) return "${WORKSPACE}" + path.substr(c_.workspace.size());
     if (Within(path, c_.home)) return "~" + path.substr(c_.home.size());
-    return path;
+    return CollapseRandom(path);
   }
 
   void File(const json& line, const json& f) {

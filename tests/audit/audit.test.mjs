@@ -165,6 +165,7 @@ test("bad input: exit 2, nothing started", async () => {
     ["--format", "yaml", "--", "node", fixture],
     ["--workspace", "/nonexistent/gander-audit", "--", "node", fixture],
     [],
+    ["--", "/nonexistent/gander-audit-server"],
   ]) {
     const run = await audit(args);
     assert.equal(run.status, 2, `${args.join(" ")}: ${run.stderr}`);

@@ -77,6 +77,18 @@ TEST(LogFindings, NetworkAfterBaitIsPossibleExfiltration) {
   EXPECT_EQ(Find(after, Category::kNetwork, "possible exfiltration")->severity, Severity::kHigh);
 }
 
+TEST(LogFindings, TemporaryNamesAreMerged) {
+  auto fs = Analyse(File("/pkg/dist/memory.jsonl.9ebcaecb8fa858534c0559eaa6177336.tmp",
+                         "allowed_read_only", "create", "denied") +
+                    File("/pkg/dist/memory.jsonl.ded917364ed2dc91f9d2767df3a3e5f2.tmp",
+                         "allowed_read_only", "create", "denied") +
+                    File("/pkg/dist/cafe", "allowed_read_only", "create", "denied"));
+  ASSERT_EQ(fs.size(), 2u);
+  EXPECT_EQ(fs[0].summary, "create /pkg/dist/memory.jsonl.*.tmp");
+  EXPECT_EQ(fs[0].count, 2u);
+  EXPECT_EQ(fs[1].summary, "create /pkg/dist/cafe");
+}
+
 TEST(LogFindings, DnsQuery) {
   auto fs = Analyse(Line(
       "network",
