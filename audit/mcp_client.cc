@@ -45,6 +45,8 @@ Result<std::string> McpClient::ReadLine(std::chrono::steady_clock::time_point de
     if (n < 0) return ErrnoError("reading from the server");
     if (n == 0) return Error{EPIPE, "the server closed its stdout"};
     buffer_.append(chunk, static_cast<size_t>(n));
+    // The relay forwards at most 64 MiB of a line before cutting it; a longer one is no answer.
+    if (buffer_.size() > (64u << 20)) return Error{EMSGSIZE, "a line longer than 64 MiB"};
   }
 }
 
