@@ -76,7 +76,10 @@ before(async () => {
   port = listener.address().port;
 });
 
-after(() => listener?.close());
+after(() => {
+  listener?.close();
+  fs.rmSync(fixtureDir, { recursive: true, force: true });
+});
 
 test("the phone-home fixture: bait read, host attempted, poisoned description; exit 1", async (t) => {
   const run = await audit(["--format", "json", "--exercise", "--", "node", fixture, HOST ?? "127.0.0.2", String(port)]);
