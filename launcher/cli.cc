@@ -2,11 +2,14 @@
 
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <climits>
 #include <cstdio>
 #include <iostream>
 
+#include "audit/audit.h"
 #include "exporters/collector_paths.h"
 #include "launcher/collect.h"
 #include "launcher/doctor.h"
@@ -52,6 +55,14 @@ int PolicyShow(const std::string& name) {
   }
   std::cout << policies::ToYaml(*policy);
   return 0;
+}
+
+// This binary, for `gander audit` to run `gander run` with.
+std::string SelfPath() {
+  char buf[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+  if (n <= 0) return "/proc/self/exe";
+  return std::string(buf, static_cast<size_t>(n));
 }
 
 }  // namespace
@@ -141,6 +152,34 @@ int Main(int argc, char** argv) {
     sub->add_flag("--dry-run", dry_run, "Print the diff, write nothing");
   }
 
+  audit::AuditOptions audit_opts;
+  std::string audit_format = "text", audit_fail_on = "high";
+  auto* audit_cmd = app.add_subcommand(
+      "audit",
+      "Run an extension once under the default profile (monitor mode) with bait files in a "
+      "fake home, drive it as an MCP client and report what it touched and what its "
+      "descriptions ask of the model (gander audit -- CMD ARGS)");
+  audit_cmd->add_flag("--exercise", audit_opts.exercise,
+                      "Also call every tool with minimal arguments made from its input schema");
+  audit_cmd->add_option("--format", audit_format, "text (default), markdown or json")
+      ->check(CLI::IsMember({"text", "markdown", "json"}));
+  audit_cmd
+      ->add_option("--fail-on", audit_fail_on,
+                   "Exit 1 when a finding is at or above this severity: low, medium or high "
+                   "(default)")
+      ->check(CLI::IsMember({"low", "medium", "high"}));
+  audit_cmd->add_option("--workspace", audit_opts.workspace,
+                        "Workspace directory (default: a new temporary directory)");
+  audit_cmd
+      ->add_option("--timeout", audit_opts.timeout_seconds,
+                   "Seconds to wait for each MCP answer (default 60)")
+      ->check(CLI::Range(1, 3600));
+  audit_cmd->add_flag("--keep", audit_opts.keep,
+                      "Keep the temporary directory (fake home, audit log, stderr)");
+  audit_cmd->add_option("command", audit_opts.command, "The extension's command and arguments")
+      ->required();
+  audit_cmd->positionals_at_end();
+
   auto* doctor_cmd = app.add_subcommand("doctor", "What this kernel allows, and what run applies");
   auto* version_cmd = app.add_subcommand("version", "Print gander's version");
   // Everything after `collect` belongs to gander-collect (`gander collect --help` lists it).
@@ -177,6 +216,14 @@ int Main(int argc, char** argv) {
     if (files == "all") run.files = monitor::FilesWatch::kAll;
     if (run.name.empty()) run.name = DefaultExtensionName(argv[0], run.command.at(0));
     return Run(run);
+  }
+  if (*audit_cmd) {
+    audit_opts.format = audit_format == "json"       ? audit::Format::kJson
+                        : audit_format == "markdown" ? audit::Format::kMarkdown
+                                                     : audit::Format::kText;
+    audit_opts.fail_on = *audit::ParseSeverity(audit_fail_on);
+    audit_opts.gander = SelfPath();
+    return audit::RunAudit(audit_opts, std::cout);
   }
   if (*check_cmd) return PolicyCheck(check_file);
   if (*show_cmd) return PolicyShow(show_name);

@@ -748,7 +748,7 @@ int Run(const RunOptions& o) {
 
   int status = monitor::Supervise(supervise);
   // Connections still closing when the extension exited end now, each with its event.
-  if (egress) egress->Shutdown(std::chrono::milliseconds(500));
+  if (current->egress) current->egress->Shutdown(std::chrono::milliseconds(500));
   rpc.FailInFlight("the session ended");  // calls never answered end as `aborted` events
   p.secrets->RevokeAll();                 // now, so its events reach the audit log
   p.secrets->hooks = {};
