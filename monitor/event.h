@@ -132,6 +132,7 @@ struct RunInfo {
   std::string syscall_accounting;  // census, watched, none
   std::string policy_sha256;       // of the enforced policy (policies/fingerprint.h)
   std::string policy;              // its sources, most derived first, joined by " <- "
+  std::string workspace;           // the absolute workspace (learning reads paths against it)
 };
 
 struct LifecycleEvent {

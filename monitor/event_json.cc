@@ -200,6 +200,7 @@ void WriteLifecycle(ObjectWriter& o, const LifecycleEvent& l) {
   i.String("syscall_accounting", l.info->syscall_accounting);
   i.String("policy_sha256", l.info->policy_sha256);
   i.String("policy", l.info->policy);
+  i.String("workspace", l.info->workspace);
   i.End();
 }
 

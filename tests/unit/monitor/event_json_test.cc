@@ -253,15 +253,17 @@ TEST(ToJsonLine, LifecycleEvent) {
 
 TEST(ToJsonLine, StartEventCarriesTheRunInfo) {
   Event e = Base();
-  e.payload = LifecycleEvent{LifecyclePhase::kStart, "/usr/bin/node (...)",
-                             RunInfo{"native", "full", "monitor", "watched", "ab12", "a.yaml"}};
+  e.payload = LifecycleEvent{
+      LifecyclePhase::kStart, "/usr/bin/node (...)",
+      RunInfo{"native", "full", "monitor", "watched", "ab12", "a.yaml", "/home/u/p"}};
   json j = Parse(ToJsonLine(e));
   EXPECT_EQ(j["lifecycle"]["info"], (json{{"backend", "native"},
                                           {"isolation", "full"},
                                           {"mode", "monitor"},
                                           {"syscall_accounting", "watched"},
                                           {"policy_sha256", "ab12"},
-                                          {"policy", "a.yaml"}}));
+                                          {"policy", "a.yaml"},
+                                          {"workspace", "/home/u/p"}}));
 }
 
 TEST(ToJsonLine, EveryKindHasTheCommonFieldsInOrder) {
