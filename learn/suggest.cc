@@ -359,6 +359,10 @@ Coverage CheckCoverage(const Learned& learned, const policies::ExpandedPolicy& p
     out.uncovered.push_back("connect " + dest.first + ":" + std::to_string(dest.second) + " (" +
                             Describe(usage) + ")");
   }
+  for (const auto& [name, usage] : learned.dns_names) {
+    if (matcher && matcher->MayResolve(name)) continue;
+    out.uncovered.push_back("resolve " + name + " (" + Describe(usage) + ")");
+  }
   return out;
 }
 
@@ -461,6 +465,16 @@ std::string SuggestPolicy(const Learned& learned, const SuggestContext& ctx) {
     auto& h = hosts[host];
     h.first.insert(port);
     merge(h.second, usage);
+  }
+  // Names looked up but never connected to (refused by the policy learned under, most
+  // likely): a person decides which ports, if any.
+  for (const auto& [name, usage] : learned.dns_names) {
+    if (hosts.contains(name) || (matcher && matcher->MayResolve(name))) continue;
+    bool connected = std::any_of(learned.network.begin(), learned.network.end(),
+                                 [&](const auto& kv) { return kv.first.first == name; });
+    if (connected) continue;  // reviewed above, with its ports
+    review.push_back("network " + name + ": looked up, never connected (" + Describe(usage) +
+                     "); add {host: " + name + ", ports: [...]} if intended");
   }
   for (const auto& [name, usage] : learned.denied_syscalls) {
     review.push_back("syscall " + name + ": refused by the seccomp filter (" + Describe(usage) +

@@ -157,5 +157,25 @@ TEST(Check, DefaultDoesNotCoverOutsideReads) {
   EXPECT_GE(coverage.uncovered.size(), 5u);
 }
 
+TEST(Check, ARefusedLookupIsDriftAndReviewedNotGranted) {
+  Learned l;
+  AddAuditLine(
+      R"({"v":1,"time":"t","kind":"network","extension":"ext","tool_call":{"state":"idle"},)"
+      R"("network":{"host":"Collect.Example.NET.","ip":null,"port":53,"transport":"dns",)"
+      R"("result":"denied"}})",
+      "ext", l);
+  ASSERT_EQ(l.dns_names.size(), 1u);
+  auto coverage = CheckCoverage(l, Default(), kWs, kHome);
+  ASSERT_EQ(coverage.uncovered.size(), 1u);
+  EXPECT_TRUE(coverage.uncovered[0].starts_with("resolve collect.example.net (1x"))
+      << coverage.uncovered[0];
+  SuggestContext c = Ctx();
+  std::string yaml = SuggestPolicy(l, c);
+  EXPECT_EQ(yaml.find("network:"), std::string::npos) << yaml;
+  EXPECT_NE(yaml.find("#   network collect.example.net: looked up, never connected"),
+            std::string::npos)
+      << yaml;
+}
+
 }  // namespace
 }  // namespace gander::learn
