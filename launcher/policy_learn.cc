@@ -4,6 +4,7 @@
 #include <seccomp.h>
 #include <spdlog/spdlog.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 
 #include <iostream>
 #include <set>
@@ -90,6 +91,10 @@ int PolicySuggest(const SuggestOptions& o) {
                           : !learned->workspaces.empty() ? learned->workspaces.back()
                                                          : Absolute(".");
   learn::RebaseWorkspaces(*learned, workspace);
+  for (const auto& [path, needs] : learned->files) {
+    struct stat st;
+    if (stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) learned->directories.insert(path);
+  }
   const std::string home = env.contains("HOME") ? Absolute(env["HOME"]) : "/";
   policies::ExpansionContext ctx{workspace, home, env};
 

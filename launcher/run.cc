@@ -263,7 +263,8 @@ monitor::RunInfo RunInfo(const Prepared& p, IsolationLevel level, const std::str
           .syscall_accounting = accounting,
           .policy_sha256 = policies::PolicySha256(p.policy),
           .policy = sources,
-          .workspace = p.workspace};
+          .workspace = p.workspace,
+          .command_grants = p.command.readable};
 }
 
 monitor::Event Lifecycle(const std::string& name, monitor::LifecyclePhase what,

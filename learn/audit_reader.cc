@@ -122,9 +122,19 @@ void AddAuditLine(std::string_view line, const std::string& extension, Learned& 
       bool has_info = info != body->end() && info->is_object();
       if (has_info && Str(*info, "syscall_accounting") == "census") ++out.census_runs;
       std::string ws = has_info ? Str(*info, "workspace") : "";
-      if (!ws.empty() && ws[0] == '/' &&
-          std::find(out.workspaces.begin(), out.workspaces.end(), ws) == out.workspaces.end()) {
-        out.workspaces.push_back(ws);
+      auto add = [](std::vector<std::string>& to, const std::string& path) {
+        if (!path.empty() && path[0] == '/' && std::find(to.begin(), to.end(), path) == to.end()) {
+          to.push_back(path);
+        }
+      };
+      add(out.workspaces, ws);
+      if (has_info) {
+        auto grants = info->find("command_grants");
+        for (const auto& g : grants != info->end() && grants->is_array() ? *grants : json()) {
+          if (!g.is_string()) continue;
+          auto bytes = monitor::UnescapeBytes(g.get<std::string>());
+          if (bytes) add(out.command_grants, *bytes);
+        }
       }
     }
     if (what == "events_dropped")
@@ -192,6 +202,7 @@ void RebaseWorkspaces(Learned& learned, const std::string& workspace) {
   decltype(learned.denied_files) denied;
   for (auto& [path, usage] : learned.denied_files) merge(denied[rebase(path)], usage);
   learned.denied_files = std::move(denied);
+  for (auto& grant : learned.command_grants) grant = rebase(grant);
 }
 
 }  // namespace gander::learn

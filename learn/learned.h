@@ -46,6 +46,12 @@ struct Learned {
   uint64_t census_runs = 0;  // of those, runs that counted every syscall (`--mode learn`)
   // The runs' workspaces (start lines' `info.workspace`), distinct, in the order first seen.
   std::vector<std::string> workspaces;
+  // What gander granted the runs' commands beyond their policy (`info.command_grants`):
+  // granted again whenever the same command runs, so never suggested. Distinct.
+  std::vector<std::string> command_grants;
+  // Learned paths known to be directories (the launcher stats them; a path with learned
+  // children is one too): such a path is granted as itself, not as its parent.
+  std::set<std::string> directories;
   uint64_t dropped = 0;  // events lost (`events_dropped`): the picture is incomplete
 };
 

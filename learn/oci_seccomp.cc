@@ -132,9 +132,8 @@ OciSeccomp OciSeccompProfile(const Learned& learned,
   for (auto& entry : conditional) syscalls.push_back(std::move(entry));
   for (const auto& [name, r] : rules) {
     if (!r.silent) continue;
-    syscalls.push_back(Json{{"names", Json::array({name})},
-                            {"action", "SCMP_ACT_ERRNO"},
-                            {"errnoRet", r.error}});
+    syscalls.push_back(
+        Json{{"names", Json::array({name})}, {"action", "SCMP_ACT_ERRNO"}, {"errnoRet", r.error}});
   }
   Json profile = {{"defaultAction", "SCMP_ACT_ERRNO"},
                   {"defaultErrnoRet", EPERM},

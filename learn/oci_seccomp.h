@@ -16,9 +16,9 @@
 namespace gander::learn {
 
 struct OciSeccomp {
-  std::string json;                    // the profile, pretty-printed, ending with a newline
-  std::vector<std::string> left_out;   // seen while learning, never allowed: "ptrace (3x): ..."
-  size_t allowed = 0;                  // syscall names allowed (some under argument conditions)
+  std::string json;                   // the profile, pretty-printed, ending with a newline
+  std::vector<std::string> left_out;  // seen while learning, never allowed: "ptrace (3x): ..."
+  size_t allowed = 0;                 // syscall names allowed (some under argument conditions)
 };
 
 // defaultAction SCMP_ACT_ERRNO (EPERM) for every syscall the census did not see; the seen ones

@@ -197,6 +197,12 @@ class Collapser {
       if (prefix == "/" || prefix == "/usr" || prefix == home_) continue;
       prefixes_.push_back(prefix);
     }
+    directories_ = learned.directories;
+    for (const auto& [path, needs] : learned.files) {
+      for (std::string dir = Parent(path); dir != "/" && directories_.insert(dir).second;) {
+        dir = Parent(dir);
+      }
+    }
   }
 
   Candidate For(const std::string& path) const {
@@ -223,6 +229,8 @@ class Collapser {
       auto parts = Components(path.substr(home_.size()));
       return Written(Join(home_, parts, std::min<size_t>(parts.size(), 2)));
     }
+    // A directory (listed, or opened to reach what is below): itself.
+    if (directories_.contains(path)) return Written(path);
     // Elsewhere: the file's directory (a top-level name stays itself: never all of `/`).
     std::string parent = Parent(path);
     return Written(parent == "/" ? path : parent);
@@ -238,6 +246,7 @@ class Collapser {
 
   std::string workspace_, home_;
   std::vector<std::string> prefixes_;
+  std::set<std::string> directories_;
 };
 
 // A policy path as a YAML double-quoted scalar: `$` doubled (a literal in policy paths), `"`
@@ -315,6 +324,8 @@ FileVerdict FileCovered(const ClassifierRules& rules, const policies::ExpandedPo
                         const Learned& learned, const std::string& path, Need need) {
   PathClass cls = rules.Classify(path);
   if (cls == PathClass::kDenied) return {false, true};
+  // The command's own files: gander grants them again whenever the same command runs.
+  if (need != Need::kWrite && UnderAny(path, learned.command_grants)) return {true, false};
   switch (need) {
     case Need::kExec:
       return {cls != PathClass::kOutside && UnderAny(path, policy.exec), false};

@@ -45,9 +45,12 @@ bool Action(const std::string& name, uint32_t errno_ret, uint32_t* out) {
 
 bool Op(const std::string& name, scmp_compare* out) {
   static const std::map<std::string, scmp_compare> kOps = {
-      {"SCMP_CMP_NE", SCMP_CMP_NE}, {"SCMP_CMP_LT", SCMP_CMP_LT},
-      {"SCMP_CMP_LE", SCMP_CMP_LE}, {"SCMP_CMP_EQ", SCMP_CMP_EQ},
-      {"SCMP_CMP_GE", SCMP_CMP_GE}, {"SCMP_CMP_GT", SCMP_CMP_GT},
+      {"SCMP_CMP_NE", SCMP_CMP_NE},
+      {"SCMP_CMP_LT", SCMP_CMP_LT},
+      {"SCMP_CMP_LE", SCMP_CMP_LE},
+      {"SCMP_CMP_EQ", SCMP_CMP_EQ},
+      {"SCMP_CMP_GE", SCMP_CMP_GE},
+      {"SCMP_CMP_GT", SCMP_CMP_GT},
       {"SCMP_CMP_MASKED_EQ", SCMP_CMP_MASKED_EQ}};
   auto it = kOps.find(name);
   if (it == kOps.end()) return false;
@@ -98,8 +101,8 @@ int main(int argc, char** argv) {
       std::string name = n.get<std::string>();
       int nr = seccomp_syscall_resolve_name(name.c_str());
       if (nr == __NR_SCMP_ERROR) continue;  // unknown here: runc skips it too
-      int rc = seccomp_rule_add_array(ctx, action, nr, static_cast<unsigned>(args.size()),
-                                      args.data());
+      int rc =
+          seccomp_rule_add_array(ctx, action, nr, static_cast<unsigned>(args.size()), args.data());
       if (rc < 0) return Fail("rule for " + name + ": " + std::strerror(-rc));
     }
   }

@@ -48,7 +48,7 @@ TEST(AuditReader, RecordsTheRunsWorkspacesAndRebasesTheirPaths) {
     return R"({"v":1,"time":"t","kind":"lifecycle","extension":"ext","pid":1,)"
            R"("sandbox_pid":null,"exe":null,"tool_call":{"state":"startup"},)"
            R"("lifecycle":{"what":"start","detail":"sh","info":{"syscall_accounting":"census",)"
-           R"("workspace":")" +
+           R"("command_grants":["/opt/n/node_modules"],"workspace":")" +
            ws + R"("}}})";
   };
   auto read = [](const std::string& path) {
@@ -64,6 +64,7 @@ TEST(AuditReader, RecordsTheRunsWorkspacesAndRebasesTheirPaths) {
   }
   EXPECT_EQ(l.runs, 4u);
   EXPECT_EQ(l.census_runs, 3u);
+  EXPECT_EQ(l.command_grants, (std::vector<std::string>{"/opt/n/node_modules"}));
   EXPECT_EQ(l.workspaces, (std::vector<std::string>{"/ci/a", "/ci/a/sub"}));
   RebaseWorkspaces(l, "/home/u/p");
   std::vector<std::string> paths;

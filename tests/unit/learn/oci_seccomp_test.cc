@@ -11,8 +11,8 @@
 namespace gander::learn {
 namespace {
 
-using nlohmann::json;
 using monitor::ArgPattern;
+using nlohmann::json;
 
 bool Denied(const std::vector<ArgPattern>& deny, uint64_t v) {
   for (const auto& p : deny) {
@@ -55,13 +55,14 @@ TEST(OciSeccomp, NamespaceFlagsGiveOneRule) {
   for (uint64_t f : {CLONE_NEWUSER, CLONE_NEWNS, CLONE_NEWPID}) deny.push_back({0, f, f});
   auto allow = AllowedPatterns(deny);
   ASSERT_EQ(allow.size(), 1u);
-  EXPECT_EQ(allow[0], (std::pair<uint64_t, uint64_t>{CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID, 0}));
+  EXPECT_EQ(allow[0],
+            (std::pair<uint64_t, uint64_t>{CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID, 0}));
 }
 
 TEST(OciSeccomp, ProfileAllowsWhatWasSeenButNeverTheFloor) {
   Learned l;
-  l.syscalls = {{"read", 10},  {"execve", 1}, {"ptrace", 2},   {"clone", 3},
-                {"ioctl", 4},  {"nr 999", 1}, {"openat", 7}};
+  l.syscalls = {{"read", 10}, {"execve", 1}, {"ptrace", 2}, {"clone", 3},
+                {"ioctl", 4}, {"nr 999", 1}, {"openat", 7}};
   auto floor = monitor::DeniedSyscalls({});
   auto profile = OciSeccompProfile(l, floor, "SCMP_ARCH_X86_64");
   json j = json::parse(profile.json);

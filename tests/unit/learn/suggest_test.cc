@@ -152,6 +152,25 @@ TEST(Suggest, WorkspaceRelativeWithAnotherBase) {
   EXPECT_NE(yaml.find("  exec:\n    - \"${WORKSPACE}/bin\""), std::string::npos) << yaml;
 }
 
+TEST(Suggest, ADirectoryIsGrantedAsItselfAndTheCommandsFilesNotAtAll) {
+  Learned l;
+  for (const auto& line : {FileLine("/srv/data", "outside", "read", "list_directory"),
+                           FileLine("/srv/data/ref.txt", "outside", "read"),
+                           FileLine("/srv/logs", "outside", "read", "list_directory"),
+                           FileLine("/w/node_modules/zod/index.js", "outside", "read")}) {
+    AddAuditLine(line, "ext", l);
+  }
+  l.command_grants = {"/w/node_modules"};
+  l.directories = {"/srv/logs"};  // the launcher's stat: a directory whose contents were not read
+  std::string yaml = SuggestPolicy(l, Ctx());
+  EXPECT_NE(yaml.find("    - \"/srv/data\"  # read 2x"), std::string::npos) << yaml;
+  EXPECT_NE(yaml.find("    - \"/srv/logs\"  # read 1x"), std::string::npos) << yaml;
+  EXPECT_EQ(yaml.find("\"/srv\""), std::string::npos) << yaml;
+  EXPECT_EQ(yaml.find("node_modules"), std::string::npos) << yaml;
+  auto coverage = CheckCoverage(l, Default(), kWs, kHome);
+  EXPECT_EQ(coverage.uncovered.size(), 3u);  // the two directories and the file, not zod
+}
+
 TEST(Check, DefaultDoesNotCoverOutsideReads) {
   auto coverage = CheckCoverage(Sample(), Default(), kWs, kHome);
   EXPECT_GE(coverage.uncovered.size(), 5u);
