@@ -43,3 +43,14 @@ fi
 "$gander" policy diff default "$scratch/suggested.yaml" >"$scratch/diff.txt" && fail "diff: no change?"
 grep -q "^+ filesystem.read $scratch/data/set1" "$scratch/diff.txt" || fail "diff misses the grant"
 echo PASS
+# Again as uid 65534 when run as root: the same without root's privileges.
+if [ "$(id -u)" = 0 ] && [ -z "${GANDER_AS_NOBODY:-}" ] && command -v setpriv >/dev/null; then
+  nobody=$(mktemp -d "$2/nobody.XXXXXX")
+  mkdir "$nobody/home" "$nobody/scratch"
+  chmod 777 "$nobody" "$nobody/home" "$nobody/scratch"
+  cd /
+  GANDER_AS_NOBODY=1 setpriv --reuid=65534 --regid=65534 --clear-groups env HOME="$nobody/home" \
+    "$0" "$gander" "$nobody/scratch" || { rm -rf "$nobody"; fail "as uid 65534"; }
+  rm -rf "$nobody"
+  echo "PASS (uid 65534 too)"
+fi

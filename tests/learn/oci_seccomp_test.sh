@@ -67,3 +67,14 @@ if "$gander" policy suggest plain --from "$scratch/plain.jsonl" --format oci-sec
 fi
 grep -q "no syscall census" "$scratch/none.err" || fail "no reason given: $(cat "$scratch/none.err")"
 echo PASS
+# Again as uid 65534 when run as root: the same without root's privileges.
+if [ "$(id -u)" = 0 ] && [ -z "${GANDER_AS_NOBODY:-}" ] && command -v setpriv >/dev/null; then
+  nobody=$(mktemp -d "$3/nobody.XXXXXX")
+  mkdir "$nobody/home" "$nobody/scratch"
+  chmod 777 "$nobody" "$nobody/home" "$nobody/scratch"
+  cd /
+  GANDER_AS_NOBODY=1 setpriv --reuid=65534 --regid=65534 --clear-groups env HOME="$nobody/home" \
+    "$0" "$gander" "$loader" "$nobody/scratch" || { rm -rf "$nobody"; fail "as uid 65534"; }
+  rm -rf "$nobody"
+  echo "PASS (uid 65534 too)"
+fi
