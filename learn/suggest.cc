@@ -535,7 +535,9 @@ std::string SuggestPolicy(const Learned& learned, const SuggestContext& ctx) {
       out += (i % 6 == 0 ? "\n#  " : "") + std::string(" ") + top[i].second + " " +
              std::to_string(top[i].first);
     }
-    out += "\n";
+    out +=
+        "\n# (policy v1 has no syscall allowlist: `--format oci-seccomp` writes one as an OCI\n"
+        "# seccomp profile)\n";
   }
   if (!review.empty()) {
     out +=
