@@ -133,6 +133,11 @@ int Main(int argc, char** argv) {
   suggest_cmd->add_option("--base", suggest.base, "Profile or policy to extend (default)");
   suggest_cmd->add_option("--check", suggest.check,
                           "Exit 1 listing what POLICY does not cover of the learned behaviour");
+  suggest_cmd
+      ->add_option("--format", suggest.format,
+                   "yaml (a policy) or oci-seccomp (an OCI runtime-spec seccomp profile from the "
+                   "syscall census)")
+      ->check(CLI::IsMember({"yaml", "oci-seccomp"}));
   std::string diff_old, diff_new;
   auto* diff_cmd = policy_cmd->add_subcommand("diff", "Effective rules added/removed: OLD NEW");
   diff_cmd->add_option("old", diff_old, "Profile name or policy file")->required();

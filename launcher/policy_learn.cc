@@ -1,14 +1,18 @@
 #include "launcher/policy_learn.h"
 
 #include <limits.h>
+#include <seccomp.h>
 #include <spdlog/spdlog.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 
 #include <iostream>
+#include <set>
 
 #include "launcher/environment.h"
 #include "launcher/run.h"
 #include "learn/audit_reader.h"
+#include "learn/oci_seccomp.h"
 #include "learn/suggest.h"
 #include "policies/diff.h"
 #include "policies/expand.h"
@@ -33,6 +37,39 @@ std::string Absolute(const std::string& path) {
   return path;
 }
 
+int PrintOciSeccomp(const learn::Learned& learned) {
+  if (learned.census_runs == 0 || learned.syscalls.empty()) {
+    spdlog::error(
+        "policy suggest: no syscall census in the logs read (learn with `gander run --mode "
+        "learn`)");
+    return kExitBadInput;
+  }
+  if (learned.census_runs < learned.runs) {
+    spdlog::warn("oci-seccomp: {} of {} runs in the logs counted only the watched syscalls",
+                 learned.runs - learned.census_runs, learned.runs);
+  }
+  const auto floor = monitor::DeniedSyscalls({});
+  auto profile = learn::OciSeccompProfile(learned, floor, learn::NativeOciArch());
+  for (const auto& line : profile.left_out) spdlog::warn("oci-seccomp: left out: {}", line);
+  // For comparison: gander's own filter allows every native syscall but the floor's
+  // unconditional entries.
+  std::set<std::string> always;
+  for (const auto& d : floor) {
+    if (d.any_of.empty()) always.emplace(d.name);
+  }
+  size_t by_default = 0;
+  for (int nr = 0; nr < 1024; ++nr) {
+    char* name = seccomp_syscall_resolve_num_arch(SCMP_ARCH_NATIVE, nr);
+    if (name == nullptr) continue;
+    if (!always.contains(name)) ++by_default;
+    free(name);
+  }
+  std::cerr << "gander: oci-seccomp: " << profile.allowed
+            << " syscalls allowed; gander's default filter allows " << by_default << "\n";
+  std::cout << profile.json;
+  return 0;
+}
+
 }  // namespace
 
 int PolicySuggest(const SuggestOptions& o) {
@@ -47,8 +84,17 @@ int PolicySuggest(const SuggestOptions& o) {
     spdlog::error("policy suggest: {}", learned.error().Describe());
     return kExitBadInput;
   }
+  if (o.format == "oci-seccomp" && o.check.empty()) return PrintOciSeccomp(*learned);
   auto env = CurrentEnvironment();
-  const std::string workspace = Absolute(o.workspace.empty() ? "." : o.workspace);
+  // Paths under a learning run's workspace are read as workspace paths of this one.
+  std::string workspace = !o.workspace.empty()           ? Absolute(o.workspace)
+                          : !learned->workspaces.empty() ? learned->workspaces.back()
+                                                         : Absolute(".");
+  learn::RebaseWorkspaces(*learned, workspace);
+  for (const auto& [path, needs] : learned->files) {
+    struct stat st;
+    if (stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) learned->directories.insert(path);
+  }
   const std::string home = env.contains("HOME") ? Absolute(env["HOME"]) : "/";
   policies::ExpansionContext ctx{workspace, home, env};
 

@@ -311,7 +311,9 @@ monitor::RunInfo RunInfo(const Prepared& p, IsolationLevel level, const std::str
           .mode = ModeName(p.mode),
           .syscall_accounting = accounting,
           .policy_sha256 = policies::PolicySha256(p.policy),
-          .policy = sources};
+          .policy = sources,
+          .workspace = p.workspace,
+          .command_grants = p.command.readable};
 }
 
 monitor::Event Lifecycle(const std::string& name, monitor::LifecyclePhase what,

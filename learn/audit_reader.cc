@@ -2,6 +2,7 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -67,8 +68,14 @@ void AddFile(const json& file, const std::string& tool, Learned& out) {
 
 void AddNetwork(const json& net, const std::string& tool, Learned& out) {
   std::string transport = Str(net, "transport");
-  if (transport != "tcp" && transport != "udp") return;  // DNS queries follow the host rules
   std::string host = Str(net, "host");
+  if (transport == "dns") {
+    std::transform(host.begin(), host.end(), host.begin(), ::tolower);
+    while (!host.empty() && host.back() == '.') host.pop_back();
+    if (!host.empty()) out.dns_names[host].Add(1, tool);
+    return;
+  }
+  if (transport != "tcp" && transport != "udp") return;
   if (host.empty()) host = Str(net, "ip");
   uint64_t port = Uint(net, "port", 0);
   if (host.empty() || port == 0 || port > 65535) return;
@@ -109,7 +116,27 @@ void AddAuditLine(std::string_view line, const std::string& extension, Learned& 
     if (action == "counted") out.syscalls[name] += count;
   } else if (kind == "lifecycle") {
     std::string what = Str(*body, "what");
-    if (what == "start") ++out.runs;
+    if (what == "start") {
+      ++out.runs;
+      auto info = body->find("info");
+      bool has_info = info != body->end() && info->is_object();
+      if (has_info && Str(*info, "syscall_accounting") == "census") ++out.census_runs;
+      std::string ws = has_info ? Str(*info, "workspace") : "";
+      auto add = [](std::vector<std::string>& to, const std::string& path) {
+        if (!path.empty() && path[0] == '/' && std::find(to.begin(), to.end(), path) == to.end()) {
+          to.push_back(path);
+        }
+      };
+      add(out.workspaces, ws);
+      if (has_info) {
+        auto grants = info->find("command_grants");
+        for (const auto& g : grants != info->end() && grants->is_array() ? *grants : json()) {
+          if (!g.is_string()) continue;
+          auto bytes = monitor::UnescapeBytes(g.get<std::string>());
+          if (bytes) add(out.command_grants, *bytes);
+        }
+      }
+    }
     if (what == "events_dropped")
       out.dropped += std::strtoull(Str(*body, "detail").c_str(), nullptr, 10);
   }
@@ -147,6 +174,35 @@ Result<Learned> ReadAuditLogs(const std::vector<std::string>& paths, const std::
     return Error{ENOENT, "no audit log at " + names + " (run `gander run --mode learn` first)"};
   }
   return out;
+}
+
+void RebaseWorkspaces(Learned& learned, const std::string& workspace) {
+  // Longest first, so that a workspace nested in another maps its own paths.
+  std::vector<std::string> from = learned.workspaces;
+  std::sort(from.begin(), from.end(),
+            [](const auto& a, const auto& b) { return a.size() > b.size(); });
+  auto rebase = [&](const std::string& path) {
+    for (const auto& ws : from) {
+      if (ws == workspace) return path;
+      if (path == ws) return workspace;
+      if (path.starts_with(ws) && path[ws.size()] == '/') return workspace + path.substr(ws.size());
+    }
+    return path;
+  };
+  auto merge = [](Usage& into, const Usage& from) {
+    into.count += from.count;
+    into.tools.insert(from.tools.begin(), from.tools.end());
+  };
+  decltype(learned.files) files;
+  for (auto& [path, needs] : learned.files) {
+    auto& into = files[rebase(path)];
+    for (auto& [need, usage] : needs) merge(into[need], usage);
+  }
+  learned.files = std::move(files);
+  decltype(learned.denied_files) denied;
+  for (auto& [path, usage] : learned.denied_files) merge(denied[rebase(path)], usage);
+  learned.denied_files = std::move(denied);
+  for (auto& grant : learned.command_grants) grant = rebase(grant);
 }
 
 }  // namespace gander::learn

@@ -25,4 +25,9 @@ std::vector<std::string> RotatedFiles(const std::string& path);
 // Reads each file of `paths` (and, for each, its rotated files). An error when none exists.
 Result<Learned> ReadAuditLogs(const std::vector<std::string>& paths, const std::string& extension);
 
+// Moves the paths seen under a learning run's workspace (`learned.workspaces`) under
+// `workspace`, so that a suggestion or a check made for another checkout reads them as
+// workspace paths.
+void RebaseWorkspaces(Learned& learned, const std::string& workspace);
+
 }  // namespace gander::learn

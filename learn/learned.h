@@ -7,6 +7,7 @@
 #include <set>
 #include <string>
 #include <utility>
+#include <vector>
 
 namespace gander::learn {
 
@@ -32,14 +33,26 @@ struct Learned {
   std::map<std::string, Usage> denied_files;
   // (host or, without a name, the IP address, port) -> usage; TCP/UDP only, not DNS queries.
   std::map<std::pair<std::string, uint16_t>, Usage> network;
+  // Names asked of the DNS stub (lower case): under enforcement a name the policy does not
+  // allow never resolves, so its connect is never seen; the query is the only trace.
+  std::map<std::string, Usage> dns_names;
   // Syscalls the filter refused, by name (or "nr N").
   std::map<std::string, Usage> denied_syscalls;
   // Census (`syscall` lines with action `counted`): name -> calls.
   std::map<std::string, uint64_t> syscalls;
-  uint64_t lines = 0;      // lines read that belong to the extension
-  uint64_t bad_lines = 0;  // lines that did not parse (skipped, see docs/audit-log.md)
-  uint64_t runs = 0;       // `lifecycle` `start` lines: learning runs in the logs
-  uint64_t dropped = 0;    // events lost (`events_dropped`): the picture is incomplete
+  uint64_t lines = 0;        // lines read that belong to the extension
+  uint64_t bad_lines = 0;    // lines that did not parse (skipped, see docs/audit-log.md)
+  uint64_t runs = 0;         // `lifecycle` `start` lines: learning runs in the logs
+  uint64_t census_runs = 0;  // of those, runs that counted every syscall (`--mode learn`)
+  // The runs' workspaces (start lines' `info.workspace`), distinct, in the order first seen.
+  std::vector<std::string> workspaces;
+  // What gander granted the runs' commands beyond their policy (`info.command_grants`):
+  // granted again whenever the same command runs, so never suggested. Distinct.
+  std::vector<std::string> command_grants;
+  // Learned paths known to be directories (the launcher stats them; a path with learned
+  // children is one too): such a path is granted as itself, not as its parent.
+  std::set<std::string> directories;
+  uint64_t dropped = 0;  // events lost (`events_dropped`): the picture is incomplete
 };
 
 }  // namespace gander::learn

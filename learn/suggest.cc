@@ -197,6 +197,12 @@ class Collapser {
       if (prefix == "/" || prefix == "/usr" || prefix == home_) continue;
       prefixes_.push_back(prefix);
     }
+    directories_ = learned.directories;
+    for (const auto& [path, needs] : learned.files) {
+      for (std::string dir = Parent(path); dir != "/" && directories_.insert(dir).second;) {
+        dir = Parent(dir);
+      }
+    }
   }
 
   Candidate For(const std::string& path) const {
@@ -223,6 +229,8 @@ class Collapser {
       auto parts = Components(path.substr(home_.size()));
       return Written(Join(home_, parts, std::min<size_t>(parts.size(), 2)));
     }
+    // A directory (listed, or opened to reach what is below): itself.
+    if (directories_.contains(path)) return Written(path);
     // Elsewhere: the file's directory (a top-level name stays itself: never all of `/`).
     std::string parent = Parent(path);
     return Written(parent == "/" ? path : parent);
@@ -238,6 +246,7 @@ class Collapser {
 
   std::string workspace_, home_;
   std::vector<std::string> prefixes_;
+  std::set<std::string> directories_;
 };
 
 // A policy path as a YAML double-quoted scalar: `$` doubled (a literal in policy paths), `"`
@@ -315,6 +324,8 @@ FileVerdict FileCovered(const ClassifierRules& rules, const policies::ExpandedPo
                         const Learned& learned, const std::string& path, Need need) {
   PathClass cls = rules.Classify(path);
   if (cls == PathClass::kDenied) return {false, true};
+  // The command's own files: gander grants them again whenever the same command runs.
+  if (need != Need::kWrite && UnderAny(path, learned.command_grants)) return {true, false};
   switch (need) {
     case Need::kExec:
       return {cls != PathClass::kOutside && UnderAny(path, policy.exec), false};
@@ -358,6 +369,10 @@ Coverage CheckCoverage(const Learned& learned, const policies::ExpandedPolicy& p
     if (matcher && NetworkCovered(*matcher, dest.first, dest.second)) continue;
     out.uncovered.push_back("connect " + dest.first + ":" + std::to_string(dest.second) + " (" +
                             Describe(usage) + ")");
+  }
+  for (const auto& [name, usage] : learned.dns_names) {
+    if (matcher && matcher->MayResolve(name)) continue;
+    out.uncovered.push_back("resolve " + name + " (" + Describe(usage) + ")");
   }
   return out;
 }
@@ -462,6 +477,16 @@ std::string SuggestPolicy(const Learned& learned, const SuggestContext& ctx) {
     h.first.insert(port);
     merge(h.second, usage);
   }
+  // Names looked up but never connected to (refused by the policy learned under, most
+  // likely): a person decides which ports, if any.
+  for (const auto& [name, usage] : learned.dns_names) {
+    if (hosts.contains(name) || (matcher && matcher->MayResolve(name))) continue;
+    bool connected = std::any_of(learned.network.begin(), learned.network.end(),
+                                 [&](const auto& kv) { return kv.first.first == name; });
+    if (connected) continue;  // reviewed above, with its ports
+    review.push_back("network " + name + ": looked up, never connected (" + Describe(usage) +
+                     "); add {host: " + name + ", ports: [...]} if intended");
+  }
   for (const auto& [name, usage] : learned.denied_syscalls) {
     review.push_back("syscall " + name + ": refused by the seccomp filter (" + Describe(usage) +
                      "); policy v1 has no key to allow it");
@@ -510,7 +535,9 @@ std::string SuggestPolicy(const Learned& learned, const SuggestContext& ctx) {
       out += (i % 6 == 0 ? "\n#  " : "") + std::string(" ") + top[i].second + " " +
              std::to_string(top[i].first);
     }
-    out += "\n";
+    out +=
+        "\n# (policy v1 has no syscall allowlist: `--format oci-seccomp` writes one as an OCI\n"
+        "# seccomp profile)\n";
   }
   if (!review.empty()) {
     out +=

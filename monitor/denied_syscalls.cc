@@ -33,6 +33,10 @@ constexpr std::string_view kAlways[] = {
 };
 // clang-format on
 
+// socket()'s family is an int: the kernel drops the upper 32 bits of the register, so a
+// comparison of all 64 would let AF_VSOCK | 1 << 32 through as AF_VSOCK.
+constexpr uint64_t kIntArg = 0xffffffffu;
+
 // Namespace-creating clone flags; CLONE_NEWUSER matters most (nested user namespaces are the
 // usual kernel exploit entry), the rest are refused alongside it. One pattern per flag:
 // libseccomp compares (arg & mask) == value and ORs rules together.
@@ -68,7 +72,7 @@ std::vector<DeniedSyscall> DeniedSyscalls(const DenyOptions& options) {
                             AF_ATMPVC, AF_ATMSVC,     AF_APPLETALK, AF_X25,  AF_AX25,    AF_NETROM,
                             AF_ROSE,   AF_DECnet,     AF_IPX,       AF_IRDA, AF_NFC,     AF_PPPOX,
                             AF_ISDN,   AF_PHONET,     AF_CAIF,      AF_IUCV, AF_RXRPC}) {
-      families.push_back({0, ~0ULL, family});
+      families.push_back({0, kIntArg, family});
     }
     table.push_back(
         {"socket", EAFNOSUPPORT, std::move(families), "socket(AF_PACKET/AF_VSOCK/...)"});
@@ -83,7 +87,7 @@ std::vector<DeniedSyscall> DeniedSyscalls(const DenyOptions& options) {
   if (options.deny_host_sockets) {
     table.push_back({"socket",
                      EACCES,
-                     {{0, ~0ULL, AF_INET}, {0, ~0ULL, AF_INET6}, {0, ~0ULL, AF_UNIX}},
+                     {{0, kIntArg, AF_INET}, {0, kIntArg, AF_INET6}, {0, kIntArg, AF_UNIX}},
                      "socket(AF_INET/AF_INET6/AF_UNIX)"});
   }
   return table;

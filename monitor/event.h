@@ -132,6 +132,10 @@ struct RunInfo {
   std::string syscall_accounting;  // census, watched, none
   std::string policy_sha256;       // of the enforced policy (policies/fingerprint.h)
   std::string policy;              // its sources, most derived first, joined by " <- "
+  std::string workspace;           // the absolute workspace (learning reads paths against it)
+  // What gander granted the command itself (read+exec), beyond the policy: the executable, its
+  // interpreter and their install prefixes (launcher/command.h). A learned policy need not.
+  std::vector<std::string> command_grants{};
 };
 
 struct LifecycleEvent {

@@ -200,6 +200,14 @@ void WriteLifecycle(ObjectWriter& o, const LifecycleEvent& l) {
   i.String("syscall_accounting", l.info->syscall_accounting);
   i.String("policy_sha256", l.info->policy_sha256);
   i.String("policy", l.info->policy);
+  i.String("workspace", l.info->workspace);
+  std::string& grants = i.raw("command_grants");
+  grants += '[';
+  for (size_t n = 0; n < l.info->command_grants.size(); ++n) {
+    if (n > 0) grants += ',';
+    AppendJsonString(grants, l.info->command_grants[n]);
+  }
+  grants += ']';
   i.End();
 }
 

@@ -1,7 +1,8 @@
 #!/bin/sh
 # CTest entry point of the e2e tier: runs the node test file, or exits 77 (CTest's
 # SKIP_RETURN_CODE) when the npm packages are not installed.
-#   GANDER_BIN=/path/to/gander tests/e2e/run-e2e.sh
+#   GANDER_BIN=/path/to/gander tests/e2e/run-e2e.sh [TEST_FILE.mjs ...]
+# (default: e2e.test.mjs attribution.test.mjs)
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 cd "$here"
@@ -17,7 +18,7 @@ skip() {
 }
 
 [ -d node_modules ] || skip "tests/e2e/node_modules is missing"
-for p in @modelcontextprotocol/sdk @modelcontextprotocol/server-filesystem @modelcontextprotocol/server-everything; do
+for p in @modelcontextprotocol/sdk @modelcontextprotocol/server-filesystem @modelcontextprotocol/server-everything @modelcontextprotocol/server-memory; do
   [ -f "node_modules/$p/package.json" ] || skip "node_modules has no $p"
 done
 if [ package-lock.json -nt node_modules/.package-lock.json ]; then
@@ -27,4 +28,5 @@ if [ -z "${GANDER_BIN:-}" ]; then
   echo "tests/e2e: GANDER_BIN is not set (the path of the gander binary)" >&2
   exit 1
 fi
-exec node --test --test-concurrency=1 --test-reporter=spec e2e.test.mjs attribution.test.mjs
+[ $# -gt 0 ] || set -- e2e.test.mjs attribution.test.mjs
+exec node --test --test-concurrency=1 --test-reporter=spec "$@"

@@ -42,4 +42,24 @@ fi
 # diff: the suggestion adds the data dir to default.
 "$gander" policy diff default "$scratch/suggested.yaml" >"$scratch/diff.txt" && fail "diff: no change?"
 grep -q "^+ filesystem.read $scratch/data/set1" "$scratch/diff.txt" || fail "diff misses the grant"
+# A name looked up and refused by the DNS stub (so never connected to) is drift too.
+"$gander" run --mode learn --collector off --name learner --workspace "$scratch/ws" \
+  --audit-log "$scratch/dns.jsonl" -- /usr/bin/getent hosts collect.example.net \
+  </dev/null >/dev/null 2>&1 || true
+if "$gander" policy suggest --check "$scratch/suggested.yaml" learner --from "$scratch/dns.jsonl" \
+    >"$scratch/dns.txt" 2>/dev/null; then
+  fail "--check should fail on a refused lookup"
+fi
+grep -q "^not covered: resolve collect.example.net" "$scratch/dns.txt" || fail "$(cat "$scratch/dns.txt")"
 echo PASS
+# Again as uid 65534 when run as root: the same without root's privileges.
+if [ "$(id -u)" = 0 ] && [ -z "${GANDER_AS_NOBODY:-}" ] && command -v setpriv >/dev/null; then
+  nobody=$(mktemp -d "$2/nobody.XXXXXX")
+  mkdir "$nobody/home" "$nobody/scratch"
+  chmod 777 "$nobody" "$nobody/home" "$nobody/scratch"
+  cd /
+  GANDER_AS_NOBODY=1 setpriv --reuid=65534 --regid=65534 --clear-groups env HOME="$nobody/home" \
+    "$0" "$gander" "$nobody/scratch" || { rm -rf "$nobody"; fail "as uid 65534"; }
+  rm -rf "$nobody"
+  echo "PASS (uid 65534 too)"
+fi

@@ -43,5 +43,36 @@ TEST(AuditReader, CountsDroppedEventsAndSkipsBadLines) {
   EXPECT_EQ(l.bad_lines, 2u);
 }
 
+TEST(AuditReader, RecordsTheRunsWorkspacesAndRebasesTheirPaths) {
+  auto start = [](const std::string& ws) {
+    return R"({"v":1,"time":"t","kind":"lifecycle","extension":"ext","pid":1,)"
+           R"("sandbox_pid":null,"exe":null,"tool_call":{"state":"startup"},)"
+           R"("lifecycle":{"what":"start","detail":"sh","info":{"syscall_accounting":"census",)"
+           R"("command_grants":["/opt/n/node_modules"],"workspace":")" +
+           ws + R"("}}})";
+  };
+  auto read = [](const std::string& path) {
+    return R"({"v":1,"time":"t","kind":"file","extension":"ext","tool_call":{"state":"one",)"
+           R"("tool":"t"},"file":{"path":")" +
+           path + R"(","class":"workspace","access":"read"}})";
+  };
+  Learned l;
+  for (const std::string& line :
+       {start("/ci/a"), read("/ci/a/src/x.js"), start("/ci/a/sub"), read("/ci/a/sub/y.js"),
+        start("/ci/a"), read("/ci/a"), read("/ci/ab/z"), std::string(kStart)}) {
+    AddAuditLine(line, "ext", l);
+  }
+  EXPECT_EQ(l.runs, 4u);
+  EXPECT_EQ(l.census_runs, 3u);
+  EXPECT_EQ(l.command_grants, (std::vector<std::string>{"/opt/n/node_modules"}));
+  EXPECT_EQ(l.workspaces, (std::vector<std::string>{"/ci/a", "/ci/a/sub"}));
+  RebaseWorkspaces(l, "/home/u/p");
+  std::vector<std::string> paths;
+  for (const auto& [path, needs] : l.files) paths.push_back(path);
+  // The nested workspace maps its own paths; a sibling with a common prefix is not moved.
+  EXPECT_EQ(paths, (std::vector<std::string>{"/ci/ab/z", "/home/u/p", "/home/u/p/src/x.js",
+                                             "/home/u/p/y.js"}));
+}
+
 }  // namespace
 }  // namespace gander::learn

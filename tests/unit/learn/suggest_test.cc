@@ -152,9 +152,48 @@ TEST(Suggest, WorkspaceRelativeWithAnotherBase) {
   EXPECT_NE(yaml.find("  exec:\n    - \"${WORKSPACE}/bin\""), std::string::npos) << yaml;
 }
 
+TEST(Suggest, ADirectoryIsGrantedAsItselfAndTheCommandsFilesNotAtAll) {
+  Learned l;
+  for (const auto& line : {FileLine("/srv/data", "outside", "read", "list_directory"),
+                           FileLine("/srv/data/ref.txt", "outside", "read"),
+                           FileLine("/srv/logs", "outside", "read", "list_directory"),
+                           FileLine("/w/node_modules/zod/index.js", "outside", "read")}) {
+    AddAuditLine(line, "ext", l);
+  }
+  l.command_grants = {"/w/node_modules"};
+  l.directories = {"/srv/logs"};  // the launcher's stat: a directory whose contents were not read
+  std::string yaml = SuggestPolicy(l, Ctx());
+  EXPECT_NE(yaml.find("    - \"/srv/data\"  # read 2x"), std::string::npos) << yaml;
+  EXPECT_NE(yaml.find("    - \"/srv/logs\"  # read 1x"), std::string::npos) << yaml;
+  EXPECT_EQ(yaml.find("\"/srv\""), std::string::npos) << yaml;
+  EXPECT_EQ(yaml.find("node_modules"), std::string::npos) << yaml;
+  auto coverage = CheckCoverage(l, Default(), kWs, kHome);
+  EXPECT_EQ(coverage.uncovered.size(), 3u);  // the two directories and the file, not zod
+}
+
 TEST(Check, DefaultDoesNotCoverOutsideReads) {
   auto coverage = CheckCoverage(Sample(), Default(), kWs, kHome);
   EXPECT_GE(coverage.uncovered.size(), 5u);
+}
+
+TEST(Check, ARefusedLookupIsDriftAndReviewedNotGranted) {
+  Learned l;
+  AddAuditLine(
+      R"({"v":1,"time":"t","kind":"network","extension":"ext","tool_call":{"state":"idle"},)"
+      R"("network":{"host":"Collect.Example.NET.","ip":null,"port":53,"transport":"dns",)"
+      R"("result":"denied"}})",
+      "ext", l);
+  ASSERT_EQ(l.dns_names.size(), 1u);
+  auto coverage = CheckCoverage(l, Default(), kWs, kHome);
+  ASSERT_EQ(coverage.uncovered.size(), 1u);
+  EXPECT_TRUE(coverage.uncovered[0].starts_with("resolve collect.example.net (1x"))
+      << coverage.uncovered[0];
+  SuggestContext c = Ctx();
+  std::string yaml = SuggestPolicy(l, c);
+  EXPECT_EQ(yaml.find("network:"), std::string::npos) << yaml;
+  EXPECT_NE(yaml.find("#   network collect.example.net: looked up, never connected"),
+            std::string::npos)
+      << yaml;
 }
 
 }  // namespace

@@ -254,14 +254,24 @@ TEST(ToJsonLine, LifecycleEvent) {
 TEST(ToJsonLine, StartEventCarriesTheRunInfo) {
   Event e = Base();
   e.payload = LifecycleEvent{LifecyclePhase::kStart, "/usr/bin/node (...)",
-                             RunInfo{"native", "full", "monitor", "watched", "ab12", "a.yaml"}};
+                             RunInfo{"native",
+                                     "full",
+                                     "monitor",
+                                     "watched",
+                                     "ab12",
+                                     "a.yaml",
+                                     "/home/u/p",
+                                     {"/usr/bin/node", "/opt/x/node_modules"}}};
   json j = Parse(ToJsonLine(e));
-  EXPECT_EQ(j["lifecycle"]["info"], (json{{"backend", "native"},
-                                          {"isolation", "full"},
-                                          {"mode", "monitor"},
-                                          {"syscall_accounting", "watched"},
-                                          {"policy_sha256", "ab12"},
-                                          {"policy", "a.yaml"}}));
+  EXPECT_EQ(j["lifecycle"]["info"],
+            (json{{"backend", "native"},
+                  {"isolation", "full"},
+                  {"mode", "monitor"},
+                  {"syscall_accounting", "watched"},
+                  {"policy_sha256", "ab12"},
+                  {"policy", "a.yaml"},
+                  {"workspace", "/home/u/p"},
+                  {"command_grants", {"/usr/bin/node", "/opt/x/node_modules"}}}));
 }
 
 TEST(ToJsonLine, EveryKindHasTheCommonFieldsInOrder) {

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <sched.h>
 #include <seccomp.h>
+#include <sys/socket.h>
 
 #include <cstring>
 #include <map>
@@ -113,6 +114,18 @@ TEST_F(SeccompMonitorTest, ConditionalDenialFollowsTheArguments) {
   Response r = monitor.Decide(Call("clone", {CLONE_NEWUSER | SIGCHLD}), events);
   EXPECT_FALSE(r.continue_syscall);
   ASSERT_EQ(events.size(), 1u);
+}
+
+TEST_F(SeccompMonitorTest, SocketFamilyIsComparedAsTheIntTheKernelReads) {
+  auto monitor = Make();
+  std::vector<Event> events;
+  EXPECT_TRUE(monitor.Decide(Call("socket", {AF_INET, SOCK_STREAM}), events).continue_syscall);
+  // The kernel truncates the family to an int: upper bits must not hide AF_VSOCK.
+  for (uint64_t family : {uint64_t{AF_VSOCK}, AF_VSOCK | (uint64_t{1} << 32)}) {
+    Response r = monitor.Decide(Call("socket", {family, SOCK_STREAM}), events);
+    EXPECT_FALSE(r.continue_syscall) << family;
+    EXPECT_EQ(r.error, EAFNOSUPPORT);
+  }
 }
 
 TEST_F(SeccompMonitorTest, OpenOfADeniedPathIsLoggedAndContinued) {
