@@ -560,6 +560,8 @@ int Run(const RunOptions& o) {
             up.lines, up.non_json_lines, up.oversize_lines, down.lines, down.non_json_lines,
             down.oversize_lines, err.bytes_in, rpc.tracker().tool_calls_in_flight())));
   };
+  supervise.client_in = o.client_in;
+  supervise.client_out = o.client_out;
   supervise.child_in = to_child.Release();
   supervise.child_out = from_child.get();
   supervise.child_err = from_child_err.get();
@@ -598,6 +600,7 @@ int Run(const RunOptions& o) {
         .files = p.files,
         .census = learn,
         .log_all_files = learn,
+        .log_home = o.log_home,
         .home = p.home,
         .workspace = p.workspace,
         .extension_pid = &sandbox->extension_pid,
