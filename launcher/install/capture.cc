@@ -50,8 +50,9 @@ Result<std::string> CaptureOutput(const std::vector<std::string>& argv, const st
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    return MakeError(argv[0] + " exited with status " +
-                     std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status)));
+    return MakeError(
+        argv[0] + " exited with status " +
+        std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status)));
   }
   return output;
 }

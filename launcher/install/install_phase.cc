@@ -209,8 +209,8 @@ Result<Installed> Install(const RunOptions& run, const PackageRun& package,
     spec.name = j.value("name", "");
     spec.version = j.value("version", "");
   }
-  if (Status checked = CheckPackage(spec.name, spec.exact() || spec.tarball ? spec.version : "",
-                                    run, install);
+  if (Status checked =
+          CheckPackage(spec.name, spec.exact() || spec.tarball ? spec.version : "", run, install);
       !checked) {
     return checked.error();
   }
@@ -226,7 +226,8 @@ Result<Installed> Install(const RunOptions& run, const PackageRun& package,
   if (!fs::exists(cache + "/package.json")) {
     if (Status written = WriteFile(cache + "/package.json",
                                    "{\"private\": true, \"description\": \"gander's install cache "
-                                   "for " + run.name + "\"}\n");
+                                   "for " +
+                                       run.name + "\"}\n");
         !written) {
       return written.error();
     }
@@ -257,8 +258,12 @@ Result<Installed> Install(const RunOptions& run, const PackageRun& package,
   auto bin = PickBin(*manifest, package.bin);
   if (!bin) return bin.error();
   auto j = nlohmann::json::parse(*manifest, nullptr, false);
-  Installed done{RunnerName(package.runner), package.package.text, registry, name,
-                 j.is_object() ? j.value("version", "") : "", *bin};
+  Installed done{RunnerName(package.runner),
+                 package.package.text,
+                 registry,
+                 name,
+                 j.is_object() ? j.value("version", "") : "",
+                 *bin};
   if (Status marked = WriteMarker(cache, done); !marked) return marked.error();
   RecordInstallEvent(AuditPath(run), run.name,
                      "installed " + name + "@" + done.version + " (bin " + done.bin + ")");

@@ -32,12 +32,13 @@ OsvVerdict CheckOsv(const std::string& endpoint, const std::string& name,
   std::string url = endpoint;
   while (url.ends_with("/")) url.pop_back();
   url += "/v1/query";
-  auto answer = CaptureOutput({"curl", "--silent", "--show-error", "--fail", "--max-time",
-                              std::to_string(timeout_s), "--header",
-                              "Content-Type: application/json", "--data-binary", "@-", url},
-                             OsvQueryBody(name, version));
+  auto answer = CaptureOutput(
+      {"curl", "--silent", "--show-error", "--fail", "--max-time", std::to_string(timeout_s),
+       "--header", "Content-Type: application/json", "--data-binary", "@-", url},
+      OsvQueryBody(name, version));
   if (!answer) {
-    return {.kind = OsvVerdict::Kind::kUnreachable, .reason = url + ": " + answer.error().Describe()};
+    return {.kind = OsvVerdict::Kind::kUnreachable,
+            .reason = url + ": " + answer.error().Describe()};
   }
   auto ids = MaliciousIds(*answer);
   if (!ids) {

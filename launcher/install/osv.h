@@ -16,7 +16,7 @@ inline constexpr const char* kDefaultOsvEndpoint = "https://api.osv.dev";
 struct OsvVerdict {
   enum class Kind { kClean, kMalicious, kUnreachable } kind = Kind::kClean;
   std::vector<std::string> malicious_ids{};  // kMalicious: the MAL- advisories
-  std::string reason{};                    // kUnreachable: why
+  std::string reason{};                      // kUnreachable: why
 };
 
 // The query's JSON body. An empty version asks about every version of the package.

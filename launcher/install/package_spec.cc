@@ -151,15 +151,13 @@ Result<std::string> PickBin(const std::string& package_json_text, const std::str
   const std::string& look_for = wanted.empty() ? unscoped : wanted;
   if (bin->contains(look_for)) return look_for;
   if (wanted.empty() && bin->size() == 1) return bin->begin().key();
-  return MakeError("package " + name + " has no bin " + look_for + " (it has " +
-                   [&] {
-                     std::string names;
-                     for (const auto& [key, value] : bin->items()) {
-                       names += (names.empty() ? "" : ", ") + key;
-                     }
-                     return names;
-                   }() +
-                   ")");
+  return MakeError("package " + name + " has no bin " + look_for + " (it has " + [&] {
+    std::string names;
+    for (const auto& [key, value] : bin->items()) {
+      names += (names.empty() ? "" : ", ") + key;
+    }
+    return names;
+  }() + ")");
 }
 
 }  // namespace gander::launcher::install

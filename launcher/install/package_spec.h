@@ -16,8 +16,8 @@ const char* RunnerName(Runner runner);
 // An npm package spec split up: `@scope/name@1.2.3` -> {@scope/name, 1.2.3}. A local tarball
 // (`./x.tgz`, `/abs/x.tgz`) has `tarball` set and no name until its package.json is read.
 struct NpmSpec {
-  std::string text{};   // as written
-  std::string name{};   // empty for a tarball
+  std::string text{};     // as written
+  std::string name{};     // empty for a tarball
   std::string version{};  // the version or range after `@`; empty: the `latest` tag
   bool tarball = false;
   // An exact version (`1.2.3`, `1.2.3-rc.1`): what OSV is asked about. Ranges and tags are not.
@@ -29,7 +29,7 @@ NpmSpec ParseNpmSpec(const std::string& text);
 struct PackageRun {
   Runner runner = Runner::kNpx;
   NpmSpec package{};
-  std::string bin{};              // `-p PKG CMD`: the bin to run; empty: the package's own
+  std::string bin{};                // `-p PKG CMD`: the bin to run; empty: the package's own
   std::vector<std::string> args{};  // the arguments the bin gets
 };
 
@@ -39,8 +39,7 @@ Result<std::optional<PackageRun>> ParsePackageRunner(const std::vector<std::stri
 
 // The registry npm is configured for: `npm_config_registry` in the environment, else the
 // `registry=` line of the user's .npmrc text, else https://registry.npmjs.org/.
-std::string NpmRegistry(const std::optional<std::string>& env_value,
-                        const std::string& npmrc_text);
+std::string NpmRegistry(const std::optional<std::string>& env_value, const std::string& npmrc_text);
 
 // host and port of an http(s) URL ("https://registry.npmjs.org/" -> registry.npmjs.org, 443).
 struct HostPort {

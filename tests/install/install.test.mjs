@@ -150,6 +150,13 @@ for (const who of whos) {
     assert.doesNotMatch(again.stderr, /installing/, again.diag);
     assert.equal(osv.queries().length, queries);
     assert.equal(installEvents(auditLog(world, "evil")).length, installEvents(log).length);
+
+    // `gander update` installs again (OSV asked again), and says what changed.
+    const update = gander(world, ["update", "evil", "--collector", "off", "--osv-endpoint", osv.url]);
+    assert.equal(update.status, 0, update.diag);
+    assert.equal(update.stdout, "evil: gander-evil-fixture 1.0.0 -> 1.0.0\n", update.diag);
+    assert.equal(osv.queries().length, queries + 1);
+    assertHomeUntouched(world, update.diag);
     fs.rmSync(world.root, { recursive: true, force: true });
   });
 

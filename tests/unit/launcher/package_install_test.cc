@@ -83,8 +83,9 @@ TEST(NpmSpecTest, Forms) {
 
 TEST(Registry, EnvironmentThenNpmrcThenDefault) {
   EXPECT_EQ(NpmRegistry(std::nullopt, ""), "https://registry.npmjs.org/");
-  EXPECT_EQ(NpmRegistry(std::nullopt, "; comment\nregistry = https://npm.example.com:8443/x/\n"
-                                      "@s:registry=https://other/\n"),
+  EXPECT_EQ(NpmRegistry(std::nullopt,
+                        "; comment\nregistry = https://npm.example.com:8443/x/\n"
+                        "@s:registry=https://other/\n"),
             "https://npm.example.com:8443/x/");
   EXPECT_EQ(NpmRegistry(std::string("http://127.0.0.1:4873/"), "registry=https://a/"),
             "http://127.0.0.1:4873/");
