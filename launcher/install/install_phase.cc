@@ -308,10 +308,20 @@ int RunWithInstall(RunOptions run, const InstallOptions& install) {
     spdlog::error("{}", valid.error().message);
     return kExitUsage;
   }
+  // The extension's policy, checked before anything is installed; it may name the endpoint.
+  auto policy = LoadEffectivePolicy(run.policy_file, run.profile);
+  if (!policy) {
+    spdlog::error("{}", policy.error().Describe());
+    return kExitUsage;
+  }
+  InstallOptions options = install;
+  if (options.osv_endpoint.empty() && getenv("GANDER_OSV_ENDPOINT") == nullptr) {
+    options.osv_endpoint = policy->monitor.osv_endpoint.value_or("");
+  }
   const std::string cache = PackagesDir() + "/" + run.name;
   auto installed = ReadMarker(cache);
   if (!installed || installed->spec != package.package.text) {
-    auto done = Install(run, package, install, /*fresh=*/true);
+    auto done = Install(run, package, options, /*fresh=*/true);
     if (!done) {
       spdlog::error("{}: {}", run.name, done.error().Describe());
       return kExitSetupFailed;

@@ -193,6 +193,22 @@ for (const who of whos) {
   });
 }
 
+test("the extension's policy can name the OSV endpoint (monitor.osv_endpoint)", () => {
+  const world = makeWorld("current_user");
+  const policy = path.join(world.root, "policy.yaml");
+  fs.writeFileSync(policy, `version: 1\nextends: default\nmonitor: {osv_endpoint: "${osv.url}"}\n`);
+  osv.setMalicious(["gander-evil-fixture"]);
+  let r;
+  try {
+    r = gander(world, ["run", "--collector", "off", "--name", "evil", "--policy", policy, "--", "npx", "-y", world.tarball]);
+  } finally {
+    osv.setMalicious([]);
+  }
+  assert.equal(r.status, 125, r.diag);
+  assert.match(r.stderr, /lists it as malicious: MAL-2099-4242/, r.diag);
+  fs.rmSync(world.root, { recursive: true, force: true });
+});
+
 // --- the real registry --------------------------------------------------------------------
 
 async function registryReachable() {
