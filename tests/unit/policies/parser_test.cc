@@ -206,10 +206,10 @@ TEST(ParsePolicyErrorTest, SectionTypes) {
             "file_size, memory, core_dumps");
   EXPECT_EQ(ParseError("version: 1\nmonitor: opens\n"),
             "my.yaml:2:10: monitor: expected a mapping with keys: files, audit_log, "
-            "audit_log_max_size, audit_log_files");
+            "audit_log_max_size, audit_log_files, osv_endpoint");
   EXPECT_EQ(ParseError("version: 1\nmonitor:\n"),
             "my.yaml:2:1: monitor: expected a mapping with keys: files, audit_log, "
-            "audit_log_max_size, audit_log_files");
+            "audit_log_max_size, audit_log_files, osv_endpoint");
 }
 
 TEST(ParsePolicyErrorTest, PathLists) {
