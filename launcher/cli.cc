@@ -14,6 +14,7 @@
 #include "launcher/collect.h"
 #include "launcher/doctor.h"
 #include "launcher/goose_cli.h"
+#include "launcher/install/install_phase.h"
 #include "launcher/isolation.h"
 #include "launcher/policy_learn.h"
 #include "launcher/run.h"
@@ -113,6 +114,17 @@ int Main(int argc, char** argv) {
                    "runs; connect: only if one runs; off: write the audit log directly, no "
                    "metrics")
       ->check(CLI::IsMember({"auto", "connect", "off"}));
+  install::InstallOptions install;
+  std::string install_mode = "auto";
+  run_cmd
+      ->add_option("--install", install_mode,
+                   "auto (default): when COMMAND is npx or npm exec, install its package into a "
+                   "per-extension cache in a sandbox of its own (registry only), then run it "
+                   "from there offline; off: run COMMAND as it is")
+      ->check(CLI::IsMember({"auto", "off"}));
+  run_cmd->add_option("--osv-endpoint", install.osv_endpoint,
+                      "OSV API checked before an install (default: GANDER_OSV_ENDPOINT, else "
+                      "https://api.osv.dev; off: no check)");
   run_cmd->add_option("command", run.command, "The extension's command and arguments")->required();
   run_cmd->positionals_at_end();
 
@@ -184,6 +196,15 @@ int Main(int argc, char** argv) {
   audit_cmd->add_option("command", audit_opts.command, "The extension's command and arguments")
       ->required();
   audit_cmd->positionals_at_end();
+  std::string update_name;
+  auto* update_cmd = app.add_subcommand(
+      "update",
+      "Install NAME's package again (npx/npm exec extensions): the newest its spec allows");
+  update_cmd->add_option("name", update_name, "Extension name")->required();
+  update_cmd->add_option("--osv-endpoint", install.osv_endpoint, "as for run");
+  update_cmd->add_option("--audit-log", run.audit_log, "as for run");
+  update_cmd->add_option("--collector", collector, "as for run")
+      ->check(CLI::IsMember({"auto", "connect", "off"}));
 
   auto* doctor_cmd = app.add_subcommand("doctor", "What this kernel allows, and what run applies");
   auto* version_cmd = app.add_subcommand("version", "Print gander's version");
@@ -210,17 +231,21 @@ int Main(int argc, char** argv) {
   }
   SetUpLogging(log_level);
 
+  if (collector == "connect") run.collector = CollectorUse::kConnect;
+  if (collector == "off") run.collector = CollectorUse::kOff;
+  if (*update_cmd) return install::Update(update_name, run, install, std::cout);
   if (*run_cmd) {
     if (!require.empty()) run.require = *ParseLevel(require);
     if (mode == "monitor") run.mode = RunMode::kMonitor;
     if (mode == "learn") run.mode = RunMode::kLearn;
-    if (collector == "connect") run.collector = CollectorUse::kConnect;
-    if (collector == "off") run.collector = CollectorUse::kOff;
     if (files == "off") run.files = monitor::FilesWatch::kOff;
     if (files == "opens") run.files = monitor::FilesWatch::kOpens;
     if (files == "all") run.files = monitor::FilesWatch::kAll;
-    if (run.name.empty()) run.name = DefaultExtensionName(argv[0], run.command.at(0));
-    return Run(run);
+    if (run.name.empty()) {
+      run.name = DefaultExtensionName(argv[0], install::NameSource(run.command));
+    }
+    install.enabled = install_mode == "auto";
+    return install::RunWithInstall(run, install);
   }
   if (*audit_cmd) {
     audit_opts.format = audit_format == "json"       ? audit::Format::kJson

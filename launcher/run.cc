@@ -637,6 +637,7 @@ int Run(const RunOptions& o) {
         .files = p.files,
         .census = learn,
         .log_all_files = learn,
+        .log_home = o.log_home,
         .home = p.home,
         .workspace = p.workspace,
         .extension_pid = &x.sandbox.extension_pid,
@@ -666,6 +667,8 @@ int Run(const RunOptions& o) {
     w.extension = true;
     supervise.watches.push_back(std::move(w));
   }
+  supervise.client_in = o.client_in;
+  supervise.client_out = o.client_out;
   supervise.child_in = current->to_child.Release();
   supervise.child_out = current->from_child.get();
   supervise.child_err = current->from_child_err.get();

@@ -46,6 +46,11 @@ struct RunOptions {
   std::string audit_log;                         // --audit-log; empty: policy, else the state dir
   CollectorUse collector = CollectorUse::kAuto;  // --collector
   std::vector<std::string> command;
+  // Goose's side of the stdio relay; the install phase (launcher/install/) points them elsewhere.
+  int client_in = 0, client_out = 1;
+  // Every access in the private tmpfs over $HOME goes to the audit log, not only the notable
+  // ones: the install phase, where package scripts reaching for ~ is the news.
+  bool log_home = false;
 };
 
 // Where the audit log goes when neither --audit-log nor the policy says:

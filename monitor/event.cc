@@ -133,6 +133,8 @@ std::string_view ToString(LifecyclePhase p) {
       return "restart";
     case LifecyclePhase::kSecret:
       return "secret";
+    case LifecyclePhase::kInstall:
+      return "install";
   }
   return "start";
 }

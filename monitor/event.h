@@ -122,6 +122,7 @@ enum class LifecyclePhase {
   kRestart,        // the extension was restarted behind the relay (detail: the reason)
   kSecret,         // a secret expired, was refreshed or revoked (detail: its name and what
                    // happened; never a value)
+  kInstall,        // the install phase: OSV verdict, install started/failed/done (detail)
 };
 
 // How a run is set up, on its start event: what the metrics' extension_info carries.

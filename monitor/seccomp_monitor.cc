@@ -93,6 +93,13 @@ bool Notable(const FileEvent& e) {
   return true;
 }
 
+// Is the event in the private tmpfs over the home directory (not a workspace inside it)?
+bool InPrivateHome(const FileEvent& e, const std::string& home) {
+  const std::string path = e.path.value_or(e.raw_path);
+  return e.path_class == PathClass::kPrivate && !home.empty() && path.starts_with(home) &&
+         (path.size() == home.size() || path[home.size()] == '/');
+}
+
 // Does the sandbox refuse this access? What lies outside the policy or under a deny rule,
 // and any change to what the policy grants read-only (mounted read-only).
 bool Refused(FileAccess access, PathClass path_class) {
@@ -252,7 +259,8 @@ void SeccompMonitor::DecideFile(const Notification& n, const WatchedSyscall& w,
       file.path_class = config_.trial->Classify(*file.path);
       if (Refused(file.access, file.path_class)) file.result = Verdict::kWouldDeny;
     }
-    if (config_.log_all_files || Notable(file)) {
+    if (config_.log_all_files || Notable(file) ||
+        (config_.log_home && InPrivateHome(file, config_.home))) {
       file.path_label = NormaliseForLabel(file.path.value_or(file.raw_path), config_.home,
                                           config_.workspace, label_anchors_);
       Event e = BaseEvent(n.pid);

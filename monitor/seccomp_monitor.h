@@ -64,6 +64,7 @@ struct SeccompMonitorConfig {
   FilesWatch files = FilesWatch::kOpens;
   bool census = false;          // learn mode: every syscall notifies and is counted
   bool log_all_files = false;   // learn mode: every file event, not only the notable ones
+  bool log_home = false;        // also every file event in the private home (install runs)
   std::string home, workspace;  // for the events' path labels (NormaliseForLabel)
   // The extension's pid (inside the sandbox's pid namespace when `namespaces`), once the
   // launcher knows it: its exit is the launcher's to report, with the status wait returns.

@@ -53,6 +53,7 @@ std::vector<std::string> RuleLines(const Policy& p) {
   if (p.monitor.audit_log_files) {
     out.push_back("monitor.audit_log_files " + std::to_string(*p.monitor.audit_log_files));
   }
+  if (p.monitor.osv_endpoint) out.push_back("monitor.osv_endpoint " + *p.monitor.osv_endpoint);
   for (const auto& [name, r] : p.secrets) {
     std::string line = "secrets." + name + " from=" + std::string(ToString(r.from));
     if (!r.env_name.empty()) line += " name=" + r.env_name;

@@ -137,6 +137,7 @@ void MergeInto(Policy& base, const Policy& derived) {
   Override(base.monitor.audit_log, derived.monitor.audit_log);
   Override(base.monitor.audit_log_max_size, derived.monitor.audit_log_max_size);
   Override(base.monitor.audit_log_files, derived.monitor.audit_log_files);
+  Override(base.monitor.osv_endpoint, derived.monitor.osv_endpoint);
   // A secret is one entry: the derived policy's replaces the base's of the same name whole.
   for (const auto& [name, rule] : derived.secrets) base.secrets[name] = rule;
   base.network.allow.insert(base.network.allow.end(), derived.network.allow.begin(),

@@ -38,7 +38,8 @@ constexpr KeySpec kPolicyKeys[] = {
     {"env", "a mapping with keys: pass, set"},
     {"limits", "a mapping with keys: processes, open_files, file_size, memory, core_dumps"},
     {"network", "a mapping with keys: allow, deny"},
-    {"monitor", "a mapping with keys: files, audit_log, audit_log_max_size, audit_log_files"},
+    {"monitor",
+     "a mapping with keys: files, audit_log, audit_log_max_size, audit_log_files, osv_endpoint"},
     {"secrets", "a mapping of variable names to entries like {from: env}"},
 };
 constexpr KeySpec kFilesystemKeys[] = {
@@ -66,6 +67,7 @@ constexpr KeySpec kMonitorKeys[] = {
     {"audit_log", "a path string (/..., ~/... or ${VAR}/...)"},
     {"audit_log_max_size", "a positive size (bytes, or a number with a unit: 64MiB, 1GiB)"},
     {"audit_log_files", "a positive integer"},
+    {"osv_endpoint", "an http:// or https:// URL, or off"},
 };
 constexpr KeySpec kSecretKeys[] = {
     {"from", "one of: env, file, command"},
@@ -485,6 +487,16 @@ Status Parser::Monitor(const YAML::Node& node, MonitorRules& out) const {
             return Fail(value, where + ": " + status.error().message);
           }
           out.audit_log = PathEntry{std::move(*path), MarkOf(value)};
+          return {};
+        }
+        if (spec.name == "osv_endpoint") {
+          Result<std::string> url = String(value, where, spec.expected);
+          if (!url) return url.error();
+          if (*url != "off" && !url->starts_with("http://") && !url->starts_with("https://")) {
+            return Fail(
+                value, where + ": expected " + std::string(spec.expected) + ", got " + Quote(*url));
+          }
+          out.osv_endpoint = std::move(*url);
           return {};
         }
         if (spec.name == "audit_log_max_size") {
@@ -969,7 +981,7 @@ std::string ToYaml(const Policy& policy) {
   const MonitorRules& monitor = policy.monitor;
   out << YAML::Key << "monitor" << YAML::Value;
   if (!monitor.files && !monitor.audit_log && !monitor.audit_log_max_size &&
-      !monitor.audit_log_files) {
+      !monitor.audit_log_files && !monitor.osv_endpoint) {
     out << YAML::Flow;
   }
   out << YAML::BeginMap;
@@ -986,6 +998,10 @@ std::string ToYaml(const Policy& policy) {
   }
   if (monitor.audit_log_files) {
     out << YAML::Key << "audit_log_files" << YAML::Value << *monitor.audit_log_files;
+  }
+  if (monitor.osv_endpoint) {
+    out << YAML::Key << "osv_endpoint" << YAML::Value;
+    EmitString(out, *monitor.osv_endpoint);
   }
   out << YAML::EndMap;
 

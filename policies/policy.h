@@ -86,6 +86,8 @@ struct MonitorRules {
   std::optional<PathEntry> audit_log;          // a path pattern, expanded like filesystem paths
   std::optional<uint64_t> audit_log_max_size;  // bytes: rotate when the file would grow past it
   std::optional<uint64_t> audit_log_files;     // rotated files kept, 1..kMaxAuditLogFiles
+  // The OSV API asked before an npx install (launcher/install/): http(s)://..., or "off".
+  std::optional<std::string> osv_endpoint;
   friend bool operator==(const MonitorRules&, const MonitorRules&) = default;
 };
 

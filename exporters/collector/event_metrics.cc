@@ -162,6 +162,7 @@ void EventMetrics::Apply(const monitor::Event& e, std::string_view home, bool ba
       case monitor::LifecyclePhase::kRelay:
       case monitor::LifecyclePhase::kRestart:
       case monitor::LifecyclePhase::kSecret:
+      case monitor::LifecyclePhase::kInstall:
         break;
       case monitor::LifecyclePhase::kEventsDropped: {
         uint64_t n = 0;

@@ -163,7 +163,7 @@ Status ParseProcess(const object& o, monitor::ProcessEvent& p) {
 }
 
 Status ParseLifecycle(const object& o, monitor::LifecycleEvent& l) {
-  auto what = Enum<monitor::LifecyclePhase>(o, "what", 6);
+  auto what = Enum<monitor::LifecyclePhase>(o, "what", 7);
   if (!what) return Error{ENOTSUP, what.error().message};  // a newer launcher's phase
   l.what = *what;
   GANDER_TRY_ASSIGN(l.detail, Bytes(o, "detail"));

@@ -232,7 +232,8 @@ std::string SchemaProblems(const json& e) {
     errno_pair(pr, "process");
   } else if (p.empty() && kind == "lifecycle") {
     const json& l = e.at("lifecycle");
-    if (!one_of(l, "what", {"start", "stop", "events_dropped", "relay", "restart", "secret"}))
+    if (!one_of(l, "what",
+                {"start", "stop", "events_dropped", "relay", "restart", "secret", "install"}))
       p.push_back("lifecycle.what");
     if (!l.contains("detail") || !l.at("detail").is_string()) p.push_back("lifecycle.detail");
   }

@@ -86,7 +86,7 @@ TEST(ParsePolicyTest, ParsesEveryKey) {
 TEST(ParsePolicyTest, MonitorFieldsAreOptional) {
   Result<Policy> policy = ParsePolicy("version: 1\nmonitor: {files: \"off\"}\n", "my.yaml");
   ASSERT_TRUE(policy.ok()) << policy.error().message;
-  EXPECT_EQ(policy->monitor, (MonitorRules{FilesMonitoring::kOff, {}, {}, {}}));
+  EXPECT_EQ(policy->monitor, (MonitorRules{FilesMonitoring::kOff, {}, {}, {}, {}}));
   policy = ParsePolicy("version: 1\nmonitor:\n  files: off\n  audit_log_files: 1000\n", "my.yaml");
   ASSERT_TRUE(policy.ok()) << policy.error().message;
   EXPECT_EQ(policy->monitor.files, FilesMonitoring::kOff);  // plain `off` is the word, not false
@@ -177,7 +177,7 @@ TEST(ParsePolicyErrorTest, UnknownKeysAtEveryLevel) {
             "my.yaml:5:7: unknown key 'port' in network.allow[0] (expected one of: host, ports)");
   EXPECT_EQ(ParseError("version: 1\nmonitor:\n  files: all\n  auditlog: /x\n"),
             "my.yaml:4:3: unknown key 'auditlog' in monitor (expected one of: files, audit_log, "
-            "audit_log_max_size, audit_log_files)");
+            "audit_log_max_size, audit_log_files, osv_endpoint)");
   // Keys that only exist in later designs are unknown too.
   EXPECT_THAT(ParseError("version: 1\nhooks: {}\n"),
               StartsWith("my.yaml:2:1: unknown key 'hooks' in policy"));
@@ -206,10 +206,10 @@ TEST(ParsePolicyErrorTest, SectionTypes) {
             "file_size, memory, core_dumps");
   EXPECT_EQ(ParseError("version: 1\nmonitor: opens\n"),
             "my.yaml:2:10: monitor: expected a mapping with keys: files, audit_log, "
-            "audit_log_max_size, audit_log_files");
+            "audit_log_max_size, audit_log_files, osv_endpoint");
   EXPECT_EQ(ParseError("version: 1\nmonitor:\n"),
             "my.yaml:2:1: monitor: expected a mapping with keys: files, audit_log, "
-            "audit_log_max_size, audit_log_files");
+            "audit_log_max_size, audit_log_files, osv_endpoint");
 }
 
 TEST(ParsePolicyErrorTest, PathLists) {
@@ -302,6 +302,16 @@ TEST(ParsePolicyErrorTest, Limits) {
             "unit: 64MiB, 1GiB), got 0");
   EXPECT_EQ(ParseError("version: 1\nlimits:\n  core_dumps: yes\n"),
             "my.yaml:3:15: limits.core_dumps: expected true or false");
+}
+
+TEST(ParsePolicyTest, OsvEndpoint) {
+  auto policy =
+      ParsePolicy("version: 1\nmonitor: {osv_endpoint: \"http://127.0.0.1:8080\"}\n", "my.yaml");
+  ASSERT_TRUE(policy) << policy.error().message;
+  EXPECT_EQ(policy->monitor.osv_endpoint, "http://127.0.0.1:8080");
+  EXPECT_EQ(ParseError("version: 1\nmonitor: {osv_endpoint: api.osv.dev}\n"),
+            "my.yaml:2:25: monitor.osv_endpoint: expected an http:// or https:// URL, or off, "
+            "got 'api.osv.dev'");
 }
 
 TEST(ParsePolicyErrorTest, Monitor) {
