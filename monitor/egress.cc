@@ -421,8 +421,10 @@ std::optional<Response> Egress::OnConnect(const Notification& n, const Event& ba
   }
   policies::Destination dest{addr->ip, addr->port, NamesOf(addr->ip)};
   NetDecision d = DecideConnect(config_.matcher, dest, type, context_);
-  d.would_deny = config_.trial && d.action != NetAction::kDeny &&
-                 DecideConnect(*config_.trial, dest, type, context_).action == NetAction::kDeny;
+  // Only a brokered connect reaches anything beyond the sandbox: the trial refuses it when it
+  // would not broker it (a refusal, or the sandbox's own loopback instead of the host's).
+  d.would_deny = config_.trial && d.action == NetAction::kBroker &&
+                 DecideConnect(*config_.trial, dest, type, context_).action != NetAction::kBroker;
   switch (d.action) {
     case NetAction::kContinue:  // never for an inet connect
     case NetAction::kDeny:
