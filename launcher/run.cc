@@ -668,6 +668,7 @@ int Run(const RunOptions& o) {
   for (auto& watch : p.secrets->Watches()) supervise.watches.push_back(std::move(watch));
 
   int status = monitor::Supervise(supervise);
+  if (egress) egress->CloseAll();
   rpc.FailInFlight("the session ended");  // calls never answered end as `aborted` events
   p.secrets->RevokeAll();                 // now, so its events reach the audit log
   p.secrets->hooks = {};

@@ -302,6 +302,18 @@ Egress::~Egress() {
   }
 }
 
+void Egress::CloseAll() {
+  std::vector<uint64_t> ids;
+  for (const auto& [id, c] : connections_) ids.push_back(id);
+  for (uint64_t id : ids) {
+    auto conn = connections_.find(id);
+    if (conn == connections_.end()) continue;
+    if (conn->second->relaying) Pump(*conn->second);  // may finish it
+    conn = connections_.find(id);
+    if (conn != connections_.end()) Finish(*conn->second, 0, false);
+  }
+}
+
 EgressStats Egress::stats() const {
   EgressStats s = stats_;
   s.open = connections_.size();

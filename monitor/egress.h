@@ -99,6 +99,9 @@ class Egress final : public NetworkHandler {
   std::optional<Response> OnSyscall(const Notification& n, std::string_view syscall,
                                     const Event& base, std::vector<Event>& events) override;
   EgressStats stats() const;
+  // The extension is gone: moves what is left and records every open connection (a network
+  // event each, with the bytes counted so far), so none is missing from the audit log.
+  void CloseAll();
 
   struct Connection;
   struct Resolver;
