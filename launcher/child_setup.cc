@@ -207,45 +207,39 @@ int BringUpLoopback() {
 }
 
 // The sockets the supervisor serves inside the sandbox's network namespace, made here because
-// only a process inside it can: the egress relay listeners (127.0.0.1 and ::1, any port) and
-// the DNS stub (127.0.0.1:53, which needs the namespace's CAP_NET_BIND_SERVICE: before the
-// capabilities are dropped). Sent to the parent in one report; the init keeps none of them.
-// detail: bit 0 relay v4, bit 1 relay v6, bit 2 DNS; fds in that order.
+// only a process inside it can: the egress relay, park and refuse sockets (127.0.0.1 and ::1,
+// any port; monitor::OpenEgressSockets) and the DNS stub (127.0.0.1:53, which needs the
+// namespace's CAP_NET_BIND_SERVICE: before the capabilities are dropped). Sent to the parent
+// in one report; the init keeps none of them. detail: a bit per socket in the order of
+// EgressSlots (sandbox.h); fds in that order.
 void SendEgressSockets(int sync) {
-  int fds[3];
+  monitor::EgressSockets sockets;
+  if (int err = monitor::OpenEgressSockets(sockets); err != 0) {
+    Fail(sync, ChildStep::kEgressSockets, err);
+  }
+  sockaddr_in dns{};
+  dns.sin_family = AF_INET;
+  dns.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  dns.sin_port = htons(53);
+  sockets.dns_udp = UniqueFd(socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0));
+  if (sockets.dns_udp &&
+      bind(sockets.dns_udp.get(), reinterpret_cast<sockaddr*>(&dns), sizeof(dns)) != 0) {
+    sockets.dns_udp.Reset();
+  }
+  sockets.dns_tcp = UniqueFd(socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  if (sockets.dns_tcp &&
+      (bind(sockets.dns_tcp.get(), reinterpret_cast<sockaddr*>(&dns), sizeof(dns)) != 0 ||
+       listen(sockets.dns_tcp.get(), SOMAXCONN) != 0)) {
+    sockets.dns_tcp.Reset();
+  }
+  int fds[kEgressSlotCount];
   int count = 0;
   int mask = 0;
-  sockaddr_in v4{};
-  v4.sin_family = AF_INET;
-  v4.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  int relay4 = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (relay4 < 0 || bind(relay4, reinterpret_cast<sockaddr*>(&v4), sizeof(v4)) != 0 ||
-      listen(relay4, SOMAXCONN) != 0) {
-    Fail(sync, ChildStep::kEgressSockets, errno);
-  }
-  fds[count++] = relay4;
-  mask |= 1;
-  sockaddr_in6 v6{};
-  v6.sin6_family = AF_INET6;
-  v6.sin6_addr = in6addr_loopback;
-  int one = 1;
-  int relay6 = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (relay6 >= 0 && setsockopt(relay6, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one)) == 0 &&
-      bind(relay6, reinterpret_cast<sockaddr*>(&v6), sizeof(v6)) == 0 &&
-      listen(relay6, SOMAXCONN) == 0) {
-    fds[count++] = relay6;
-    mask |= 2;
-  } else if (relay6 >= 0) {
-    close(relay6);  // no IPv6 in the namespace: IPv6 sockets use the IPv4 relay, mapped
-  }
-  sockaddr_in dns = v4;
-  dns.sin_port = htons(53);
-  int stub = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-  if (stub >= 0 && bind(stub, reinterpret_cast<sockaddr*>(&dns), sizeof(dns)) == 0) {
-    fds[count++] = stub;
-    mask |= 4;
-  } else if (stub >= 0) {
-    close(stub);
+  for (int i = 0; i < kEgressSlotCount; ++i) {
+    const UniqueFd& fd = sockets.*kEgressSlots[i];
+    if (!fd) continue;
+    fds[count++] = fd.get();
+    mask |= 1 << i;
   }
   ChildReport report{ChildStep::kEgressSockets, 0, mask};
   iovec iov{&report, sizeof(report)};
@@ -263,7 +257,6 @@ void SendEgressSockets(int sync) {
   if (sendmsg(sync, &msg, MSG_NOSIGNAL) != static_cast<ssize_t>(sizeof(report))) {
     Fail(sync, ChildStep::kEgressSockets, errno);
   }
-  for (int i = 0; i < count; ++i) close(fds[i]);
 }
 
 // Empties every capability set, and locks securebits so that uid 0 (gander run by root) gets

@@ -65,6 +65,31 @@ int Doctor(std::ostream& out) {
       break;
   }
   out << "  `gander run --require LEVEL` refuses to start below LEVEL.\n";
+
+  EgressMode egress = EgressModeOf(f.user_namespaces, f.landlock_abi, f.seccomp_user_notif);
+  out << "\negress            " << EgressModeName(egress) << "\n";
+  switch (egress) {
+    case EgressMode::kNetnsBroker:
+      out << "  the sandbox's network namespace is empty (only lo); every connect and send goes\n"
+             "  to gander's broker, which relays the policy's TCP destinations; DNS is gander's\n"
+             "  stub, which answers only the names the policy allows.\n";
+      break;
+    case EgressMode::kBrokerOnly:
+      out << "  user namespaces are refused, so there is no empty network namespace behind the\n"
+             "  broker: every connect and send still goes to it (it relays the policy's TCP\n"
+             "  destinations, refuses the rest) and Landlock refuses the extension's own TCP\n"
+             "  connect and bind; no DNS stub (the host's resolver is refused): only address\n"
+             "  rules reach anything.\n";
+      break;
+    case EgressMode::kNone:
+      out << "  no network for the extension: "
+          << (!f.seccomp_user_notif
+                  ? "seccomp user notification is unavailable, so there is no broker"
+                  : "without user namespaces the broker needs Landlock ABI 4+ (TCP rules)")
+          << (f.user_namespaces ? "; the network namespace is empty" : "; socket() is refused")
+          << ".\n";
+      break;
+  }
   return level == IsolationLevel::kFull ? 0 : 1;
 }
 

@@ -97,6 +97,24 @@ IsolationLevel LevelOf(bool namespaces, bool landlock, bool seccomp) {
   return landlock ? IsolationLevel::kLandlock : IsolationLevel::kSeccomp;
 }
 
+EgressMode EgressModeOf(bool namespaces, int landlock_abi, bool seccomp_notify) {
+  if (!seccomp_notify) return EgressMode::kNone;
+  if (namespaces) return EgressMode::kNetnsBroker;
+  return landlock_abi >= 4 ? EgressMode::kBrokerOnly : EgressMode::kNone;
+}
+
+const char* EgressModeName(EgressMode mode) {
+  switch (mode) {
+    case EgressMode::kNone:
+      return "none";
+    case EgressMode::kBrokerOnly:
+      return "broker only";
+    case EgressMode::kNetnsBroker:
+      return "netns + broker";
+  }
+  return "none";
+}
+
 KernelFeatures ProbeKernel(bool try_user_namespaces) {
   KernelFeatures f;
   struct utsname uts;

@@ -39,4 +39,15 @@ KernelFeatures ProbeKernel(bool try_user_namespaces);
 // The level a sandbox with these layers in force provides.
 IsolationLevel LevelOf(bool namespaces, bool landlock, bool seccomp);
 
+// How the network is confined (docs/sandbox.md, "Network"):
+enum class EgressMode {
+  kNone,         // no seccomp notification, or neither namespaces nor Landlock ABI 4:
+                 // no network (socket() refused for IPv4 and IPv6 without namespaces)
+  kBrokerOnly,   // no network namespace: the broker sees every connect and send on the
+                 // host's network, Landlock refuses the extension's own TCP connect and bind
+  kNetnsBroker,  // an empty network namespace behind the broker, the DNS stub in it
+};
+EgressMode EgressModeOf(bool namespaces, int landlock_abi, bool seccomp_notify);
+const char* EgressModeName(EgressMode mode);
+
 }  // namespace gander::launcher

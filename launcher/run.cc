@@ -15,6 +15,7 @@
 #include <chrono>
 #include <climits>
 #include <cstdlib>
+#include <cstring>
 #include <map>
 
 #include "common/unique_fd.h"
@@ -144,9 +145,11 @@ Result<SandboxSpec> BuildSpec(const Prepared& p, bool use_namespaces, PrivateDir
   FilesystemPlan plan = PlanFilesystem(inputs, use_namespaces, ProbeHostPath, ListHostDir);
   for (const auto& note : plan.notes) spdlog::debug("filesystem: {}", note);
   spec.mounts = std::move(plan.mounts);
-  // Egress: the broker needs notification; the sandbox's resolver is the DNS stub.
-  spec.egress = use_namespaces && p.notify;
-  if (spec.egress) {
+  // Egress: the broker needs notification. With namespaces the sandbox's resolver is the DNS
+  // stub; without, the broker works on host loopback and only Landlock (ABI 4+) keeps the
+  // extension's own TCP connect and bind off the host, so inet sockets need both.
+  spec.egress = EgressModeOf(use_namespaces, p.landlock_abi, p.notify) != EgressMode::kNone;
+  if (spec.egress && use_namespaces) {
     auto dir = dirs.Make(p.name);
     if (!dir) return dir.error();
     auto mounts = EgressMounts(*dir, spec.mounts);
@@ -251,9 +254,28 @@ std::unique_ptr<monitor::Egress> MakeEgress(const Prepared& p, SandboxProcess& s
   config.extension = p.name;
   config.matcher = std::move(matcher).value();
   config.namespaces = sandbox.namespaces;
-  config.relay_v4 = std::move(sandbox.relay_v4);
-  config.relay_v6 = std::move(sandbox.relay_v6);
-  config.dns_udp = std::move(sandbox.dns_udp);
+  if (sandbox.namespaces) config.sandbox_pid = sandbox.pid;
+  if (p.trial) {
+    auto trial = policies::NetworkMatcher::Compile(p.trial->network);
+    if (!trial) {
+      spdlog::error("{}: network policy on trial: {}", p.name, trial.error().message);
+      return nullptr;
+    }
+    config.trial = std::move(trial).value();
+  }
+  if (p.policy.network.deny_errno) {
+    config.deny_errno =
+        policies::DenyErrnoValue(*p.policy.network.deny_errno).value_or(ECONNREFUSED);
+  }
+  config.sockets = std::move(sandbox.egress);
+  // No network namespace: the relay, park and refuse sockets on host loopback; no DNS stub
+  // (the host's resolv.conf stays in force, and its queries are refused).
+  if (!sandbox.namespaces) {
+    if (int err = monitor::OpenEgressSockets(config.sockets); err != 0) {
+      spdlog::error("{}: egress sockets: {}", p.name, std::strerror(err));
+      return nullptr;
+    }
+  }
   return std::make_unique<monitor::Egress>(std::move(config), unotify, memory, queue);
 }
 

@@ -67,7 +67,7 @@ ChildPlan PrepareChildPlan(const SandboxSpec& spec, int sync_fd) {
 bool ReceiveReport(int sync, ChildReport* report, int* fd, std::vector<int>* more = nullptr) {
   *fd = -1;
   iovec iov{report, sizeof(*report)};
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * 3)] = {};
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * kEgressSlotCount)] = {};
   msghdr msg{};
   msg.msg_iov = &iov;
   msg.msg_iovlen = 1;
@@ -164,9 +164,10 @@ Result<SandboxProcess> StartSandbox(const SandboxSpec& spec, StartFailure* failu
   if (report.step == ChildStep::kEgressSockets && report.err == 0) {
     more.insert(more.begin(), fd);
     size_t next = 0;
-    for (auto [bit, slot] : {std::pair{1, &process.relay_v4}, std::pair{2, &process.relay_v6},
-                             std::pair{4, &process.dns_udp}}) {
-      if ((report.detail & bit) && next < more.size()) *slot = UniqueFd(more[next++]);
+    for (int i = 0; i < kEgressSlotCount; ++i) {
+      if ((report.detail & (1 << i)) && next < more.size()) {
+        process.egress.*kEgressSlots[i] = UniqueFd(more[next++]);
+      }
     }
     for (; next < more.size(); ++next) close(more[next]);
     if (!ReceiveReport(process.sync.get(), &report, &fd)) {

@@ -6,6 +6,7 @@
 #include <sys/resource.h>
 #include <sys/types.h>
 
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,7 @@
 #include "launcher/filesystem_plan.h"
 #include "launcher/landlock.h"
 #include "launcher/seccomp_filter.h"
+#include "monitor/egress.h"
 
 namespace gander::launcher {
 
@@ -25,7 +27,8 @@ struct SandboxSpec {
   std::vector<std::pair<int, rlim_t>> rlimits;
   uint64_t pid_max = 0;  // per-namespace pid cap (Linux 6.14+), 0: none
   std::string hostname = "gander";
-  bool egress = false;  // the init hands over the egress relay listeners and DNS socket
+  // The egress broker decides connect/send; with namespaces the init hands over its sockets.
+  bool egress = false;
   std::string cwd;
   std::string exec_path;  // absolute, resolved by the parent
   std::vector<std::string> argv;
@@ -45,10 +48,19 @@ struct SandboxProcess {
   // start is then confirmed (or its failure reported) later on `sync`: see ReadStartReport.
   UniqueFd listener;
   UniqueFd sync;
-  // With spec.egress: sockets in the sandbox's network namespace (child_setup.cc).
-  UniqueFd relay_v4, relay_v6, dns_udp;
+  // With spec.egress and namespaces: sockets in the sandbox's network namespace.
+  monitor::EgressSockets egress;
   bool started = false;  // the extension's execve is confirmed
 };
+
+// The egress sockets the init hands over, in this order: bit i of the report's detail says
+// whether slot i is among its fds.
+inline constexpr UniqueFd monitor::EgressSockets::*kEgressSlots[] = {
+    &monitor::EgressSockets::relay_v4,  &monitor::EgressSockets::relay_v6,
+    &monitor::EgressSockets::park_v4,   &monitor::EgressSockets::park_v6,
+    &monitor::EgressSockets::refuse_v4, &monitor::EgressSockets::refuse_v6,
+    &monitor::EgressSockets::dns_udp,   &monitor::EgressSockets::dns_tcp};
+inline constexpr int kEgressSlotCount = static_cast<int>(std::size(kEgressSlots));
 
 // Why a sandbox could not be started; `step` names the child's setup step.
 struct StartFailure {

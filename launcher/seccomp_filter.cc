@@ -58,7 +58,8 @@ Result<SeccompProgram> CompileSeccompFilter(const SeccompOptions& options) {
 
   // Denials go through the supervisor (reported, then refused with the same errno) when it
   // can; the supervisor applies the same table (monitor/denied_syscalls.h).
-  program.denials = monitor::DeniedSyscalls({.deny_host_sockets = options.deny_host_sockets});
+  program.denials = monitor::DeniedSyscalls({.deny_host_sockets = options.deny_host_sockets,
+                                             .inet_brokered = options.notify && options.network});
   for (const auto& denied : program.denials) {
     int nr = seccomp_syscall_resolve_name(std::string(denied.name).c_str());
     if (nr == __NR_SCMP_ERROR || nr < 0) continue;

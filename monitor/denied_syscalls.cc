@@ -1,5 +1,6 @@
 #include "monitor/denied_syscalls.h"
 
+#include <netinet/in.h>
 #include <sched.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
@@ -84,7 +85,20 @@ std::vector<DeniedSyscall> DeniedSyscalls(const DenyOptions& options) {
       {"sendmsg", EOPNOTSUPP, {{2, MSG_FASTOPEN, MSG_FASTOPEN}}, "sendmsg(MSG_FASTOPEN)"});
   table.push_back(
       {"sendmmsg", EOPNOTSUPP, {{3, MSG_FASTOPEN, MSG_FASTOPEN}}, "sendmmsg(MSG_FASTOPEN)"});
-  if (options.deny_host_sockets) {
+  if (options.deny_host_sockets && options.inet_brokered) {
+    // Only TCP then, which Landlock confines: a datagram or SCTP socket could send past the
+    // broker by rewriting a non-inet address between the broker's copy and the kernel's read
+    // (the broker lets non-inet addresses through), with no empty namespace to land in.
+    table.push_back({"socket",
+                     EACCES,
+                     {{0, ~0ULL, AF_UNIX},
+                      {1, 0xf, SOCK_DGRAM},
+                      {1, 0xf, SOCK_RAW},
+                      {1, 0xf, SOCK_SEQPACKET},
+                      {2, ~0ULL, IPPROTO_SCTP},
+                      {2, ~0ULL, 262 /* IPPROTO_MPTCP */}},
+                     "socket(AF_UNIX, datagram, raw, SCTP, MPTCP)"});
+  } else if (options.deny_host_sockets) {
     table.push_back({"socket",
                      EACCES,
                      {{0, kIntArg, AF_INET}, {0, kIntArg, AF_INET6}, {0, kIntArg, AF_UNIX}},

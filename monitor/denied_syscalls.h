@@ -29,6 +29,10 @@ struct DeniedSyscall {
 struct DenyOptions {
   // Without namespaces: socket() for AF_INET, AF_INET6, AF_UNIX (see SeccompOptions).
   bool deny_host_sockets = false;
+  // ... but the egress broker sees every inet connect and send and Landlock refuses the
+  // extension's own TCP connect and bind: socket() is refused for AF_UNIX and for everything
+  // but stream sockets of plain TCP (no UDP without a network namespace).
+  bool inet_brokered = false;
 };
 
 std::vector<DeniedSyscall> DeniedSyscalls(const DenyOptions& options);

@@ -4,12 +4,16 @@
 #include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
+#include <sched.h>
+#include <signal.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
-#include <sys/timerfd.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -33,6 +37,8 @@ constexpr size_t kTurnBudget = 4 << 20;  // bytes per direction and turn
 constexpr size_t kMaxRecordedAddresses = 4096;
 constexpr int kMaxLookupsInFlight = 16;
 constexpr uint32_t kDnsTtl = 30;
+constexpr size_t kMaxDnsTcpConnections = 64;
+constexpr size_t kMaxDnsTcpBuffer = 2 + 65535;
 
 int64_t MonotonicNs() {
   timespec ts;
@@ -78,6 +84,98 @@ int SetNonBlocking(int fd) {
   return flags;
 }
 
+// The address of `pair` for a socket of `domain`; its length, 0 when there is none.
+socklen_t LoopbackFor(int domain, const LoopbackPair& pair, const sockaddr_storage** out) {
+  *out = domain == AF_INET6 ? &pair.v6 : &pair.v4;
+  if ((*out)->ss_family == AF_INET) return sizeof(sockaddr_in);
+  if ((*out)->ss_family == AF_INET6) return sizeof(sockaddr_in6);
+  return 0;
+}
+
+// ::ffff:a.b.c.d:port for an IPv4 address.
+sockaddr_storage MappedV6(const sockaddr_storage& v4) {
+  sockaddr_storage out{};
+  auto* in6 = reinterpret_cast<sockaddr_in6*>(&out);
+  const auto* in = reinterpret_cast<const sockaddr_in*>(&v4);
+  in6->sin6_family = AF_INET6;
+  in6->sin6_port = in->sin_port;
+  in6->sin6_addr.s6_addr[10] = 0xff;
+  in6->sin6_addr.s6_addr[11] = 0xff;
+  std::memcpy(&in6->sin6_addr.s6_addr[12], &in->sin_addr, 4);
+  return out;
+}
+
+// A TCP socket of `family` on loopback, any port, listening with `backlog` (or only bound when
+// backlog < 0); -1 on failure. Async-signal-safe.
+int LoopbackSocket(int family, int backlog, bool reuseport = false) {
+  sockaddr_storage ss{};
+  socklen_t len;
+  if (family == AF_INET) {
+    auto* in = reinterpret_cast<sockaddr_in*>(&ss);
+    in->sin_family = AF_INET;
+    in->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    len = sizeof(*in);
+  } else {
+    auto* in6 = reinterpret_cast<sockaddr_in6*>(&ss);
+    in6->sin6_family = AF_INET6;
+    in6->sin6_addr = in6addr_loopback;
+    len = sizeof(*in6);
+  }
+  int fd = socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return -1;
+  int one = 1;
+  if ((reuseport && setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one)) != 0) ||
+      (family == AF_INET6 && setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one)) != 0) ||
+      bind(fd, reinterpret_cast<sockaddr*>(&ss), len) != 0 ||
+      (backlog >= 0 && listen(fd, backlog) != 0)) {
+    int saved = errno;
+    close(fd);
+    errno = saved;
+    return -1;
+  }
+  return fd;
+}
+
+// A non-blocking TCP socket bound to `addr` with SO_REUSEPORT (beside a park listener); -1 on
+// failure. Async-signal-safe.
+int BoundSocket(const sockaddr_storage& addr, socklen_t len) {
+  int fd = socket(addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd < 0) return -1;
+  int one = 1;
+  if (setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one)) != 0 ||
+      (addr.ss_family == AF_INET6 &&
+       setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one)) != 0) ||
+      bind(fd, reinterpret_cast<const sockaddr*>(&addr), len) != 0) {
+    int saved = errno;
+    close(fd);
+    errno = saved;
+    return -1;
+  }
+  return fd;
+}
+
+// A listener whose accept queue is full for good: backlog 1 holds two connections (the kernel
+// admits while the queue holds no more than the backlog), which are never accepted; every later
+// SYN is dropped, whatever the syncookies setting. The two clients are closed at once: their
+// connections stay queued. Async-signal-safe.
+int ParkingListener(int family) {
+  int fd = LoopbackSocket(family, 1, /*reuseport=*/true);
+  if (fd < 0) return -1;
+  sockaddr_storage ss{};
+  socklen_t len = sizeof(ss);
+  getsockname(fd, reinterpret_cast<sockaddr*>(&ss), &len);
+  for (int i = 0; i < 2; ++i) {
+    int client = socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    bool ok = client >= 0 && connect(client, reinterpret_cast<sockaddr*>(&ss), len) == 0;
+    if (client >= 0) close(client);
+    if (!ok) {
+      close(fd);
+      return -1;
+    }
+  }
+  return fd;
+}
+
 void ResetAndClose(UniqueFd& fd) {
   if (!fd) return;
   linger l{1, 0};
@@ -86,6 +184,21 @@ void ResetAndClose(UniqueFd& fd) {
 }
 
 }  // namespace
+
+int OpenEgressSockets(EgressSockets& out) {
+  int relay4 = LoopbackSocket(AF_INET, SOMAXCONN);
+  if (relay4 < 0) return errno;
+  out.relay_v4 = UniqueFd(relay4);
+  out.park_v4 = UniqueFd(ParkingListener(AF_INET));
+  out.refuse_v4 = UniqueFd(LoopbackSocket(AF_INET, -1));
+  // No ::1 in the namespace: IPv6 sockets use the IPv4 ones, mapped.
+  out.relay_v6 = UniqueFd(LoopbackSocket(AF_INET6, SOMAXCONN));
+  if (out.relay_v6) {
+    out.park_v6 = UniqueFd(ParkingListener(AF_INET6));
+    out.refuse_v6 = UniqueFd(LoopbackSocket(AF_INET6, -1));
+  }
+  return 0;
+}
 
 struct Pipe {
   UniqueFd r, w;
@@ -103,6 +216,7 @@ struct Egress::Connection {
   InetAddress dest;
   std::string host;
   std::string rule;
+  Verdict verdict = Verdict::kAllowed;  // kWouldDeny: the policy on trial would refuse it
   UniqueFd child;  // our copy of the child's socket, until it is connected to the relay
   ino_t inode = 0;
   std::string child_address;
@@ -114,14 +228,22 @@ struct Egress::Connection {
   Pipe up, down;  // child -> destination, destination -> child
   uint64_t bytes_out = 0, bytes_in = 0;
   int64_t started_ns = 0;
-  int64_t deadline_ns = 0;
+  bool parked = false;      // the child's socket waits in SYN_SENT on a park listener
+  sockaddr_storage park{};  // ... this one
+  socklen_t park_len = 0;
+};
+
+// Where a DNS answer goes: a UDP client address, or a DNS-over-TCP connection (tcp != 0).
+struct DnsOrigin {
+  sockaddr_storage client{};
+  socklen_t client_len = 0;
+  uint64_t tcp = 0;
 };
 
 // Host lookups for the DNS stub, on short-lived threads; results return through an eventfd.
 struct Egress::Resolver {
   struct Job {
-    sockaddr_storage client{};
-    socklen_t client_len = 0;
+    DnsOrigin origin;
     std::string query;
     dns::Question question;
     int error = 0;  // EAI_* from getaddrinfo
@@ -141,28 +263,57 @@ Egress::Egress(EgressConfig config, Unotify& unotify, TargetMemory& memory,
       memory_(memory),
       queue_(queue),
       epoll_(epoll_create1(EPOLL_CLOEXEC)),
-      timer_(timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC)),
       kick_(eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)),
       resolver_(std::make_shared<Resolver>()) {
   resolver_->event = UniqueFd(eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC));
-  Watch(timer_.get(), EPOLLIN, &Egress::OnTimer);
   Watch(kick_.get(), EPOLLIN, &Egress::OnKick);
   Watch(resolver_->event.get(), EPOLLIN, &Egress::OnResolved);
-  for (auto [fd, addr] : {std::pair{&config_.relay_v4, &relay_v4_addr_},
-                          std::pair{&config_.relay_v6, &relay_v6_addr_}}) {
+  EgressSockets& s = config_.sockets;
+  for (auto [fd, addr] :
+       {std::pair{&s.relay_v4, &relay_.v4}, std::pair{&s.relay_v6, &relay_.v6},
+        std::pair{&s.park_v4, &park_.v4}, std::pair{&s.park_v6, &park_.v6},
+        std::pair{&s.refuse_v4, &refuse_.v4}, std::pair{&s.refuse_v6, &refuse_.v6}}) {
     if (!*fd) continue;
     socklen_t len = sizeof(*addr);
     getsockname(fd->get(), reinterpret_cast<sockaddr*>(addr), &len);
+  }
+  for (LoopbackPair* pair : {&relay_, &park_, &refuse_}) {
+    if (pair->v6.ss_family == 0 && pair->v4.ss_family == AF_INET) pair->v6 = MappedV6(pair->v4);
+  }
+  for (UniqueFd* fd : {&s.relay_v4, &s.relay_v6}) {
+    if (!*fd) continue;
     fcntl(fd->get(), F_SETFL, fcntl(fd->get(), F_GETFL) | O_NONBLOCK);
     Watch(fd->get(), EPOLLIN, &Egress::OnAccept);
   }
-  if (config_.dns_udp) {
-    fcntl(config_.dns_udp.get(), F_SETFL, fcntl(config_.dns_udp.get(), F_GETFL) | O_NONBLOCK);
-    Watch(config_.dns_udp.get(), EPOLLIN, &Egress::OnDns);
+  if (s.dns_udp) {
+    fcntl(s.dns_udp.get(), F_SETFL, fcntl(s.dns_udp.get(), F_GETFL) | O_NONBLOCK);
+    Watch(s.dns_udp.get(), EPOLLIN, &Egress::OnDns);
+  }
+  if (s.dns_tcp) {
+    fcntl(s.dns_tcp.get(), F_SETFL, fcntl(s.dns_tcp.get(), F_GETFL) | O_NONBLOCK);
+    Watch(s.dns_tcp.get(), EPOLLIN, &Egress::OnDnsAccept);
+  }
+  if (config_.namespaces && (s.park_v4 || s.park_v6)) StartSocketFactory();
+}
+
+Egress::~Egress() {
+  if (factory_pid_ > 0) {
+    factory_.Reset();  // the helper reads EOF and exits
+    waitpid(factory_pid_, nullptr, 0);
   }
 }
 
-Egress::~Egress() = default;
+void Egress::CloseAll() {
+  std::vector<uint64_t> ids;
+  for (const auto& [id, c] : connections_) ids.push_back(id);
+  for (uint64_t id : ids) {
+    auto conn = connections_.find(id);
+    if (conn == connections_.end()) continue;
+    if (conn->second->relaying) Pump(*conn->second);  // may finish it
+    conn = connections_.find(id);
+    if (conn != connections_.end()) Finish(*conn->second, 0, false);
+  }
+}
 
 EgressStats Egress::stats() const {
   EgressStats s = stats_;
@@ -204,7 +355,7 @@ void Egress::Shutdown(std::chrono::milliseconds grace) {
     poll(&p, 1, static_cast<int>((deadline - now) / 1000000) + 1);
     OnReady();
   }
-  while (!connections_.empty()) Finish(*connections_.begin()->second, ECONNABORTED, true);
+  CloseAll();
 }
 
 std::vector<std::string> Egress::NamesOf(const policies::IpAddress& ip) const {
@@ -293,6 +444,10 @@ std::optional<Response> Egress::OnConnect(const Notification& n, const Event& ba
   }
   policies::Destination dest{addr->ip, addr->port, NamesOf(addr->ip)};
   NetDecision d = DecideConnect(config_.matcher, dest, type, context_);
+  // Only a brokered connect reaches anything beyond the sandbox: the trial refuses it when it
+  // would not broker it (a refusal, or the sandbox's own loopback instead of the host's).
+  d.would_deny = config_.trial && d.action == NetAction::kBroker &&
+                 DecideConnect(*config_.trial, dest, type, context_).action != NetAction::kBroker;
   switch (d.action) {
     case NetAction::kContinue:  // never for an inet connect
     case NetAction::kDeny:
@@ -356,6 +511,13 @@ std::optional<Response> Egress::OnSend(const Notification& n, std::string_view s
       events.push_back(Denied(base, syscall, a, type == SOCK_STREAM ? "tcp" : "udp", d));
       return Response{false, d.error ? d.error : config_.deny_errno};
     }
+    if (config_.trial && type != SOCK_STREAM &&
+        DecideSend(*config_.trial, dest, type, context_).action == NetAction::kDeny) {
+      Event e = Denied(base, syscall, a, "udp", d);
+      --stats_.denied;
+      std::get<NetworkEvent>(e.payload).result = Verdict::kWouldDeny;
+      events.push_back(std::move(e));
+    }
   }
   return Response{true, 0};
 }
@@ -400,6 +562,7 @@ std::optional<Response> Egress::StartBroker(const Notification& n, const Event& 
   std::vector<std::string> names = NamesOf(dest.ip);
   if (!names.empty()) c->host = names.front();
   c->rule = decision.rule;
+  c->verdict = decision.would_deny ? Verdict::kWouldDeny : Verdict::kAllowed;
   c->started_ns = MonotonicNs();
   int flags = fcntl(sock.get(), F_GETFL);
   c->nonblocking = flags >= 0 && (flags & O_NONBLOCK);
@@ -411,6 +574,13 @@ std::optional<Response> Egress::StartBroker(const Notification& n, const Event& 
   sockaddr_storage target;
   socklen_t target_len = ToSockaddr(dest.ip, dest.port, &target);
   c->upstream = UniqueFd(socket(target.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+  // The child's connect timeouts apply to the real connection too.
+  for (int option : {TCP_SYNCNT, TCP_USER_TIMEOUT}) {
+    int value = SocketOption(c->child.get(), IPPROTO_TCP, option);
+    if (c->upstream && value > 0) {
+      setsockopt(c->upstream.get(), IPPROTO_TCP, option, &value, sizeof(value));
+    }
+  }
   int rc = c->upstream
                ? connect(c->upstream.get(), reinterpret_cast<sockaddr*>(&target), target_len)
                : -1;
@@ -422,7 +592,7 @@ std::optional<Response> Egress::StartBroker(const Notification& n, const Event& 
     net.ip = dest.ip.ToString();
     net.port = dest.port;
     net.transport = "tcp";
-    net.result = Verdict::kAllowed;
+    net.result = c->verdict;
     net.error = err;
     net.syscall = "connect";
     net.rule = c->rule;
@@ -438,11 +608,7 @@ std::optional<Response> Egress::StartBroker(const Notification& n, const Event& 
     UpstreamDone(ref, 0);
   } else {
     Watch(ref.upstream.get(), EPOLLOUT, &Egress::OnUpstream);
-    if (ref.nonblocking) {
-      ref.deadline_ns = ref.started_ns + config_.nonblocking_grace.count() * 1000000;
-      deadlines_.emplace(ref.deadline_ns, ref.id);
-      ArmTimer();
-    }
+    if (ref.nonblocking) Park(ref);
   }
   return std::nullopt;
 }
@@ -462,6 +628,23 @@ void Egress::UpstreamDone(Connection& c, int error) {
       unotify_.Send(c.notification, Response{false, error});
       c.answered = true;
     }
+    // A parked non-blocking connect learns the failure as without gander: a refusal from the
+    // refuse socket; a time-out from its own SYN_SENT timing out (its TCP_SYNCNT and
+    // TCP_USER_TIMEOUT were copied to the upstream socket); anything else as a reset.
+    if (c.parked && error != ETIMEDOUT && Unpark(c)) {
+      const sockaddr_storage* refuse = nullptr;
+      socklen_t len = 0;
+      if (error == ECONNREFUSED) {
+        len = LoopbackFor(SocketOption(c.child.get(), SOL_SOCKET, SO_DOMAIN), refuse_, &refuse);
+      }
+      if (len > 0) {
+        connect(c.child.get(), reinterpret_cast<const sockaddr*>(refuse), len);
+      } else {
+        sockaddr unspec{};
+        unspec.sa_family = AF_UNSPEC;
+        connect(c.child.get(), &unspec, sizeof(unspec));  // SO_ERROR: ECONNRESET
+      }
+    }
     Finish(c, error, true);
     return;
   }
@@ -471,38 +654,204 @@ void Egress::UpstreamDone(Connection& c, int error) {
     StartRelay(c);
     return;
   }
+  if (c.parked && ConnectParked(c)) return;
+  if (c.parked && !Unpark(c)) {
+    Finish(c, ECONNABORTED, true);
+    return;
+  }
   AttachChild(c);
+}
+
+// A socket bound to the park listener's address (SO_REUSEPORT, as the listener), in the
+// child's network namespace: made here without namespaces, else by the factory helper.
+UniqueFd Egress::ParkPeer(const sockaddr_storage& park, socklen_t len) {
+  if (!config_.namespaces) return UniqueFd(BoundSocket(park, len));
+  if (!factory_) return {};
+  if (send(factory_.get(), &park, len, MSG_NOSIGNAL) != static_cast<ssize_t>(len)) return {};
+  int err = 0;
+  iovec iov{&err, sizeof(err)};
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  msg.msg_control = control;
+  msg.msg_controllen = sizeof(control);
+  if (recvmsg(factory_.get(), &msg, MSG_CMSG_CLOEXEC) != sizeof(err) || err != 0) return {};
+  cmsghdr* cmsg = CMSG_FIRSTHDR(&msg);
+  if (!cmsg || cmsg->cmsg_type != SCM_RIGHTS) return {};
+  int fd;
+  std::memcpy(&fd, CMSG_DATA(cmsg), sizeof(fd));
+  return UniqueFd(fd);
+}
+
+// Completes a parked connect without ever taking the child's socket out of SYN_SENT: a socket
+// bound to the park address connects to the child's socket, whose own SYN is still
+// outstanding (a simultaneous open, RFC 793): it goes SYN_RECV, then ESTABLISHED, and poll()
+// reports it writable with SO_ERROR 0; no error or closed state is ever visible to the child.
+// That socket is the relay's inner end.
+bool Egress::ConnectParked(Connection& c) {
+  sockaddr_storage local{};
+  socklen_t local_len = sizeof(local);
+  if (getsockname(c.child.get(), reinterpret_cast<sockaddr*>(&local), &local_len) != 0) {
+    return false;
+  }
+  // An IPv6 socket parked on the IPv4 listener (mapped): its peer speaks IPv4.
+  sockaddr_storage park = c.park;
+  socklen_t park_len = c.park_len;
+  if (park.ss_family == AF_INET6) {
+    auto inet = ParseInetSockaddr(&park, park_len);
+    auto mine = ParseInetSockaddr(&local, local_len);
+    if (inet && !inet->ip.v6 && mine && !mine->ip.v6) {
+      park_len = ToSockaddr(inet->ip, inet->port, &park);
+      local_len = ToSockaddr(mine->ip, mine->port, &local);
+    }
+  }
+  UniqueFd peer = ParkPeer(park, park_len);
+  if (!peer) return false;
+  int rc = connect(peer.get(), reinterpret_cast<sockaddr*>(&local), local_len);
+  if (rc != 0 && errno != EINPROGRESS) return false;
+  c.parked = false;
+  by_fd_.erase(c.child.get());
+  Unwatch(c.child.get());
+  c.child.Reset();
+  c.inner = std::move(peer);
+  StartRelay(c);
+  return true;
+}
+
+// The socket factory for namespaces: a helper process that joins the sandbox's user and
+// network namespaces (as their owner, gander may) and answers each request (a socket address)
+// with a TCP socket bound to it, over a seqpacket pair. It dies with gander (PDEATHSIG) or
+// when the pair closes.
+void Egress::StartSocketFactory() {
+  if (config_.sandbox_pid <= 0) return;
+  std::string base = "/proc/" + std::to_string(config_.sandbox_pid) + "/ns/";
+  UniqueFd user(open((base + "user").c_str(), O_RDONLY | O_CLOEXEC));
+  UniqueFd net(open((base + "net").c_str(), O_RDONLY | O_CLOEXEC));
+  int pair[2];
+  if (!user || !net || socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0) return;
+  pid_t parent = getpid();
+  pid_t pid = fork();
+  if (pid < 0) {
+    close(pair[0]);
+    close(pair[1]);
+    return;
+  }
+  if (pid == 0) {
+    // Only async-signal-safe calls from here: gander may have threads.
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) _exit(0);
+    int keep[3] = {pair[1], user.get(), net.get()};
+    for (int i = 0; i < 3; ++i) {  // to fds 3, 4, 5; everything else closed (Goose's pipes too)
+      int moved = fcntl(keep[i], F_DUPFD, 10);
+      keep[i] = moved;
+    }
+    for (int i = 0; i < 3; ++i) dup2(keep[i], 3 + i);
+    syscall(SYS_close_range, 0, 2, 0);
+    syscall(SYS_close_range, 6, ~0U, 0);
+    int self_user = open("/proc/self/ns/user", O_RDONLY | O_CLOEXEC);
+    struct stat a {
+    }, b{};
+    bool same_user = self_user >= 0 && fstat(self_user, &a) == 0 && fstat(4, &b) == 0 &&
+                     a.st_ino == b.st_ino && a.st_dev == b.st_dev;
+    if ((!same_user && setns(4, CLONE_NEWUSER) != 0) || setns(5, CLONE_NEWNET) != 0) _exit(1);
+    while (true) {
+      sockaddr_storage addr{};
+      ssize_t n = recv(3, &addr, sizeof(addr), 0);
+      if (n <= 0) _exit(0);
+      int fd = BoundSocket(addr, static_cast<socklen_t>(n));
+      int err = fd < 0 ? errno : 0;
+      iovec iov{&err, sizeof(err)};
+      alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+      msghdr msg{};
+      msg.msg_iov = &iov;
+      msg.msg_iovlen = 1;
+      if (fd >= 0) {
+        msg.msg_control = control;
+        msg.msg_controllen = sizeof(control);
+        cmsghdr* cmsg = CMSG_FIRSTHDR(&msg);
+        cmsg->cmsg_level = SOL_SOCKET;
+        cmsg->cmsg_type = SCM_RIGHTS;
+        cmsg->cmsg_len = CMSG_LEN(sizeof(int));
+        std::memcpy(CMSG_DATA(cmsg), &fd, sizeof(fd));
+      }
+      sendmsg(3, &msg, MSG_NOSIGNAL);
+      if (fd >= 0) close(fd);
+    }
+  }
+  close(pair[1]);
+  factory_ = UniqueFd(pair[0]);
+  factory_pid_ = pid;
+}
+
+// A non-blocking connect: the child's socket is connected to a park listener, where it stays
+// in SYN_SENT (poll: not writable, SO_ERROR 0) while the broker connects, and the call is
+// answered EINPROGRESS at once. Without park sockets the child is attached to the relay at
+// once, and a failure of the destination shows as a reset.
+void Egress::Park(Connection& c) {
+  const sockaddr_storage* park = nullptr;
+  socklen_t len = LoopbackFor(SocketOption(c.child.get(), SOL_SOCKET, SO_DOMAIN), park_, &park);
+  int rc = len > 0 ? connect(c.child.get(), reinterpret_cast<const sockaddr*>(park), len) : 0;
+  if (len > 0 && rc != 0 && errno == EINPROGRESS) {
+    c.parked = true;
+    c.park = *park;
+    c.park_len = len;
+    c.answered = true;
+    if (!unotify_.Send(c.notification, Response{false, EINPROGRESS})) {
+      Finish(c, EINTR, true);
+      return;
+    }
+    by_fd_[c.child.get()] = c.id;
+    Watch(c.child.get(), EPOLLERR | EPOLLHUP, &Egress::OnParked);
+    return;
+  }
+  AttachChild(c);
+}
+
+// Takes the child's socket off the park listener (a disconnect, whose ECONNRESET is read
+// back at once), ready to be connected again. Between the two the child could observe the
+// socket closed: a window of two syscalls.
+bool Egress::Unpark(Connection& c) {
+  if (!c.parked) return true;
+  c.parked = false;
+  by_fd_.erase(c.child.get());
+  Unwatch(c.child.get());
+  sockaddr unspec{};
+  unspec.sa_family = AF_UNSPEC;
+  if (connect(c.child.get(), &unspec, sizeof(unspec)) != 0) return false;
+  SocketOption(c.child.get(), SOL_SOCKET, SO_ERROR);
+  return true;
+}
+
+// The parked socket failed on its own: its SYNs timed out (the child's TCP_SYNCNT or
+// TCP_USER_TIMEOUT), or the child disconnected it. Its error stays for the child to read.
+void Egress::OnParked(int fd, uint32_t) {
+  auto it = by_fd_.find(fd);
+  if (it == by_fd_.end()) return;
+  auto conn = connections_.find(it->second);
+  if (conn == connections_.end()) return;
+  Connection& c = *conn->second;
+  c.parked = false;
+  by_fd_.erase(fd);
+  Unwatch(fd);
+  Finish(c, ETIMEDOUT, true);
 }
 
 // Connects the child's own socket object to the relay listener; the accepted end is matched
 // to this connection by the child socket's local address.
 void Egress::AttachChild(Connection& c) {
   if (!c.child) return;
-  if (!unotify_.IdValid(c.notification)) {  // interrupted or killed meanwhile
+  if (!c.answered && !unotify_.IdValid(c.notification)) {  // interrupted or killed meanwhile
     Finish(c, EINTR, true);
     return;
   }
-  int domain = SocketOption(c.child.get(), SOL_SOCKET, SO_DOMAIN);
-  sockaddr_storage relay{};
-  socklen_t relay_len = 0;
-  if (domain == AF_INET6 && config_.relay_v6) {
-    relay = relay_v6_addr_;
-    relay_len = sizeof(sockaddr_in6);
-  } else if (domain == AF_INET6) {  // no ::1 in the sandbox: the IPv4 relay, mapped
-    auto* in6 = reinterpret_cast<sockaddr_in6*>(&relay);
-    const auto* in = reinterpret_cast<const sockaddr_in*>(&relay_v4_addr_);
-    in6->sin6_family = AF_INET6;
-    in6->sin6_port = in->sin_port;
-    in6->sin6_addr.s6_addr[10] = 0xff;
-    in6->sin6_addr.s6_addr[11] = 0xff;
-    std::memcpy(&in6->sin6_addr.s6_addr[12], &in->sin_addr, 4);
-    relay_len = sizeof(sockaddr_in6);
-  } else {
-    relay = relay_v4_addr_;
-    relay_len = sizeof(sockaddr_in);
-  }
+  const sockaddr_storage* relay = nullptr;
+  socklen_t relay_len =
+      LoopbackFor(SocketOption(c.child.get(), SOL_SOCKET, SO_DOMAIN), relay_, &relay);
   int flags = SetNonBlocking(c.child.get());
-  int rc = connect(c.child.get(), reinterpret_cast<sockaddr*>(&relay), relay_len);
+  int rc = relay_len > 0
+               ? connect(c.child.get(), reinterpret_cast<const sockaddr*>(relay), relay_len)
+               : (errno = ECONNREFUSED, -1);
   int err = rc == 0 ? 0 : errno;
   sockaddr_storage local{};
   socklen_t local_len = sizeof(local);
@@ -657,6 +1006,10 @@ void Egress::Pump(Connection& c) {
 }
 
 void Egress::Finish(Connection& c, int error, bool reset) {
+  if (c.parked) {  // left parked: its own SYN_SENT ends it for the child
+    by_fd_.erase(c.child.get());
+    Unwatch(c.child.get());
+  }
   if (!c.answered) {
     unotify_.Send(c.notification, Response{false, error ? error : ECONNABORTED});
     c.answered = true;
@@ -668,7 +1021,7 @@ void Egress::Finish(Connection& c, int error, bool reset) {
   net.ip = c.dest.ip.ToString();
   net.port = c.dest.port;
   net.transport = "tcp";
-  net.result = Verdict::kAllowed;
+  net.result = c.verdict;
   net.error = error;
   net.syscall = "connect";
   net.rule = c.rule;
@@ -695,113 +1048,177 @@ void Egress::Finish(Connection& c, int error, bool reset) {
   connections_.erase(c.id);  // c is gone
 }
 
-void Egress::ArmTimer() {
-  itimerspec spec{};
-  if (!deadlines_.empty()) {
-    int64_t when = std::max<int64_t>(deadlines_.begin()->first, 1);
-    spec.it_value.tv_sec = when / 1000000000;
-    spec.it_value.tv_nsec = when % 1000000000;
-  }
-  timerfd_settime(timer_.get(), TFD_TIMER_ABSTIME, &spec, nullptr);
-}
-
-void Egress::OnTimer(int, uint32_t) {
-  uint64_t expirations;
-  (void)!read(timer_.get(), &expirations, sizeof(expirations));
-  int64_t now = MonotonicNs();
-  while (!deadlines_.empty() && deadlines_.begin()->first <= now) {
-    uint64_t id = deadlines_.begin()->second;
-    deadlines_.erase(deadlines_.begin());
-    auto conn = connections_.find(id);
-    // Still connecting after the grace: answer EINPROGRESS with the child connected to the
-    // relay; the destination's answer, if a failure, becomes a reset.
-    if (conn != connections_.end() && !conn->second->answered && conn->second->child) {
-      AttachChild(*conn->second);
-    }
-  }
-  ArmTimer();
-}
-
 // ---- DNS stub ----
+
+// A DNS-over-TCP client of the stub (RFC 1035 4.2.2: each message after its 16-bit length).
+struct Egress::DnsConnection {
+  UniqueFd fd;
+  std::string in, out;
+  int lookups = 0;  // answers still to come from the resolver
+  bool eof = false;
+};
 
 void Egress::OnDns(int fd, uint32_t) {
   while (true) {
     uint8_t buf[1500];
-    sockaddr_storage client{};
-    socklen_t client_len = sizeof(client);
-    ssize_t n =
-        recvfrom(fd, buf, sizeof(buf), 0, reinterpret_cast<sockaddr*>(&client), &client_len);
+    DnsOrigin origin;
+    origin.client_len = sizeof(origin.client);
+    ssize_t n = recvfrom(fd, buf, sizeof(buf), 0, reinterpret_cast<sockaddr*>(&origin.client),
+                         &origin.client_len);
     if (n < 0) return;
-    ++stats_.dns_queries;
-    std::optional<dns::Question> q = dns::ParseQuery(buf, static_cast<size_t>(n));
-    if (!q) {
-      if (n >= 12) {
-        dns::Question bare;
-        std::memcpy(&bare.id, buf, 2);
-        bare.question_end = 12;
-        std::string reply = dns::BuildResponse(buf, bare, dns::kFormErr, {});
-        sendto(fd, reply.data(), reply.size(), 0, reinterpret_cast<sockaddr*>(&client), client_len);
-      }
-      continue;
+    OnDnsQuery(buf, static_cast<size_t>(n), origin);
+  }
+}
+
+void Egress::OnDnsAccept(int listener, uint32_t) {
+  while (true) {
+    UniqueFd fd(accept4(listener, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC));
+    if (!fd) return;
+    if (dns_tcp_.size() >= kMaxDnsTcpConnections) continue;  // closed: the client retries
+    uint64_t id = next_id_++;
+    int raw = fd.get();
+    auto conn = std::make_unique<DnsConnection>();
+    conn->fd = std::move(fd);
+    dns_tcp_[id] = std::move(conn);
+    by_fd_[raw] = id;
+    Watch(raw, EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET, &Egress::OnDnsTcp);
+    OnDnsTcp(raw, 0);
+  }
+}
+
+void Egress::OnDnsTcp(int fd, uint32_t) {
+  auto it = by_fd_.find(fd);
+  if (it == by_fd_.end()) return;
+  uint64_t id = it->second;
+  auto conn = dns_tcp_.find(id);
+  if (conn == dns_tcp_.end()) return;
+  DnsConnection& c = *conn->second;
+  while (!c.eof && c.in.size() < kMaxDnsTcpBuffer) {
+    char buf[4096];
+    ssize_t n = recv(fd, buf, sizeof(buf), 0);
+    if (n > 0) {
+      c.in.append(buf, static_cast<size_t>(n));
+    } else if (n == 0 || errno != EAGAIN) {
+      c.eof = true;
+    } else {
+      break;
     }
-    bool allowed = q->qclass == 1 && config_.matcher.MayResolve(q->name);
-    Event e;
-    e.time_ns = WallClockNowNs();
-    e.extension = config_.extension;
-    NetworkEvent net;
-    net.host = q->name.substr(0, 253);
-    net.port = 53;
-    net.transport = "dns";
-    net.result = allowed ? Verdict::kAllowed : Verdict::kDenied;
-    e.payload = std::move(net);
-    queue_.Push(std::move(e));
-    if (!allowed) {
-      // Refused without asking anyone: nothing the query carries leaves the sandbox.
-      ++stats_.dns_refused;
-      std::string reply = dns::BuildResponse(buf, *q, dns::kRefused, {});
-      sendto(fd, reply.data(), reply.size(), 0, reinterpret_cast<sockaddr*>(&client), client_len);
-      continue;
+  }
+  while (c.in.size() >= 2) {
+    size_t len = static_cast<uint8_t>(c.in[0]) << 8 | static_cast<uint8_t>(c.in[1]);
+    if (c.in.size() < 2 + len) break;
+    std::string query = c.in.substr(2, len);
+    c.in.erase(0, 2 + len);
+    DnsOrigin origin;
+    origin.tcp = id;
+    OnDnsQuery(reinterpret_cast<const uint8_t*>(query.data()), query.size(), origin);
+    if (!dns_tcp_.count(id)) return;  // closed while answering
+  }
+  FlushDnsTcp(id);
+}
+
+// Writes what is pending; closes the connection once the client is done and answered, or
+// when it sends more than a message's worth without reading.
+void Egress::FlushDnsTcp(uint64_t id) {
+  auto conn = dns_tcp_.find(id);
+  if (conn == dns_tcp_.end()) return;
+  DnsConnection& c = *conn->second;
+  while (!c.out.empty()) {
+    ssize_t n = send(c.fd.get(), c.out.data(), c.out.size(), MSG_NOSIGNAL);
+    if (n <= 0) break;
+    c.out.erase(0, static_cast<size_t>(n));
+  }
+  bool done = c.eof && c.lookups == 0 && c.out.empty();
+  bool stuck = c.in.size() >= kMaxDnsTcpBuffer || c.out.size() > kMaxDnsTcpBuffer;
+  if (done || stuck) {
+    by_fd_.erase(c.fd.get());
+    Unwatch(c.fd.get());
+    dns_tcp_.erase(conn);
+  }
+}
+
+void Egress::DnsReply(const DnsOrigin& origin, const std::string& reply) {
+  if (origin.tcp == 0) {
+    sendto(config_.sockets.dns_udp.get(), reply.data(), reply.size(), 0,
+           reinterpret_cast<const sockaddr*>(&origin.client), origin.client_len);
+    return;
+  }
+  auto conn = dns_tcp_.find(origin.tcp);
+  if (conn == dns_tcp_.end()) return;
+  char len[2] = {static_cast<char>(reply.size() >> 8), static_cast<char>(reply.size() & 0xff)};
+  conn->second->out.append(len, 2);
+  conn->second->out += reply;
+}
+
+// One query, from UDP or TCP: refused unless the policy allows the name, else answered from a
+// host lookup (on a thread; OnResolved replies).
+void Egress::OnDnsQuery(const uint8_t* buf, size_t n, const DnsOrigin& origin) {
+  ++stats_.dns_queries;
+  std::optional<dns::Question> q = dns::ParseQuery(buf, n);
+  if (!q) {
+    if (n >= 12) {
+      dns::Question bare;
+      std::memcpy(&bare.id, buf, 2);
+      bare.question_end = 12;
+      DnsReply(origin, dns::BuildResponse(buf, bare, dns::kFormErr, {}));
     }
-    if (q->qtype != dns::kTypeA && q->qtype != dns::kTypeAAAA) {
-      std::string reply = dns::BuildResponse(buf, *q, dns::kNoError, {});  // no such records
-      sendto(fd, reply.data(), reply.size(), 0, reinterpret_cast<sockaddr*>(&client), client_len);
-      continue;
-    }
-    if (resolver_->in_flight >= kMaxLookupsInFlight) {
-      std::string reply = dns::BuildResponse(buf, *q, dns::kServFail, {});
-      sendto(fd, reply.data(), reply.size(), 0, reinterpret_cast<sockaddr*>(&client), client_len);
-      continue;
-    }
-    ++resolver_->in_flight;
-    Resolver::Job job;
-    job.client = client;
-    job.client_len = client_len;
-    job.query.assign(reinterpret_cast<char*>(buf), static_cast<size_t>(n));
-    job.question = *q;
-    std::thread([resolver = resolver_, job = std::move(job)]() mutable {
-      addrinfo hints{};
-      hints.ai_family = job.question.qtype == dns::kTypeA ? AF_INET : AF_INET6;
-      hints.ai_socktype = SOCK_STREAM;
-      addrinfo* result = nullptr;
-      job.error = getaddrinfo(job.question.name.c_str(), nullptr, &hints, &result);
-      for (addrinfo* a = result; a; a = a->ai_next) {
-        sockaddr_storage ss{};
-        std::memcpy(&ss, a->ai_addr, std::min<size_t>(a->ai_addrlen, sizeof(ss)));
-        if (auto inet = ParseInetSockaddr(&ss, a->ai_addrlen)) {
-          if (inet->ip.v6 == (job.question.qtype == dns::kTypeAAAA) &&
-              std::find(job.addresses.begin(), job.addresses.end(), inet->ip) ==
-                  job.addresses.end()) {
-            job.addresses.push_back(inet->ip);
-          }
+    return;
+  }
+  bool allowed = q->qclass == 1 && config_.matcher.MayResolve(q->name);
+  bool would_deny = allowed && config_.trial && !config_.trial->MayResolve(q->name);
+  Event e;
+  e.time_ns = WallClockNowNs();
+  e.extension = config_.extension;
+  NetworkEvent net;
+  net.host = q->name.substr(0, 253);
+  net.port = 53;
+  net.transport = "dns";
+  net.result = would_deny ? Verdict::kWouldDeny : allowed ? Verdict::kAllowed : Verdict::kDenied;
+  e.payload = std::move(net);
+  queue_.Push(std::move(e));
+  if (!allowed) {
+    // Refused without asking anyone: nothing the query carries leaves the sandbox.
+    ++stats_.dns_refused;
+    DnsReply(origin, dns::BuildResponse(buf, *q, dns::kRefused, {}));
+    return;
+  }
+  if (q->qtype != dns::kTypeA && q->qtype != dns::kTypeAAAA) {
+    DnsReply(origin, dns::BuildResponse(buf, *q, dns::kNoError, {}));  // no such records
+    return;
+  }
+  if (resolver_->in_flight >= kMaxLookupsInFlight) {
+    DnsReply(origin, dns::BuildResponse(buf, *q, dns::kServFail, {}));
+    return;
+  }
+  ++resolver_->in_flight;
+  if (origin.tcp) ++dns_tcp_[origin.tcp]->lookups;
+  Resolver::Job job;
+  job.origin = origin;
+  job.query.assign(reinterpret_cast<const char*>(buf), n);
+  job.question = *q;
+  std::thread([resolver = resolver_, job = std::move(job)]() mutable {
+    addrinfo hints{};
+    hints.ai_family = job.question.qtype == dns::kTypeA ? AF_INET : AF_INET6;
+    hints.ai_socktype = SOCK_STREAM;
+    addrinfo* result = nullptr;
+    job.error = getaddrinfo(job.question.name.c_str(), nullptr, &hints, &result);
+    for (addrinfo* a = result; a; a = a->ai_next) {
+      sockaddr_storage ss{};
+      std::memcpy(&ss, a->ai_addr, std::min<size_t>(a->ai_addrlen, sizeof(ss)));
+      if (auto inet = ParseInetSockaddr(&ss, a->ai_addrlen)) {
+        if (inet->ip.v6 == (job.question.qtype == dns::kTypeAAAA) &&
+            std::find(job.addresses.begin(), job.addresses.end(), inet->ip) ==
+                job.addresses.end()) {
+          job.addresses.push_back(inet->ip);
         }
       }
-      if (result) freeaddrinfo(result);
-      std::lock_guard<std::mutex> lock(resolver->mutex);
-      resolver->done.push_back(std::move(job));
-      uint64_t one = 1;
-      (void)!write(resolver->event.get(), &one, sizeof(one));
-    }).detach();
-  }
+    }
+    if (result) freeaddrinfo(result);
+    std::lock_guard<std::mutex> lock(resolver->mutex);
+    resolver->done.push_back(std::move(job));
+    uint64_t one = 1;
+    (void)!write(resolver->event.get(), &one, sizeof(one));
+  }).detach();
 }
 
 void Egress::OnResolved(int, uint32_t) {
@@ -825,10 +1242,14 @@ void Egress::OnResolved(int, uint32_t) {
       if (names_.size() >= kMaxRecordedAddresses && !names_.count(ip)) break;
       names_[ip].insert(job.question.name);
     }
-    std::string reply = dns::BuildResponse(reinterpret_cast<const uint8_t*>(job.query.data()),
-                                           job.question, rcode, job.addresses);
-    sendto(config_.dns_udp.get(), reply.data(), reply.size(), 0,
-           reinterpret_cast<sockaddr*>(&job.client), job.client_len);
+    DnsReply(job.origin, dns::BuildResponse(reinterpret_cast<const uint8_t*>(job.query.data()),
+                                            job.question, rcode, job.addresses));
+    if (job.origin.tcp) {
+      auto conn = dns_tcp_.find(job.origin.tcp);
+      if (conn == dns_tcp_.end()) continue;
+      --conn->second->lookups;
+      FlushDnsTcp(job.origin.tcp);
+    }
   }
 }
 

@@ -35,21 +35,46 @@
 
 namespace gander::monitor {
 
+// The loopback sockets the broker serves, opened in the network namespace the child's sockets
+// live in (the sandbox's, by its init; or the host's without one). Any may be invalid.
+struct EgressSockets {
+  // Listening TCP sockets the child's sockets are connected to (127.0.0.1 and ::1).
+  UniqueFd relay_v4, relay_v6;
+  // Listeners whose accept queue is full and never drained: a connect to one stays in SYN_SENT
+  // (its SYNs are dropped), which is where a non-blocking connect waits while the broker
+  // connects to the destination, so that poll() does not report it writable yet.
+  UniqueFd park_v4, park_v6;
+  // Bound, not listening: a connect to one is refused (RST), how a refusal by the destination
+  // reaches a non-blocking connect's SO_ERROR.
+  UniqueFd refuse_v4, refuse_v6;
+  // The DNS stub's UDP socket and TCP listener, on 127.0.0.1:53 in the sandbox's namespace.
+  UniqueFd dns_udp, dns_tcp;
+};
+
+// Opens the relay, park and refuse sockets (not the DNS socket) on loopback in the calling
+// process's network namespace; IPv6 ones only where ::1 exists. Async-signal-safe (the
+// sandbox init calls it between clone and exec). Returns 0 or the errno of the IPv4 relay.
+int OpenEgressSockets(EgressSockets& out);
+
+struct DnsOrigin;  // egress.cc
+
+// One loopback socket address per family; ss_family 0 when there is none.
+struct LoopbackPair {
+  sockaddr_storage v4{}, v6{};
+};
+
 struct EgressConfig {
   std::string extension;
   policies::NetworkMatcher matcher;
   bool namespaces = true;
   int deny_errno = 111;  // ECONNREFUSED
-  // Listening TCP sockets the child's sockets are connected to: 127.0.0.1 and ::1 inside the
-  // sandbox's network namespace (or host loopback without one). relay_v6 may be invalid.
-  UniqueFd relay_v4;
-  UniqueFd relay_v6;
-  // The DNS stub's UDP socket, bound to 127.0.0.1:53 in the sandbox's namespace; may be invalid.
-  UniqueFd dns_udp;
-  // A non-blocking connect waits this long for the destination before answering EINPROGRESS,
-  // so that a quick refusal is reported by connect() as without gander. After it, a failure
-  // of the destination shows as a reset of the established connection.
-  std::chrono::milliseconds nonblocking_grace{100};
+  // `--mode monitor`: the policy on trial. What the enforced rules (`matcher`) allow but it
+  // would refuse is recorded as would_deny (connections, datagrams, DNS names).
+  std::optional<policies::NetworkMatcher> trial;
+  EgressSockets sockets;
+  // With namespaces: the sandbox init, whose user and network namespaces a helper process
+  // joins to make the sockets that complete parked connects (see Egress::ParkPeer).
+  pid_t sandbox_pid = 0;
 };
 
 struct EgressStats {
@@ -74,14 +99,19 @@ class Egress final : public NetworkHandler {
   std::optional<Response> OnSyscall(const Notification& n, std::string_view syscall,
                                     const Event& base, std::vector<Event>& events) override;
   EgressStats stats() const;
+  // The extension is gone: moves what is left and records every open connection (a network
+  // event each, with the bytes counted so far), so none is missing from the audit log.
+  void CloseAll();
 
   // Once the extension is gone: relays what the destinations still send (the child's ends
   // read EOF now) for up to `grace`, so connections that were closing end on their own with
-  // exact counts; then ends the rest. Every connection has emitted its event on return.
+  // exact counts; then ends the rest (CloseAll). Every connection has emitted its event on
+  // return.
   void Shutdown(std::chrono::milliseconds grace);
 
   struct Connection;
   struct Resolver;
+  struct DnsConnection;
 
  private:
   using Handler = void (Egress::*)(int fd, uint32_t events);
@@ -105,17 +135,26 @@ class Egress final : public NetworkHandler {
   void OnUpstream(int fd, uint32_t events);
   void OnAccept(int fd, uint32_t events);
   void OnRelay(int fd, uint32_t events);
-  void OnTimer(int fd, uint32_t events);
+  void OnParked(int fd, uint32_t events);
   void OnKick(int fd, uint32_t events);
   void OnDns(int fd, uint32_t events);
+  void OnDnsAccept(int fd, uint32_t events);
+  void OnDnsTcp(int fd, uint32_t events);
+  void OnDnsQuery(const uint8_t* query, size_t size, const DnsOrigin& origin);
+  void DnsReply(const DnsOrigin& origin, const std::string& reply);
+  void FlushDnsTcp(uint64_t id);
   void OnResolved(int fd, uint32_t events);
 
   void UpstreamDone(Connection& c, int error);
+  void Park(Connection& c);
+  bool Unpark(Connection& c);
+  bool ConnectParked(Connection& c);
+  UniqueFd ParkPeer(const sockaddr_storage& park, socklen_t len);
+  void StartSocketFactory();
   void AttachChild(Connection& c);
   void StartRelay(Connection& c);
   void Pump(Connection& c);
   void Finish(Connection& c, int error, bool reset);
-  void ArmTimer();
   void Kick();
 
   EgressConfig config_;
@@ -124,17 +163,16 @@ class Egress final : public NetworkHandler {
   TargetMemory& memory_;
   BoundedEventQueue& queue_;
   UniqueFd epoll_;
-  UniqueFd timer_;
   UniqueFd kick_;
-  sockaddr_storage relay_v4_addr_{};
-  sockaddr_storage relay_v6_addr_{};
+  // The bound addresses of config_.sockets' relay, park and refuse sockets (v6: the IPv4
+  // one, mapped, where the namespace has no ::1).
+  LoopbackPair relay_, park_, refuse_;
   std::unordered_map<int, Handler> handlers_;
   uint64_t next_id_ = 1;
   std::map<uint64_t, std::unique_ptr<Connection>> connections_;
   std::unordered_map<int, uint64_t> by_fd_;           // upstream/inner fd -> connection
   std::map<std::string, uint64_t> by_child_address_;  // the child's local address -> connection
   std::map<uint64_t, uint64_t> by_inode_;             // the child's socket inode -> connection
-  std::multimap<int64_t, uint64_t> deadlines_;        // grace deadline (monotonic ns) -> id
   std::set<uint64_t> more_;                           // connections with bytes left this turn
   // Blocking local connects waiting for completion: fd of our copy -> (notification, flags).
   struct LocalPending {
@@ -146,6 +184,9 @@ class Egress final : public NetworkHandler {
   // The DNS stub's records: address -> names it was handed out for (bounded).
   std::map<policies::IpAddress, std::set<std::string>> names_;
   std::shared_ptr<Resolver> resolver_;
+  UniqueFd factory_;  // with namespaces: the helper that makes sockets in the sandbox's netns
+  pid_t factory_pid_ = -1;
+  std::map<uint64_t, std::unique_ptr<DnsConnection>> dns_tcp_;  // by id; their fds in by_fd_
   EgressStats stats_;
 };
 

@@ -43,6 +43,8 @@ struct NetDecision {
   NetAction action = NetAction::kDeny;
   int error = 0;
   std::string rule;  // the policy host that allowed or denied it, "" when none
+  // `--mode monitor`: let through, but the policy on trial would refuse it (would_deny).
+  bool would_deny = false;
 };
 
 struct NetContext {

@@ -45,6 +45,7 @@ std::vector<std::string> RuleLines(const Policy& p) {
   }
   Rules(out, "allow", p.network.allow);
   Rules(out, "deny", p.network.deny);
+  if (p.network.deny_errno) out.push_back("network.deny_errno " + *p.network.deny_errno);
   if (p.monitor.files) out.push_back("monitor.files " + std::string(ToString(*p.monitor.files)));
   if (p.monitor.audit_log) out.push_back("monitor.audit_log " + p.monitor.audit_log->path);
   if (p.monitor.audit_log_max_size) {

@@ -41,6 +41,8 @@ std::string CanonicalText(const ExpandedPolicy& p) {
   Limit(out, "memory", p.limits.memory);
   Rules(out, "network.allow", p.network.allow);
   Rules(out, "network.deny", p.network.deny);
+  // Absent from policies that do not set it, so their fingerprints are unchanged.
+  if (p.network.deny_errno) out += "network.deny_errno " + *p.network.deny_errno + "\n";
   out += "monitor.files " + std::to_string(static_cast<int>(p.files)) + "\n";
   // Secrets by their rules (never values); absent from policies without secrets, so their
   // fingerprints are unchanged.

@@ -144,6 +144,7 @@ void MergeInto(Policy& base, const Policy& derived) {
                             derived.network.allow.end());
   base.network.deny.insert(base.network.deny.end(), derived.network.deny.begin(),
                            derived.network.deny.end());
+  Override(base.network.deny_errno, derived.network.deny_errno);
 }
 
 }  // namespace

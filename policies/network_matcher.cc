@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <cstring>
 
 namespace gander::policies {
@@ -32,6 +33,20 @@ std::string NormalizeName(std::string_view name) {
   std::string out(name);
   for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return out;
+}
+
+std::optional<int> DenyErrnoValue(std::string_view name) {
+  static constexpr std::pair<std::string_view, int> kErrnos[] = {{"ECONNREFUSED", ECONNREFUSED},
+                                                                 {"EACCES", EACCES},
+                                                                 {"EPERM", EPERM},
+                                                                 {"ENETUNREACH", ENETUNREACH},
+                                                                 {"EHOSTUNREACH", EHOSTUNREACH},
+                                                                 {"ETIMEDOUT", ETIMEDOUT},
+                                                                 {"ECONNRESET", ECONNRESET}};
+  for (const auto& [known, value] : kErrnos) {
+    if (known == name) return value;
+  }
+  return std::nullopt;
 }
 
 IpAddress IpAddress::V4(const uint8_t b[4]) {

@@ -79,6 +79,12 @@ class NetworkMatcher {
   std::vector<Rule> deny_;
 };
 
+// `network.deny_errno`: the errnos a policy may name for refused connections, and the value of
+// one (nullopt when it is not among them).
+inline constexpr const char* kDenyErrnoNames =
+    "one of: ECONNREFUSED, EACCES, EPERM, ENETUNREACH, EHOSTUNREACH, ETIMEDOUT, ECONNRESET";
+std::optional<int> DenyErrnoValue(std::string_view name);
+
 // A DNS name normalised for comparison: lower case, without a final dot.
 std::string NormalizeName(std::string_view name);
 

@@ -21,6 +21,7 @@
 
 #include "policies/expand.h"
 #include "policies/network_host.h"
+#include "policies/network_matcher.h"
 
 namespace gander::policies {
 namespace {
@@ -37,7 +38,7 @@ constexpr KeySpec kPolicyKeys[] = {
     {"filesystem", "a mapping with keys: read, exec, write, private, deny"},
     {"env", "a mapping with keys: pass, set"},
     {"limits", "a mapping with keys: processes, open_files, file_size, memory, core_dumps"},
-    {"network", "a mapping with keys: allow, deny"},
+    {"network", "a mapping with keys: allow, deny, deny_errno"},
     {"monitor",
      "a mapping with keys: files, audit_log, audit_log_max_size, audit_log_files, osv_endpoint"},
     {"secrets", "a mapping of variable names to entries like {from: env}"},
@@ -61,6 +62,7 @@ constexpr KeySpec kLimitsKeys[] = {
 constexpr KeySpec kNetworkKeys[] = {
     {"allow", "a list of rules like {host: example.com, ports: [443]}"},
     {"deny", "a list of rules like {host: example.com, ports: [443]}"},
+    {"deny_errno", kDenyErrnoNames},
 };
 constexpr KeySpec kMonitorKeys[] = {
     {"files", "one of: off, opens, all"},
@@ -454,6 +456,16 @@ Status Parser::Network(const YAML::Node& node, NetworkRules& out) const {
   return ForEachEntry(
       node, "network", kNetworkKeys,
       [&](const KeySpec& spec, const std::string& where, const YAML::Node& value) -> Status {
+        if (spec.name == "deny_errno") {
+          Result<std::string> name = String(value, where, spec.expected);
+          if (!name) return name.error();
+          if (!DenyErrnoValue(*name)) {
+            return Fail(value, where + ": expected " + std::string(spec.expected) + ", got '" +
+                                   *name + "'");
+          }
+          out.deny_errno = *name;
+          return {};
+        }
         if (!value.IsSequence()) {
           return Fail(value, where + ": expected " + std::string(spec.expected));
         }
@@ -976,6 +988,9 @@ std::string ToYaml(const Policy& policy) {
   EmitRules(out, policy.network.allow);
   out << YAML::Key << "deny" << YAML::Value;
   EmitRules(out, policy.network.deny);
+  if (policy.network.deny_errno) {
+    out << YAML::Key << "deny_errno" << YAML::Value << *policy.network.deny_errno;
+  }
   out << YAML::EndMap;
 
   const MonitorRules& monitor = policy.monitor;

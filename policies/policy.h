@@ -63,6 +63,9 @@ struct NetworkRule {
 struct NetworkRules {
   std::vector<NetworkRule> allow;
   std::vector<NetworkRule> deny;
+  // The errno a refused connect or send gets (YAML `network.deny_errno`: a name such as
+  // EACCES, see DenyErrnoValue in network_matcher.h); unset: ECONNREFUSED.
+  std::optional<std::string> deny_errno = std::nullopt;
   friend bool operator==(const NetworkRules&, const NetworkRules&) = default;
 };
 

@@ -30,6 +30,14 @@ ExpandedPolicy TrialEnforcement(const ExpandedPolicy& trial, const ExpandedPolic
   out.write = Union(trial.write, base.write);
   out.private_ = Union(trial.private_, base.private_);
   out.deny = base.deny;
+  out.network.allow = trial.network.allow;
+  for (const NetworkRule& rule : base.network.allow) {
+    if (std::find(out.network.allow.begin(), out.network.allow.end(), rule) ==
+        out.network.allow.end()) {
+      out.network.allow.push_back(rule);
+    }
+  }
+  out.network.deny = base.network.deny;
   out.limits.processes = Looser(trial.limits.processes, base.limits.processes);
   out.limits.open_files = Looser(trial.limits.open_files, base.limits.open_files);
   out.limits.file_size = Looser(trial.limits.file_size, base.limits.file_size);

@@ -171,8 +171,9 @@ TEST(ParsePolicyErrorTest, UnknownKeysAtEveryLevel) {
   EXPECT_EQ(ParseError("version: 1\nlimits:\n  memroy: 1GiB\n"),
             "my.yaml:3:3: unknown key 'memroy' in limits (expected one of: processes, "
             "open_files, file_size, memory, core_dumps)");
-  EXPECT_EQ(ParseError("version: 1\nnetwork:\n  allowed: []\n"),
-            "my.yaml:3:3: unknown key 'allowed' in network (expected one of: allow, deny)");
+  EXPECT_EQ(
+      ParseError("version: 1\nnetwork:\n  allowed: []\n"),
+      "my.yaml:3:3: unknown key 'allowed' in network (expected one of: allow, deny, deny_errno)");
   EXPECT_EQ(ParseError("version: 1\nnetwork:\n  allow:\n    - host: a.com\n      port: [1]\n"),
             "my.yaml:5:7: unknown key 'port' in network.allow[0] (expected one of: host, ports)");
   EXPECT_EQ(ParseError("version: 1\nmonitor:\n  files: all\n  auditlog: /x\n"),
