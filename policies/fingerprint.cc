@@ -42,6 +42,8 @@ std::string CanonicalText(const ExpandedPolicy& p) {
   Rules(out, "network.allow", p.network.allow);
   Rules(out, "network.deny", p.network.deny);
   out += "monitor.files " + std::to_string(static_cast<int>(p.files)) + "\n";
+  // Only a non-default backend is written, so native policies keep their fingerprints.
+  if (p.backend != Backend::kNative) out += "backend " + std::string(ToString(p.backend)) + "\n";
   // Secrets by their rules (never values); absent from policies without secrets, so their
   // fingerprints are unchanged.
   for (const auto& [name, rule] : p.secrets) {

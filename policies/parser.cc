@@ -40,6 +40,7 @@ constexpr KeySpec kPolicyKeys[] = {
     {"network", "a mapping with keys: allow, deny"},
     {"monitor", "a mapping with keys: files, audit_log, audit_log_max_size, audit_log_files"},
     {"secrets", "a mapping of variable names to entries like {from: env}"},
+    {"backend", "one of: native, gvisor"},
 };
 constexpr KeySpec kFilesystemKeys[] = {
     {"read", "a list of path strings"},  {"exec", "a list of path strings"},
@@ -334,6 +335,15 @@ Result<Policy> Parser::Parse(const YAML::Node& root) const {
         if (spec.name == "limits") return LimitsSection(value, policy.limits);
         if (spec.name == "monitor") return Monitor(value, policy.monitor);
         if (spec.name == "secrets") return Secrets(value, policy.secrets);
+        if (spec.name == "backend") {
+          Result<std::string> word = String(value, where, spec.expected);
+          if (!word) return word.error();
+          Result<Backend> backend = ParseBackend(*word);
+          if (!backend) return Fail(value, where + ": " + backend.error().message);
+          policy.backend = *backend;
+          policy.backend_mark = MarkOf(value);
+          return {};
+        }
         return Network(value, policy.network);
       });
   if (!status) return status.error();
@@ -906,6 +916,16 @@ Result<FilesMonitoring> ParseFilesMonitoring(std::string_view text) {
                    ")");
 }
 
+std::string_view ToString(Backend backend) {
+  return backend == Backend::kGvisor ? "gvisor" : "native";
+}
+
+Result<Backend> ParseBackend(std::string_view text) {
+  if (text == "native") return Backend::kNative;
+  if (text == "gvisor") return Backend::kGvisor;
+  return MakeError(Quote(text) + ": unknown backend (expected one of: native, gvisor)");
+}
+
 std::string ToYaml(const Policy& policy) {
   YAML::Emitter out;
   out << YAML::BeginMap;
@@ -988,6 +1008,10 @@ std::string ToYaml(const Policy& policy) {
     out << YAML::Key << "audit_log_files" << YAML::Value << *monitor.audit_log_files;
   }
   out << YAML::EndMap;
+
+  if (policy.backend) {
+    out << YAML::Key << "backend" << YAML::Value << std::string(ToString(*policy.backend));
+  }
 
   out << YAML::Key << "secrets" << YAML::Value;
   if (policy.secrets.empty()) out << YAML::Flow;
