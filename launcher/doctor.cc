@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include "launcher/gvisor/probe.h"
 #include "launcher/isolation.h"
 #include "launcher/seccomp_filter.h"
 
@@ -65,6 +66,7 @@ int Doctor(std::ostream& out) {
       break;
   }
   out << "  `gander run --require LEVEL` refuses to start below LEVEL.\n";
+  gvisor::ReportGvisor(out);
   return level == IsolationLevel::kFull ? 0 : 1;
 }
 

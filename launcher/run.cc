@@ -24,6 +24,8 @@
 #include "launcher/egress_setup.h"
 #include "launcher/environment.h"
 #include "launcher/filesystem_plan.h"
+#include "launcher/gvisor/runsc.h"
+#include "launcher/gvisor/strace.h"
 #include "launcher/landlock.h"
 #include "launcher/sandbox.h"
 #include "launcher/seccomp_filter.h"
@@ -35,6 +37,7 @@
 #include "monitor/rpc_monitor.h"
 #include "monitor/seccomp_monitor.h"
 #include "monitor/supervisor.h"
+#include "policies/backend.h"
 #include "policies/expand.h"
 #include "policies/fingerprint.h"
 #include "policies/loader.h"
@@ -123,7 +126,31 @@ struct Prepared {
   RunMode mode = RunMode::kEnforce;
   std::optional<policies::ExpandedPolicy> trial;  // --mode monitor: the policy on trial
   SecretManager* secrets = nullptr;               // the policy's secrets, fetched
+  policies::Backend backend = policies::Backend::kNative;
 };
+
+// The gVisor backend: the same mount plan (with a mount namespace), environment, rlimits and
+// command as the native sandbox, as an OCI bundle run by runsc (launcher/gvisor/).
+Result<std::unique_ptr<gvisor::GvisorRun>> StartGvisorSandbox(const Prepared& p, int in, int out,
+                                                              int err) {
+  FilesystemPlan plan =
+      PlanFilesystem({p.policy, p.command.readable, {}}, true, ProbeHostPath, ListHostDir);
+  for (const auto& note : plan.notes) spdlog::debug("filesystem: {}", note);
+  gvisor::BundleSpec spec;
+  spec.mounts = std::move(plan.mounts);
+  spec.argv = p.argv;
+  spec.argv.at(0) = p.command.exec_path;  // OCI has no separate path: argv[0] is the program
+  spec.envp = BuildEnvironment(p.policy, p.command.path_dirs, {{"HOME", p.home}}, p.environ,
+                               p.secrets->Environment(true));
+  spec.cwd = p.workspace;
+  spec.rlimits = Rlimits(p.policy.limits);
+  gvisor::RunscOptions options;
+  if (const char* platform = getenv("GANDER_RUNSC_PLATFORM"); platform && *platform) {
+    options.platform = platform;
+  }
+  options.strace_syscalls = gvisor::TracedSyscalls();
+  return gvisor::StartGvisor(spec, options, in, out, err, p.name);
+}
 
 Result<SandboxSpec> BuildSpec(const Prepared& p, bool use_namespaces, PrivateDirs& dirs) {
   SandboxSpec spec;
@@ -257,8 +284,9 @@ constexpr auto kCountsInterval = std::chrono::seconds(5);
 monitor::RunInfo RunInfo(const Prepared& p, IsolationLevel level, const std::string& accounting) {
   std::string sources;
   for (const auto& source : p.policy.sources) sources += (sources.empty() ? "" : " <- ") + source;
-  return {.backend = "native",
-          .isolation = LevelName(level),
+  const bool gvisor = p.backend == policies::Backend::kGvisor;
+  return {.backend = gvisor ? "gvisor" : "native",
+          .isolation = gvisor ? "gvisor" : LevelName(level),
           .mode = ModeName(p.mode),
           .syscall_accounting = accounting,
           .policy_sha256 = policies::PolicySha256(p.policy),
@@ -328,7 +356,12 @@ Result<policies::Policy> LoadEffectivePolicy(const std::string& policy_file,
   auto leaf = policy_file.empty() ? policies::LoadProfile(profile, dirs)
                                   : policies::LoadPolicyFile(policy_file);
   if (!leaf) return leaf.error();
-  return policies::ResolveExtends(std::move(leaf).value(), dirs);
+  auto merged = policies::ResolveExtends(std::move(leaf).value(), dirs);
+  if (!merged) return merged;
+  Status supported =
+      policies::CheckBackendSupport(*merged, merged->backend.value_or(policies::Backend::kNative));
+  if (!supported) return supported.error();
+  return merged;
 }
 
 std::string DefaultExtensionName(const std::string& argv0, const std::string& command) {
@@ -364,6 +397,17 @@ int Run(const RunOptions& o) {
 
   auto policy = LoadEffectivePolicy(o.policy_file, o.profile);
   if (!policy) return Fail(kExitUsage, policy.error().Describe());
+  p.backend = o.backend.value_or(policy->backend.value_or(policies::Backend::kNative));
+  if (Status ok = policies::CheckBackendSupport(*policy, p.backend); !ok) {
+    return Fail(kExitUsage, ok.error().Describe());
+  }
+  const bool gvisor = p.backend == policies::Backend::kGvisor;
+  if (gvisor && (o.mode != RunMode::kEnforce || o.no_namespaces)) {
+    return Fail(kExitUsage, std::string("--backend gvisor: ") +
+                                (o.no_namespaces ? "--no-namespaces" : "--mode ") +
+                                (o.no_namespaces ? "" : ModeName(o.mode)) +
+                                " is for the native backend only");
+  }
   auto expanded = policies::Expand(*policy, {p.workspace, p.home, p.environ});
   if (!expanded) return Fail(kExitUsage, expanded.error().Describe());
   p.policy = std::move(expanded).value();
@@ -430,7 +474,18 @@ int Run(const RunOptions& o) {
   Result<SandboxProcess> sandbox = MakeError("not started");
   std::optional<SandboxSpec> spec;
   IsolationLevel level = IsolationLevel::kBasic;
-  for (;;) {
+  std::unique_ptr<gvisor::GvisorRun> gvisor_run;  // kills runsc and removes its files at exit
+  if (gvisor) {
+    auto started = StartGvisorSandbox(p, child_stdin.get(), child_stdout.get(), child_stderr.get());
+    if (!started) return Fail(kExitSetupFailed, "gvisor: " + started.error().Describe());
+    gvisor_run = std::move(started).value();
+    sandbox = SandboxProcess{};
+    sandbox->pid = gvisor_run->pid();
+    sandbox->namespaces = true;  // runsc's sandbox and gofer die with it (PDEATHSIG)
+    sandbox->started = true;
+    level = IsolationLevel::kFull;
+  }
+  while (!gvisor) {
     level = LevelOf(use_namespaces, p.landlock_abi > 0, true);
     if (level < required) {
       return Fail(kExitSetupFailed,
@@ -471,7 +526,10 @@ int Run(const RunOptions& o) {
   // The monitor: events go through a bounded queue (never blocking the extension) to the
   // collector, which counts them and writes the audit log, or to the audit log directly.
   const bool learn = p.mode == RunMode::kLearn;
-  const std::string accounting = !p.notify ? "none" : learn ? "census" : "watched";
+  const std::string accounting = gvisor      ? "gvisor-strace"
+                                 : !p.notify ? "none"
+                                 : learn     ? "census"
+                                             : "watched";
   const monitor::RunInfo info = RunInfo(p, level, accounting);
   monitor::BoundedEventQueue queue(8192);
   std::string audit_path = !o.audit_log.empty() ? o.audit_log
@@ -511,10 +569,10 @@ int Run(const RunOptions& o) {
     }
     sink = collector.get();
   }
-  monitor::Event start =
-      Lifecycle(p.name, monitor::LifecyclePhase::kStart,
-                p.command.exec_path + " (isolation " + LevelName(level) + ", mode " +
-                    ModeName(p.mode) + ", syscall accounting " + accounting + ")");
+  monitor::Event start = Lifecycle(
+      p.name, monitor::LifecyclePhase::kStart,
+      p.command.exec_path + " (backend " + info.backend + ", isolation " + info.isolation +
+          ", mode " + ModeName(p.mode) + ", syscall accounting " + accounting + ")");
   std::get<monitor::LifecycleEvent>(start.payload).info = info;
   queue.Push(std::move(start));
 
@@ -563,7 +621,34 @@ int Run(const RunOptions& o) {
   supervise.child_in = to_child.Release();
   supervise.child_out = from_child.get();
   supervise.child_err = from_child_err.get();
-  supervise.pidfd = sandbox->pidfd.get();
+  supervise.pidfd = gvisor ? gvisor_run->pidfd() : sandbox->pidfd.get();
+  std::unique_ptr<gvisor::StraceMapper> strace;
+  auto read_strace = [&] {  // false once every writer of the log is gone
+    char buf[65536];
+    std::vector<monitor::Event> events;
+    for (;;) {
+      ssize_t n = read(gvisor_run->strace_fd(), buf, sizeof(buf));
+      if (n > 0) {
+        strace->Feed({buf, static_cast<size_t>(n)}, events);
+        continue;
+      }
+      for (auto& e : events) queue.Push(std::move(e));
+      return n < 0 && errno == EAGAIN;
+    }
+  };
+  if (gvisor) {
+    supervise.terminate = [&] { gvisor_run->Terminate(); };
+    if (gvisor_run->strace_fd() >= 0) {
+      strace = std::make_unique<gvisor::StraceMapper>(gvisor::StraceMapperConfig{
+          .extension = p.name,
+          .rules = monitor::ClassifierRules::From(p.policy, p.workspace, p.command.readable),
+          .home = p.home,
+          .workspace = p.workspace,
+          .files = p.files != monitor::FilesWatch::kOff,
+          .tool_calls = &rpc.tracker()});
+      supervise.watches.push_back({gvisor_run->strace_fd(), [&](short) { return read_strace(); }});
+    }
+  }
 
   // The start is confirmed (or refused) on the sync socket once the extension exec'd. Watched
   // before the listener: the extension's pid is known before any of its exits is decided.
@@ -646,6 +731,7 @@ int Run(const RunOptions& o) {
   for (auto& watch : p.secrets->Watches()) supervise.watches.push_back(std::move(watch));
 
   int status = monitor::Supervise(supervise);
+  if (strace) read_strace();              // what gVisor wrote before it exited
   rpc.FailInFlight("the session ended");  // calls never answered end as `aborted` events
   p.secrets->RevokeAll();                 // now, so its events reach the audit log
   p.secrets->hooks = {};

@@ -31,7 +31,8 @@ constexpr int64_t kNever = INT64_MAX;
 // The shutdown sequence: each step happens once, at its deadline or earlier when asked.
 class Shutdown {
  public:
-  Shutdown(int pidfd, pid_t kill_group) : pidfd_(pidfd), kill_group_(kill_group) {}
+  Shutdown(int pidfd, pid_t kill_group, std::function<void()> terminate)
+      : pidfd_(pidfd), kill_group_(kill_group), terminate_(std::move(terminate)) {}
 
   // A fresh extension replaced the old one: signal that one from now on.
   void Retarget(int pidfd, pid_t kill_group) {
@@ -47,7 +48,11 @@ class Shutdown {
   void Fire(int64_t now) {
     if (!term_sent_ && now >= term_at_) {
       term_sent_ = true;
-      Signal(SIGTERM);
+      if (terminate_) {
+        terminate_();
+      } else {
+        Signal(SIGTERM);
+      }
     }
     if (!kill_sent_ && now >= kill_at_) {
       kill_sent_ = true;
@@ -61,6 +66,7 @@ class Shutdown {
 
   int pidfd_;
   pid_t kill_group_;
+  std::function<void()> terminate_;
   int64_t term_at_ = kNever;
   int64_t kill_at_ = kNever;
   bool term_sent_ = false;
@@ -94,7 +100,7 @@ int Supervise(const SupervisorOptions& options) {
   int pidfd = options.pidfd;
   int child_out_fd = options.child_out;
   int child_err_fd = options.child_err;
-  Shutdown shutdown(options.pidfd, options.kill_group);
+  Shutdown shutdown(options.pidfd, options.kill_group, options.terminate);
   bool exited = false;
   int status = 0;
   int64_t drain_deadline = kNever;

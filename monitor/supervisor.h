@@ -76,6 +76,10 @@ struct SupervisorOptions {
   int kill_after_eof_ms = 2500;
   // After gander itself gets SIGTERM/SIGINT/SIGHUP: SIGTERM now, SIGKILL after this.
   int kill_after_signal_ms = 1500;
+  // How the SIGTERM step reaches the extension; unset: SIGTERM to the init's pidfd. (The
+  // gVisor backend asks runsc to signal every process in its sandbox.) SIGKILL always goes to
+  // the pidfd.
+  std::function<void()> terminate;
   std::vector<Watch> watches;
   // Runs once per loop turn, after the events of the turn (e.g. drain the event queue).
   std::function<void()> after_turn;

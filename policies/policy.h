@@ -169,7 +169,7 @@ struct ExpandedPolicy {
   int audit_log_files = kDefaultAuditLogFiles;
   std::map<std::string, SecretRule> secrets;  // file paths expanded; no values here
   Backend backend = Backend::kNative;
-  std::vector<std::string> sources;           // the chain, most derived first
+  std::vector<std::string> sources;  // the chain, most derived first
 };
 
 // Values the expansion step substitutes.
