@@ -148,6 +148,7 @@ Result<std::unique_ptr<gvisor::GvisorRun>> StartGvisorSandbox(const Prepared& p,
   if (const char* platform = getenv("GANDER_RUNSC_PLATFORM"); platform && *platform) {
     options.platform = platform;
   }
+  if (const char* runsc = getenv("GANDER_RUNSC"); runsc && *runsc) options.runsc = runsc;
   options.strace_syscalls = gvisor::TracedSyscalls();
   return gvisor::StartGvisor(spec, options, in, out, err, p.name);
 }

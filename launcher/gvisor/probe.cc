@@ -40,8 +40,16 @@ ProbeResult TryRunsc(const std::string& platform) {
                              .executable = true});
     }
   }
-  spec.mounts.push_back({.kind = MountOp::Kind::kProc, .source = "proc", .target = "/proc", .writable = false, .executable = false});
-  spec.mounts.push_back({.kind = MountOp::Kind::kDev, .source = "tmpfs", .target = "/dev", .writable = false, .executable = false});
+  spec.mounts.push_back({.kind = MountOp::Kind::kProc,
+                         .source = "proc",
+                         .target = "/proc",
+                         .writable = false,
+                         .executable = false});
+  spec.mounts.push_back({.kind = MountOp::Kind::kDev,
+                         .source = "tmpfs",
+                         .target = "/dev",
+                         .writable = false,
+                         .executable = false});
   spec.argv = {"/bin/true"};
   spec.envp = {"PATH=/usr/bin:/bin"};
   spec.cwd = "/";
@@ -75,10 +83,9 @@ void ReportGvisor(std::ostream& out) {
   out << "\n";
   bool kvm_device = access("/dev/kvm", R_OK | W_OK) == 0;
   ProbeResult kvm = kvm_device ? TryRunsc("kvm") : ProbeResult{false, "no usable /dev/kvm"};
-  out << "  platform          " << (ptrace.works ? "ptrace (runsc's default; what gander uses)"
-                                                 : "none works")
-      << "\n  kvm platform      " << (kvm.works ? "works here" : "no (" + kvm.detail + ")")
-      << "\n";
+  out << "  platform          "
+      << (ptrace.works ? "ptrace (runsc's default; what gander uses)" : "none works")
+      << "\n  kvm platform      " << (kvm.works ? "works here" : "no (" + kvm.detail + ")") << "\n";
   if (ptrace.works) {
     out << "  monitoring        gVisor's strace (files, exec, exit; syscall accounting "
            "gvisor-strace); no network (--network=none)\n";

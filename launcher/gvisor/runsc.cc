@@ -24,8 +24,8 @@ constexpr std::string_view kPrefix = "gander-gvisor-";
 
 void RemoveTree(const std::string& dir) {
   nftw(
-      dir.c_str(), [](const char* path, const struct stat*, int, FTW*) { return remove(path); },
-      16, FTW_DEPTH | FTW_PHYS);
+      dir.c_str(), [](const char* path, const struct stat*, int, FTW*) { return remove(path); }, 16,
+      FTW_DEPTH | FTW_PHYS);
 }
 
 std::vector<char*> CStrings(const std::vector<std::string>& strings) {
@@ -54,7 +54,8 @@ void MakeDirs(const std::string& path) {
 }  // namespace
 
 std::vector<std::string> RunscRunArgv(const RunscOptions& options, const std::string& state_dir,
-                                      const std::string& bundle_dir, const std::string& container_id,
+                                      const std::string& bundle_dir,
+                                      const std::string& container_id,
                                       const std::string& debug_log) {
   std::vector<std::string> argv{options.runsc, "--rootless", "--network=none",
                                 "--root=" + state_dir};
@@ -106,6 +107,13 @@ Result<std::unique_ptr<GvisorRun>> StartGvisor(const BundleSpec& spec, const Run
   const std::string bundle = run->dir_ + "/bundle";
   BundleSpec with_root = spec;
   with_root.root = bundle + "/rootfs";
+  // runsc's gofer runs as the caller and must open a mount's target to mount over it: a file
+  // the caller cannot read (/etc/shadow for a user) makes the whole start fail. Such a file
+  // needs no mask: the gofer opens every file with the caller's permissions, so the extension
+  // cannot read it either.
+  std::erase_if(with_root.mounts, [](const MountOp& m) {
+    return m.kind == MountOp::Kind::kMaskFile && access(m.target.c_str(), R_OK) != 0;
+  });
   for (const std::string& dir : {run->state_dir_, bundle, with_root.root}) {
     if (mkdir(dir.c_str(), 0700) != 0) return ErrnoError("mkdir " + dir);
   }
@@ -158,8 +166,8 @@ Result<std::unique_ptr<GvisorRun>> StartGvisor(const BundleSpec& spec, const Run
 }
 
 void GvisorRun::Terminate() {
-  std::vector<std::string> argv{options_.runsc, "--root=" + state_dir_, "kill", "--all",
-                                container_id_, "TERM"};
+  std::vector<std::string> argv{options_.runsc, "--root=" + state_dir_, "kill",
+                                "--all",        container_id_,          "TERM"};
   std::vector<char*> args = CStrings(argv);
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);

@@ -28,7 +28,8 @@ struct RunscOptions {
 // The argv that runs `container_id` from `bundle_dir`, its state under `state_dir`; with
 // strace, the debug log (where strace lines go) is `debug_log`. Pure.
 std::vector<std::string> RunscRunArgv(const RunscOptions& options, const std::string& state_dir,
-                                      const std::string& bundle_dir, const std::string& container_id,
+                                      const std::string& bundle_dir,
+                                      const std::string& container_id,
                                       const std::string& debug_log);
 
 // One running sandbox. Destroying it kills what is left (SIGKILL to runsc, whose sandbox and
@@ -39,15 +40,15 @@ class GvisorRun {
   GvisorRun(const GvisorRun&) = delete;
   GvisorRun& operator=(const GvisorRun&) = delete;
 
-  pid_t pid() const { return pid_; }       // `runsc run`, gander's child
+  pid_t pid() const { return pid_; }  // `runsc run`, gander's child
   int pidfd() const { return pidfd_.get(); }
   int strace_fd() const { return strace_.get(); }  // the debug log's read end, or -1
   // SIGTERM to every process in the container (`runsc kill --all`), without waiting.
   void Terminate();
 
  private:
-  friend Result<std::unique_ptr<GvisorRun>> StartGvisor(const BundleSpec&, const RunscOptions&,
-                                                        int, int, int, const std::string&);
+  friend Result<std::unique_ptr<GvisorRun>> StartGvisor(const BundleSpec&, const RunscOptions&, int,
+                                                        int, int, const std::string&);
   GvisorRun() = default;
   void Reap();
   RunscOptions options_;

@@ -19,9 +19,9 @@ struct FileSyscall {
   FileAccess access;  // for the open family: from the flags
 };
 constexpr FileSyscall kFileSyscalls[] = {
-    {"openat", true, 2, FileAccess::kRead}, {"open", false, 2, FileAccess::kRead},
-    {"creat", false, 1, FileAccess::kCreate}, {"mkdirat", true, 1, FileAccess::kCreate},
-    {"mkdir", false, 1, FileAccess::kCreate}, {"unlinkat", true, 1, FileAccess::kDelete},
+    {"openat", true, 2, FileAccess::kRead},    {"open", false, 2, FileAccess::kRead},
+    {"creat", false, 1, FileAccess::kCreate},  {"mkdirat", true, 1, FileAccess::kCreate},
+    {"mkdir", false, 1, FileAccess::kCreate},  {"unlinkat", true, 1, FileAccess::kDelete},
     {"unlink", false, 0, FileAccess::kDelete}, {"rmdir", false, 0, FileAccess::kDelete},
 };
 
@@ -105,7 +105,8 @@ std::optional<StraceRecord> ParseStraceLine(std::string_view line) {
     return std::nullopt;
   }
   StraceRecord r;
-  std::string_view pid = Trim(rest.substr(0, colon)), tid = Trim(rest.substr(colon + 1, close - colon - 1));
+  std::string_view pid = Trim(rest.substr(0, colon)),
+                   tid = Trim(rest.substr(colon + 1, close - colon - 1));
   if (std::from_chars(pid.data(), pid.data() + pid.size(), r.pid).ec != std::errc() ||
       std::from_chars(tid.data(), tid.data() + tid.size(), r.tid).ec != std::errc()) {
     return std::nullopt;
