@@ -25,19 +25,24 @@ command -v runsc >/dev/null || { echo "bench/gvisor.sh: runsc is missing" >&2; e
 SERVER=$REPO/tests/e2e/node_modules/.bin/mcp-server-filesystem
 [[ -x $SERVER ]] || { echo "bench/gvisor.sh: run tests/e2e/install.sh first" >&2; exit 1; }
 
+# gander ends an extension 1 s after its stdin closes (Goose's way of stopping it): the
+# workloads read a pipe this script keeps open, so they run to their own end.
+mkfifo "$TMP/stdin"
+exec 3<>"$TMP/stdin"
 g() { echo "$GANDER run --collector off --audit-log $TMP/audit-$1.jsonl --backend $1 --"; }
+in="< $TMP/stdin"
 commands=()
 names=()
 for backend in native gvisor; do
-  names+=("true ($backend)") && commands+=("$(g "$backend") /bin/true")
+  names+=("true ($backend)") && commands+=("$(g "$backend") /bin/true $in")
   names+=("mcp ($backend)") && commands+=("node $REPO/bench/mcp_roundtrip.mjs -- $(g "$backend") $SERVER $REPO")
-  names+=("syscalls ($backend)") && commands+=("$(g "$backend") /bin/dd if=/dev/zero of=/dev/null bs=1 count=200000 status=none")
-  names+=("compute ($backend)") && commands+=("$(g "$backend") /usr/bin/awk 'BEGIN{for(i=0;i<20000000;i++)s+=i}'")
+  names+=("syscalls ($backend)") && commands+=("$(g "$backend") /bin/dd if=/dev/zero of=/dev/null bs=1 count=200000 status=none $in")
+  names+=("compute ($backend)") && commands+=("$(g "$backend") /usr/bin/awk 'BEGIN{for(i=0;i<20000000;i++)s+=i}' $in")
 done
 args=()
 for i in "${!commands[@]}"; do args+=(-n "${names[$i]}" "${commands[$i]}"); done
 
-hyperfine -N --warmup 1 --runs "$RUNS" --export-json "$TMP/h.json" --export-markdown "$TMP/h.md" \
+hyperfine --warmup 1 --runs "$RUNS" --export-json "$TMP/h.json" --export-markdown "$TMP/h.md" \
   "${args[@]}" >&2
 
 {

@@ -149,7 +149,7 @@ Result<std::unique_ptr<gvisor::GvisorRun>> StartGvisorSandbox(const Prepared& p,
     options.platform = platform;
   }
   if (const char* runsc = getenv("GANDER_RUNSC"); runsc && *runsc) options.runsc = runsc;
-  options.strace_syscalls = gvisor::TracedSyscalls();
+  options.strace_syscalls = gvisor::TracedSyscalls(p.files != monitor::FilesWatch::kOff);
   return gvisor::StartGvisor(spec, options, in, out, err, p.name);
 }
 

@@ -85,13 +85,12 @@ FileAccess OpenAccess(std::string_view flags, FileAccess fallback) {
 
 }  // namespace
 
-const std::vector<std::string>& TracedSyscalls() {
-  static const std::vector<std::string> names = [] {
-    std::vector<std::string> out{"execve", "execveat", "exit_group"};
+std::vector<std::string> TracedSyscalls(bool files) {
+  std::vector<std::string> out{"execve", "execveat", "exit_group"};
+  if (files) {
     for (const FileSyscall& f : kFileSyscalls) out.emplace_back(f.name);
-    return out;
-  }();
-  return names;
+  }
+  return out;
 }
 
 std::optional<StraceRecord> ParseStraceLine(std::string_view line) {

@@ -23,8 +23,9 @@ class ToolCallTracker;
 
 namespace gander::launcher::gvisor {
 
-// The syscalls gander asks gVisor to trace.
-const std::vector<std::string>& TracedSyscalls();
+// The syscalls gander asks gVisor to trace: exec and exit always, the file syscalls when
+// `files` (monitor.files other than off).
+std::vector<std::string> TracedSyscalls(bool files);
 
 // One syscall exit line ("X") of gVisor's strace.
 struct StraceRecord {

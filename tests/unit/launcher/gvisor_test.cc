@@ -1,6 +1,8 @@
 // The gVisor backend's pure parts: the OCI config from a mount plan, runsc's argv, and the
 // strace lines mapped onto gander's events (launcher/gvisor/).
 #include <gtest/gtest.h>
+
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "launcher/gvisor/bundle.h"
@@ -189,6 +191,12 @@ TEST(StraceTest, FeedReassemblesLinesCutAnywhere) {
   for (size_t i = 0; i < log.size(); i += 7) mapper.Feed(std::string_view(log).substr(i, 7), events);
   EXPECT_EQ(events.size(), 3u);
   EXPECT_EQ(mapper.lines(), 3u);
+}
+
+TEST(StraceTest, FilesOffTracesOnlyExecAndExit) {
+  EXPECT_EQ(TracedSyscalls(false), (std::vector<std::string>{"execve", "execveat", "exit_group"}));
+  auto all = TracedSyscalls(true);
+  EXPECT_NE(std::find(all.begin(), all.end(), "openat"), all.end());
 }
 
 }  // namespace
