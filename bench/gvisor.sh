@@ -50,7 +50,7 @@ hyperfine --warmup 1 --runs "$RUNS" --export-json "$TMP/h.json" --export-markdow
   echo
   echo "$(date -u +%FT%TZ), commit $(git rev-parse --short HEAD 2>/dev/null || echo ?)," \
     "$(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg), $(runsc --version | head -1)," \
-    "platform ${GANDER_RUNSC_PLATFORM:-ptrace}, $RUNS runs each (hyperfine -N, 1 warm-up)."
+    "platform ${GANDER_RUNSC_PLATFORM:-ptrace}, $RUNS runs each (hyperfine through its shell, the same for every column; 1 warm-up)."
   echo
   cat "$TMP/h.md"
   echo

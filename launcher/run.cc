@@ -648,6 +648,7 @@ int Run(const RunOptions& o) {
           .files = p.files != monitor::FilesWatch::kOff,
           .tool_calls = &rpc.tracker()});
       supervise.watches.push_back({gvisor_run->strace_fd(), [&](short) { return read_strace(); }});
+      supervise.started = [&] { return strace->started(); };
     }
   }
 

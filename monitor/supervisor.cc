@@ -105,7 +105,12 @@ int Supervise(const SupervisorOptions& options) {
   int status = 0;
   int64_t drain_deadline = kNever;
 
+  bool eof_pending = false;  // the client left before the extension started (options.started)
   auto client_gone = [&](int64_t now) {
+    if (options.started && !options.started()) {
+      eof_pending = true;
+      return;
+    }
     shutdown.TermAt(now + options.term_after_eof_ms);
     shutdown.KillAt(now + options.kill_after_eof_ms);
   };
@@ -202,6 +207,10 @@ int Supervise(const SupervisorOptions& options) {
       }
     }
     if (options.after_turn) options.after_turn();
+    if (eof_pending && options.started()) {
+      eof_pending = false;
+      client_gone(now);
+    }
     if (RestartControl* rc = options.restart; rc && rc->requested && !exited) {
       std::string reason = std::move(*rc->requested);
       rc->requested.reset();

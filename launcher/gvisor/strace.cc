@@ -235,6 +235,9 @@ void StraceMapper::Feed(std::string_view bytes, std::vector<monitor::Event>& out
   size_t start = 0;
   for (size_t nl; (nl = partial_.find('\n', start)) != std::string::npos; start = nl + 1) {
     std::string_view line(partial_.data() + start, nl - start);
+    if (!started_ && line.find("] Process should have started") != std::string_view::npos) {
+      started_ = true;
+    }
     if (auto record = ParseStraceLine(line)) {
       ++lines_;
       if (auto event = Map(*record)) out.push_back(std::move(*event));

@@ -60,11 +60,14 @@ class StraceMapper {
   void Feed(std::string_view bytes, std::vector<monitor::Event>& out);
   std::optional<monitor::Event> Map(const StraceRecord& record) const;
   uint64_t lines() const { return lines_; }
+  // gVisor logged that the extension's first process started.
+  bool started() const { return started_; }
 
  private:
   StraceMapperConfig config_;
   std::string partial_;
   uint64_t lines_ = 0;
+  bool started_ = false;
 };
 
 }  // namespace gander::launcher::gvisor

@@ -72,11 +72,11 @@ TEST(RunscArgvTest, RootlessNoNetworkPrivateRootAndStrace) {
                                       "run", "--bundle=/r/bundle", "c1"}));
   options.platform = "kvm";
   options.strace_syscalls = {"openat", "execve"};
-  EXPECT_EQ(RunscRunArgv(options, "/r/state", "/r/bundle", "c1", "/r/log"),
-            (std::vector<std::string>{"runsc", "--rootless", "--network=none", "--root=/r/state",
-                                      "--platform=kvm", "--strace",
-                                      "--strace-syscalls=openat,execve", "--debug-log=/r/log",
-                                      "run", "--bundle=/r/bundle", "c1"}));
+  EXPECT_EQ(
+      RunscRunArgv(options, "/r/state", "/r/bundle", "c1", "/r/log"),
+      (std::vector<std::string>{"runsc", "--rootless", "--network=none", "--root=/r/state",
+                                "--platform=kvm", "--strace", "--strace-syscalls=openat,execve",
+                                "--debug-log=/r/log", "run", "--bundle=/r/bundle", "c1"}));
 }
 
 // Lines as Debian's runsc 20221219 writes them (copied from a run on this machine).
@@ -188,9 +188,13 @@ TEST(StraceTest, FeedReassemblesLinesCutAnywhere) {
   std::string log = std::string(kOpenEntry) + "\n" + kOpenFailed + "\n" + kExec + "\n" + kExit +
                     "\nI1 2 3 main.go:1] other\n";
   std::vector<monitor::Event> events;
-  for (size_t i = 0; i < log.size(); i += 7) mapper.Feed(std::string_view(log).substr(i, 7), events);
+  for (size_t i = 0; i < log.size(); i += 7)
+    mapper.Feed(std::string_view(log).substr(i, 7), events);
   EXPECT_EQ(events.size(), 3u);
   EXPECT_EQ(mapper.lines(), 3u);
+  EXPECT_FALSE(mapper.started());
+  mapper.Feed("I1130 12:20:46.646861 2852 loader.go:689] Process should have started...\n", events);
+  EXPECT_TRUE(mapper.started());
 }
 
 TEST(StraceTest, FilesOffTracesOnlyExecAndExit) {
