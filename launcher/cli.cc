@@ -21,6 +21,7 @@
 #include "launcher/status.h"
 #include "policies/expand.h"
 #include "policies/loader.h"
+#include "policies/parser.h"
 
 namespace gander::launcher {
 namespace {
@@ -92,6 +93,12 @@ int Main(int argc, char** argv) {
   run_cmd->add_flag("--no-namespaces", run.no_namespaces,
                     "Do not use namespaces: Landlock and seccomp only (what gander falls back "
                     "to where user namespaces are refused)");
+  std::string backend;
+  run_cmd
+      ->add_option("--backend", backend,
+                   "native (gander's own sandbox) or gvisor (runsc, rootless, no network); "
+                   "default: the policy's backend, else native")
+      ->check(CLI::IsMember({"native", "gvisor"}));
   std::string mode = "enforce", files;
   run_cmd
       ->add_option("--mode", mode,
@@ -236,6 +243,7 @@ int Main(int argc, char** argv) {
   if (*update_cmd) return install::Update(update_name, run, install, std::cout);
   if (*run_cmd) {
     if (!require.empty()) run.require = *ParseLevel(require);
+    if (!backend.empty()) run.backend = *policies::ParseBackend(backend);
     if (mode == "monitor") run.mode = RunMode::kMonitor;
     if (mode == "learn") run.mode = RunMode::kLearn;
     if (files == "off") run.files = monitor::FilesWatch::kOff;

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include "launcher/gvisor/probe.h"
 #include "launcher/isolation.h"
 #include "launcher/seccomp_filter.h"
 
@@ -90,6 +91,7 @@ int Doctor(std::ostream& out) {
           << ".\n";
       break;
   }
+  gvisor::ReportGvisor(out);
   return level == IsolationLevel::kFull ? 0 : 1;
 }
 

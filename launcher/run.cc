@@ -27,6 +27,8 @@
 #include "launcher/egress_setup.h"
 #include "launcher/environment.h"
 #include "launcher/filesystem_plan.h"
+#include "launcher/gvisor/runsc.h"
+#include "launcher/gvisor/strace.h"
 #include "launcher/landlock.h"
 #include "launcher/sandbox.h"
 #include "launcher/seccomp_filter.h"
@@ -38,6 +40,7 @@
 #include "monitor/rpc_monitor.h"
 #include "monitor/seccomp_monitor.h"
 #include "monitor/supervisor.h"
+#include "policies/backend.h"
 #include "policies/expand.h"
 #include "policies/fingerprint.h"
 #include "policies/loader.h"
@@ -126,7 +129,32 @@ struct Prepared {
   RunMode mode = RunMode::kEnforce;
   std::optional<policies::ExpandedPolicy> trial;  // --mode monitor: the policy on trial
   SecretManager* secrets = nullptr;               // the policy's secrets, fetched
+  policies::Backend backend = policies::Backend::kNative;
 };
+
+// The gVisor backend: the same mount plan (with a mount namespace), environment, rlimits and
+// command as the native sandbox, as an OCI bundle run by runsc (launcher/gvisor/).
+Result<std::unique_ptr<gvisor::GvisorRun>> StartGvisorSandbox(const Prepared& p, int in, int out,
+                                                              int err) {
+  FilesystemPlan plan =
+      PlanFilesystem({p.policy, p.command.readable, {}}, true, ProbeHostPath, ListHostDir);
+  for (const auto& note : plan.notes) spdlog::debug("filesystem: {}", note);
+  gvisor::BundleSpec spec;
+  spec.mounts = std::move(plan.mounts);
+  spec.argv = p.argv;
+  spec.argv.at(0) = p.command.exec_path;  // OCI has no separate path: argv[0] is the program
+  spec.envp = BuildEnvironment(p.policy, p.command.path_dirs, {{"HOME", p.home}}, p.environ,
+                               p.secrets->Environment(true));
+  spec.cwd = p.workspace;
+  spec.rlimits = Rlimits(p.policy.limits);
+  gvisor::RunscOptions options;
+  if (const char* platform = getenv("GANDER_RUNSC_PLATFORM"); platform && *platform) {
+    options.platform = platform;
+  }
+  if (const char* runsc = getenv("GANDER_RUNSC"); runsc && *runsc) options.runsc = runsc;
+  options.strace_syscalls = gvisor::TracedSyscalls(p.files != monitor::FilesWatch::kOff);
+  return gvisor::StartGvisor(spec, options, in, out, err, p.name);
+}
 
 Result<SandboxSpec> BuildSpec(const Prepared& p, bool use_namespaces, PrivateDirs& dirs) {
   SandboxSpec spec;
@@ -202,7 +230,12 @@ struct Extension {
   std::unique_ptr<monitor::KernelUnotify> unotify;
   std::unique_ptr<monitor::Egress> egress;
   std::unique_ptr<monitor::SeccompMonitor> seccomp_monitor;
+  // The gVisor backend: runsc (killed, its files removed, when this goes) and what maps its
+  // strace log onto events.
+  std::unique_ptr<gvisor::GvisorRun> gvisor;
+  std::unique_ptr<gvisor::StraceMapper> strace;
 
+  int pidfd() const { return gvisor ? gvisor->pidfd() : sandbox.pidfd.get(); }
   // Without a pid namespace, SIGKILL of the init does not take its children with it.
   pid_t KillGroup() const { return sandbox.namespaces ? -1 : sandbox.extension_pid; }
 };
@@ -225,6 +258,15 @@ Result<std::unique_ptr<Extension>> StartExtension(const Prepared& p, bool use_na
   UniqueFd child_stderr(err_pipe[1]);
   for (const UniqueFd* fd : {&x->to_child, &x->from_child, &x->from_child_err}) {
     fcntl(fd->get(), F_SETFL, O_NONBLOCK);
+  }
+  if (p.backend == policies::Backend::kGvisor) {
+    auto started = StartGvisorSandbox(p, child_stdin.get(), child_stdout.get(), child_stderr.get());
+    if (!started) return MakeError("gvisor: " + started.error().Describe());
+    x->gvisor = std::move(started).value();
+    x->sandbox.pid = x->gvisor->pid();
+    x->sandbox.namespaces = true;  // runsc's sandbox and gofer die with it (PDEATHSIG)
+    x->sandbox.started = true;
+    return x;
   }
   auto built = BuildSpec(p, use_namespaces, dirs);
   if (!built) return built.error();
@@ -328,8 +370,9 @@ constexpr auto kCountsInterval = std::chrono::seconds(5);
 monitor::RunInfo RunInfo(const Prepared& p, IsolationLevel level, const std::string& accounting) {
   std::string sources;
   for (const auto& source : p.policy.sources) sources += (sources.empty() ? "" : " <- ") + source;
-  return {.backend = "native",
-          .isolation = LevelName(level),
+  const bool gvisor = p.backend == policies::Backend::kGvisor;
+  return {.backend = gvisor ? "gvisor" : "native",
+          .isolation = gvisor ? "gvisor" : LevelName(level),
           .mode = ModeName(p.mode),
           .syscall_accounting = accounting,
           .policy_sha256 = policies::PolicySha256(p.policy),
@@ -419,7 +462,12 @@ Result<policies::Policy> LoadEffectivePolicy(const std::string& policy_file,
   auto leaf = policy_file.empty() ? policies::LoadProfile(profile, dirs)
                                   : policies::LoadPolicyFile(policy_file);
   if (!leaf) return leaf.error();
-  return policies::ResolveExtends(std::move(leaf).value(), dirs);
+  auto merged = policies::ResolveExtends(std::move(leaf).value(), dirs);
+  if (!merged) return merged;
+  Status supported =
+      policies::CheckBackendSupport(*merged, merged->backend.value_or(policies::Backend::kNative));
+  if (!supported) return supported.error();
+  return merged;
 }
 
 std::string DefaultExtensionName(const std::string& argv0, const std::string& command) {
@@ -455,6 +503,17 @@ int Run(const RunOptions& o) {
 
   auto policy = LoadEffectivePolicy(o.policy_file, o.profile);
   if (!policy) return Fail(kExitUsage, policy.error().Describe());
+  p.backend = o.backend.value_or(policy->backend.value_or(policies::Backend::kNative));
+  if (Status ok = policies::CheckBackendSupport(*policy, p.backend); !ok) {
+    return Fail(kExitUsage, ok.error().Describe());
+  }
+  const bool gvisor = p.backend == policies::Backend::kGvisor;
+  if (gvisor && (o.mode != RunMode::kEnforce || o.no_namespaces)) {
+    return Fail(kExitUsage, std::string("--backend gvisor: ") +
+                                (o.no_namespaces ? "--no-namespaces" : "--mode ") +
+                                (o.no_namespaces ? "" : ModeName(o.mode)) +
+                                " is for the native backend only");
+  }
   auto expanded = policies::Expand(*policy, {p.workspace, p.home, p.environ});
   if (!expanded) return Fail(kExitUsage, expanded.error().Describe());
   p.policy = std::move(expanded).value();
@@ -507,7 +566,7 @@ int Run(const RunOptions& o) {
   std::unique_ptr<Extension> current;
   IsolationLevel level = IsolationLevel::kBasic;
   for (;;) {
-    level = LevelOf(use_namespaces, p.landlock_abi > 0, true);
+    level = gvisor ? IsolationLevel::kFull : LevelOf(use_namespaces, p.landlock_abi > 0, true);
     if (level < required) {
       return Fail(kExitSetupFailed,
                   std::string("--require ") + LevelName(required) + ": this host gives '" +
@@ -521,7 +580,7 @@ int Run(const RunOptions& o) {
       current = std::move(started).value();
       break;
     }
-    if (use_namespaces && NamespacesRefused(started.error(), failure) &&
+    if (!gvisor && use_namespaces && NamespacesRefused(started.error(), failure) &&
         required < IsolationLevel::kFull) {
       spdlog::warn(
           "{}: user namespaces are not available here ({}); running with Landlock and "
@@ -540,7 +599,10 @@ int Run(const RunOptions& o) {
   // The monitor: events go through a bounded queue (never blocking the extension) to the
   // collector, which counts them and writes the audit log, or to the audit log directly.
   const bool learn = p.mode == RunMode::kLearn;
-  const std::string accounting = !p.notify ? "none" : learn ? "census" : "watched";
+  const std::string accounting = gvisor      ? "gvisor-strace"
+                                 : !p.notify ? "none"
+                                 : learn     ? "census"
+                                             : "watched";
   const monitor::RunInfo info = RunInfo(p, level, accounting);
   monitor::BoundedEventQueue queue(8192);
   std::string audit_path = !o.audit_log.empty() ? o.audit_log
@@ -576,10 +638,10 @@ int Run(const RunOptions& o) {
     }
     sink = collector.get();
   }
-  monitor::Event start =
-      Lifecycle(p.name, monitor::LifecyclePhase::kStart,
-                p.command.exec_path + " (isolation " + LevelName(level) + ", mode " +
-                    ModeName(p.mode) + ", syscall accounting " + accounting + ")");
+  monitor::Event start = Lifecycle(
+      p.name, monitor::LifecyclePhase::kStart,
+      p.command.exec_path + " (backend " + info.backend + ", isolation " + info.isolation +
+          ", mode " + ModeName(p.mode) + ", syscall accounting " + accounting + ")");
   std::get<monitor::LifecycleEvent>(start.payload).info = info;
   queue.Push(std::move(start));
 
@@ -629,6 +691,20 @@ int Run(const RunOptions& o) {
   // the listener, so the extension's pid is known before any of its exits is decided), its
   // seccomp listener and egress broker. Their watches are the extension's own: a restart drops
   // them with it.
+  // gVisor's strace log, mapped onto events; false once every writer of the log is gone.
+  auto read_strace = [&](Extension& x) {
+    char buf[65536];
+    std::vector<monitor::Event> events;
+    for (;;) {
+      ssize_t n = read(x.gvisor->strace_fd(), buf, sizeof(buf));
+      if (n > 0) {
+        x.strace->Feed({buf, static_cast<size_t>(n)}, events);
+        continue;
+      }
+      for (auto& e : events) queue.Push(std::move(e));
+      return n < 0 && errno == EAGAIN;
+    }
+  };
   monitor::KernelTargetMemory memory;
   monitor::ProcfsProcesses processes;
   auto watch_extension = [&](Extension& x,
@@ -646,6 +722,16 @@ int Run(const RunOptions& o) {
                            }
                            return false;
                          }});
+    }
+    if (x.gvisor && x.gvisor->strace_fd() >= 0) {
+      x.strace = std::make_unique<gvisor::StraceMapper>(gvisor::StraceMapperConfig{
+          .extension = p.name,
+          .rules = monitor::ClassifierRules::From(p.policy, p.workspace, p.command.readable),
+          .home = p.home,
+          .workspace = p.workspace,
+          .files = p.files != monitor::FilesWatch::kOff,
+          .tool_calls = &rpc.tracker()});
+      watches.push_back({x.gvisor->strace_fd(), [&, ex = &x](short) { return read_strace(*ex); }});
     }
     if (!x.sandbox.listener) return watches;
     x.unotify = std::make_unique<monitor::KernelUnotify>(std::move(x.sandbox.listener));
@@ -694,8 +780,12 @@ int Run(const RunOptions& o) {
   supervise.child_in = current->to_child.Release();
   supervise.child_out = current->from_child.get();
   supervise.child_err = current->from_child_err.get();
-  supervise.pidfd = current->sandbox.pidfd.get();
+  supervise.pidfd = current->pidfd();
   supervise.kill_group = current->KillGroup();
+  if (gvisor) {
+    supervise.terminate = [&] { current->gvisor->Terminate(); };
+    supervise.started = [&] { return !current->strace || current->strace->started(); };
+  }
   if (collector) {
     // Acknowledgements, a lost connection, or the reconnection timer.
     supervise.watches.push_back({collector->fd(), [&](short) {
@@ -744,7 +834,7 @@ int Run(const RunOptions& o) {
     return monitor::ExtensionHandles{.child_in = current->to_child.Release(),
                                      .child_out = current->from_child.get(),
                                      .child_err = current->from_child_err.get(),
-                                     .pidfd = current->sandbox.pidfd.get(),
+                                     .pidfd = current->pidfd(),
                                      .kill_group = current->KillGroup(),
                                      .watches = std::move(*watches)};
   };
@@ -776,8 +866,9 @@ int Run(const RunOptions& o) {
   int status = monitor::Supervise(supervise);
   // Connections still closing when the extension exited end now, each with its event.
   if (current->egress) current->egress->Shutdown(std::chrono::milliseconds(500));
-  rpc.FailInFlight("the session ended");  // calls never answered end as `aborted` events
-  p.secrets->RevokeAll();                 // now, so its events reach the audit log
+  if (current->strace) read_strace(*current);  // what gVisor wrote before it exited
+  rpc.FailInFlight("the session ended");       // calls never answered end as `aborted` events
+  p.secrets->RevokeAll();                      // now, so its events reach the audit log
   p.secrets->hooks = {};
 
   if (current->seccomp_monitor) current->seccomp_monitor->PublishCounts();

@@ -45,6 +45,7 @@ struct RunOptions {
   std::optional<monitor::FilesWatch> files;      // --files: overrides the policy's monitor.files
   std::string audit_log;                         // --audit-log; empty: policy, else the state dir
   CollectorUse collector = CollectorUse::kAuto;  // --collector
+  std::optional<policies::Backend> backend;      // --backend; unset: the policy's
   std::vector<std::string> command;
   // Goose's side of the stdio relay; the install phase (launcher/install/) points them elsewhere.
   int client_in = 0, client_out = 1;
@@ -61,7 +62,8 @@ std::string DefaultAuditLogPath(const std::string& name);
 // $XDG_CONFIG_HOME/gander/policies (or ~/.config/gander/policies).
 std::vector<std::string> UserPolicyDirs();
 
-// --policy FILE or --profile NAME, with `extends` merged in.
+// --policy FILE or --profile NAME, with `extends` merged in, refused when its own `backend`
+// cannot honour it (policies/backend.h).
 Result<policies::Policy> LoadEffectivePolicy(const std::string& policy_file,
                                              const std::string& profile);
 

@@ -72,10 +72,18 @@ class ProcfsView final : public ProcessView {
   mutable std::optional<int> sandbox_pid_;
 };
 
+FileAccess OpenAccess(uint64_t flags, FileAccess fallback) {
+  if (flags & O_CREAT) return FileAccess::kCreate;
+  if ((flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC)) return FileAccess::kWrite;
+  return fallback;
+}
+
+}  // namespace
+
 // Is a file event worth a line in the audit log outside learn mode? Everything outside the
 // workspace that is not a plain read of what the policy grants: outside and denied paths,
 // and changes to anything but the workspace and private directories.
-bool Notable(const FileEvent& e) {
+bool NotableFileEvent(const FileEvent& e) {
   switch (e.path_class) {
     case PathClass::kOutside:
     case PathClass::kDenied:
@@ -102,20 +110,12 @@ bool InPrivateHome(const FileEvent& e, const std::string& home) {
 
 // Does the sandbox refuse this access? What lies outside the policy or under a deny rule,
 // and any change to what the policy grants read-only (mounted read-only).
-bool Refused(FileAccess access, PathClass path_class) {
+bool RefusedBySandbox(FileAccess access, PathClass path_class) {
   bool mutates =
       access != FileAccess::kRead && access != FileAccess::kExec && access != FileAccess::kStat;
   return path_class == PathClass::kOutside || path_class == PathClass::kDenied ||
          (mutates && path_class == PathClass::kAllowedReadOnly);
 }
-
-FileAccess OpenAccess(uint64_t flags, FileAccess fallback) {
-  if (flags & O_CREAT) return FileAccess::kCreate;
-  if ((flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC)) return FileAccess::kWrite;
-  return fallback;
-}
-
-}  // namespace
 
 std::unique_ptr<ProcessView> ProcfsProcesses::View(pid_t tid) {
   // Every process of the sandbox has the same root, for good: chroot, pivot_root, mount and
@@ -254,12 +254,13 @@ void SeccompMonitor::DecideFile(const Notification& n, const WatchedSyscall& w,
     }
     // The notification only observes; the mount view and Landlock enforce. The verdict says
     // what they will do.
-    file.result = Refused(file.access, file.path_class) ? Verdict::kDenied : Verdict::kAllowed;
+    file.result =
+        RefusedBySandbox(file.access, file.path_class) ? Verdict::kDenied : Verdict::kAllowed;
     if (config_.trial && file.result == Verdict::kAllowed && file.path) {
       file.path_class = config_.trial->Classify(*file.path);
-      if (Refused(file.access, file.path_class)) file.result = Verdict::kWouldDeny;
+      if (RefusedBySandbox(file.access, file.path_class)) file.result = Verdict::kWouldDeny;
     }
-    if (config_.log_all_files || Notable(file) ||
+    if (config_.log_all_files || NotableFileEvent(file) ||
         (config_.log_home && InPrivateHome(file, config_.home))) {
       file.path_label = NormaliseForLabel(file.path.value_or(file.raw_path), config_.home,
                                           config_.workspace, label_anchors_);

@@ -54,6 +54,14 @@ class ProcfsProcesses final : public Processes {
   std::optional<std::string> root_;  // the sandbox's root, read at the first notification
 };
 
+// Is a file event worth a line in the audit log outside learn mode? Everything outside the
+// workspace that is not a plain read of what the policy grants. (Also used by the gVisor
+// backend's strace reader.)
+bool NotableFileEvent(const FileEvent& e);
+// Does the sandbox refuse this access (outside or denied path, or a change to a read-only
+// grant)?
+bool RefusedBySandbox(FileAccess access, PathClass path_class);
+
 struct SeccompMonitorConfig {
   std::string extension;
   ClassifierRules rules{std::vector<ClassifierRule>{}};  // what the sandbox enforces

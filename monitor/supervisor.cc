@@ -31,7 +31,8 @@ constexpr int64_t kNever = INT64_MAX;
 // The shutdown sequence: each step happens once, at its deadline or earlier when asked.
 class Shutdown {
  public:
-  Shutdown(int pidfd, pid_t kill_group) : pidfd_(pidfd), kill_group_(kill_group) {}
+  Shutdown(int pidfd, pid_t kill_group, std::function<void()> terminate)
+      : pidfd_(pidfd), kill_group_(kill_group), terminate_(std::move(terminate)) {}
 
   // A fresh extension replaced the old one: signal that one from now on.
   void Retarget(int pidfd, pid_t kill_group) {
@@ -47,7 +48,11 @@ class Shutdown {
   void Fire(int64_t now) {
     if (!term_sent_ && now >= term_at_) {
       term_sent_ = true;
-      Signal(SIGTERM);
+      if (terminate_) {
+        terminate_();
+      } else {
+        Signal(SIGTERM);
+      }
     }
     if (!kill_sent_ && now >= kill_at_) {
       kill_sent_ = true;
@@ -61,6 +66,7 @@ class Shutdown {
 
   int pidfd_;
   pid_t kill_group_;
+  std::function<void()> terminate_;
   int64_t term_at_ = kNever;
   int64_t kill_at_ = kNever;
   bool term_sent_ = false;
@@ -95,12 +101,17 @@ int Supervise(const SupervisorOptions& options) {
   pid_t kill_group = options.kill_group;
   int child_out_fd = options.child_out;
   int child_err_fd = options.child_err;
-  Shutdown shutdown(options.pidfd, options.kill_group);
+  Shutdown shutdown(options.pidfd, options.kill_group, options.terminate);
   bool exited = false;
   int status = 0;
   int64_t drain_deadline = kNever;
 
+  bool eof_pending = false;  // the client left before the extension started (options.started)
   auto client_gone = [&](int64_t now) {
+    if (options.started && !options.started()) {
+      eof_pending = true;
+      return;
+    }
     shutdown.TermAt(now + options.term_after_eof_ms);
     shutdown.KillAt(now + options.kill_after_eof_ms);
   };
@@ -197,6 +208,10 @@ int Supervise(const SupervisorOptions& options) {
       }
     }
     if (options.after_turn) options.after_turn();
+    if (eof_pending && options.started()) {
+      eof_pending = false;
+      client_gone(now);
+    }
     if (RestartControl* rc = options.restart; rc && rc->requested && !exited) {
       std::string reason = std::move(*rc->requested);
       rc->requested.reset();

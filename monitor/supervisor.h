@@ -81,6 +81,15 @@ struct SupervisorOptions {
   int kill_after_eof_ms = 2500;
   // After gander itself gets SIGTERM/SIGINT/SIGHUP: SIGTERM now, SIGKILL after this.
   int kill_after_signal_ms = 1500;
+  // How the SIGTERM step reaches the extension; unset: SIGTERM to the init's pidfd. (The
+  // gVisor backend asks runsc to signal every process in its sandbox.) SIGKILL always goes to
+  // the pidfd.
+  std::function<void()> terminate;
+  // When set, a client EOF that comes before it returns true starts the SIGTERM/SIGKILL
+  // countdown only once it does (checked every loop turn): a sandbox that takes a while to
+  // start (gVisor: 0.3-2 s) is not killed before its extension ran. gander itself still dies
+  // with Goose's SIGKILL, and the sandbox with it.
+  std::function<bool()> started;
   std::vector<Watch> watches;
   // Runs once per loop turn, after the events of the turn (e.g. drain the event queue).
   std::function<void()> after_turn;

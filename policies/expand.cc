@@ -192,6 +192,7 @@ Result<ExpandedPolicy> Expand(const Policy& merged, const ExpansionContext& ctx)
   out.network = merged.network;
   const MonitorRules& monitor = merged.monitor;
   out.files = monitor.files.value_or(kDefaultFilesMonitoring);
+  out.backend = merged.backend.value_or(Backend::kNative);
   if (monitor.audit_log) {
     Result<std::string> path = ExpandPath(monitor.audit_log->path, ctx);
     if (!path) {

@@ -44,6 +44,8 @@ std::string CanonicalText(const ExpandedPolicy& p) {
   // Absent from policies that do not set it, so their fingerprints are unchanged.
   if (p.network.deny_errno) out += "network.deny_errno " + *p.network.deny_errno + "\n";
   out += "monitor.files " + std::to_string(static_cast<int>(p.files)) + "\n";
+  // Only a non-default backend is written, so native policies keep their fingerprints.
+  if (p.backend != Backend::kNative) out += "backend " + std::string(ToString(p.backend)) + "\n";
   // Secrets by their rules (never values); absent from policies without secrets, so their
   // fingerprints are unchanged.
   for (const auto& [name, rule] : p.secrets) {

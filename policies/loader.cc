@@ -133,6 +133,10 @@ void MergeInto(Policy& base, const Policy& derived) {
   Override(base.limits.file_size, derived.limits.file_size);
   Override(base.limits.core_dumps, derived.limits.core_dumps);
   Override(base.limits.memory, derived.limits.memory);
+  if (derived.backend) {
+    base.backend = derived.backend;
+    base.backend_mark = derived.backend_mark;
+  }
   Override(base.monitor.files, derived.monitor.files);
   Override(base.monitor.audit_log, derived.monitor.audit_log);
   Override(base.monitor.audit_log_max_size, derived.monitor.audit_log_max_size);

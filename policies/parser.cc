@@ -42,6 +42,7 @@ constexpr KeySpec kPolicyKeys[] = {
     {"monitor",
      "a mapping with keys: files, audit_log, audit_log_max_size, audit_log_files, osv_endpoint"},
     {"secrets", "a mapping of variable names to entries like {from: env}"},
+    {"backend", "one of: native, gvisor"},
 };
 constexpr KeySpec kFilesystemKeys[] = {
     {"read", "a list of path strings"},  {"exec", "a list of path strings"},
@@ -338,6 +339,15 @@ Result<Policy> Parser::Parse(const YAML::Node& root) const {
         if (spec.name == "limits") return LimitsSection(value, policy.limits);
         if (spec.name == "monitor") return Monitor(value, policy.monitor);
         if (spec.name == "secrets") return Secrets(value, policy.secrets);
+        if (spec.name == "backend") {
+          Result<std::string> word = String(value, where, spec.expected);
+          if (!word) return word.error();
+          Result<Backend> backend = ParseBackend(*word);
+          if (!backend) return Fail(value, where + ": " + backend.error().message);
+          policy.backend = *backend;
+          policy.backend_mark = MarkOf(value);
+          return {};
+        }
         return Network(value, policy.network);
       });
   if (!status) return status.error();
@@ -930,6 +940,16 @@ Result<FilesMonitoring> ParseFilesMonitoring(std::string_view text) {
                    ")");
 }
 
+std::string_view ToString(Backend backend) {
+  return backend == Backend::kGvisor ? "gvisor" : "native";
+}
+
+Result<Backend> ParseBackend(std::string_view text) {
+  if (text == "native") return Backend::kNative;
+  if (text == "gvisor") return Backend::kGvisor;
+  return MakeError(Quote(text) + ": unknown backend (expected one of: native, gvisor)");
+}
+
 std::string ToYaml(const Policy& policy) {
   YAML::Emitter out;
   out << YAML::BeginMap;
@@ -1019,6 +1039,10 @@ std::string ToYaml(const Policy& policy) {
     EmitString(out, *monitor.osv_endpoint);
   }
   out << YAML::EndMap;
+
+  if (policy.backend) {
+    out << YAML::Key << "backend" << YAML::Value << std::string(ToString(*policy.backend));
+  }
 
   out << YAML::Key << "secrets" << YAML::Value;
   if (policy.secrets.empty()) out << YAML::Flow;

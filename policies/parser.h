@@ -55,6 +55,11 @@ std::string_view ToString(FilesMonitoring mode);
 //   'some': unknown files monitoring mode (expected one of: off, opens, all)
 Result<FilesMonitoring> ParseFilesMonitoring(std::string_view text);
 
+// The YAML word for a backend ("native", "gvisor") and its inverse (for `backend:` and
+// `gander run --backend`): 'vm': unknown backend (expected one of: native, gvisor)
+std::string_view ToString(Backend backend);
+Result<Backend> ParseBackend(std::string_view text);
+
 // The policy as YAML, variables left unexpanded, with a leading comment naming its source chain.
 // ParsePolicy(ToYaml(p)) gives back p (apart from marks and source names).
 std::string ToYaml(const Policy& policy);

@@ -94,6 +94,14 @@ struct MonitorRules {
   friend bool operator==(const MonitorRules&, const MonitorRules&) = default;
 };
 
+// YAML `backend`: what runs the extension. The gVisor backend runs it under `runsc` (a second
+// kernel between the extension and the host's); what it cannot honour of a policy is listed by
+// CheckBackendSupport (policies/backend.h).
+enum class Backend {
+  kNative,  // gander's own sandbox: namespaces, Landlock, seccomp (the default)
+  kGvisor,  // runsc, rootless, from an OCI bundle generated from the policy
+};
+
 // YAML `secrets.NAME.from`: where a secret's value comes from.
 enum class SecretSource {
   kEnv,      // gander's own environment (where Goose puts `envs` and `env_keys`)
@@ -145,6 +153,8 @@ struct Policy {
   NetworkRules network;
   MonitorRules monitor;
   std::map<std::string, SecretRule> secrets;  // by the variable name inside the sandbox
+  std::optional<Backend> backend;             // unset: the base policy's, else native
+  SourceMark backend_mark;                    // where `backend` was written
   std::string source;  // file name or "profile:NAME"; merged: "a.yaml <- profile:default"
   std::vector<std::string> chain;  // each merged policy's source, most derived first
   friend bool operator==(const Policy&, const Policy&) = default;
@@ -163,7 +173,8 @@ struct ExpandedPolicy {
   uint64_t audit_log_max_size = kDefaultAuditLogMaxSize;
   int audit_log_files = kDefaultAuditLogFiles;
   std::map<std::string, SecretRule> secrets;  // file paths expanded; no values here
-  std::vector<std::string> sources;           // the chain, most derived first
+  Backend backend = Backend::kNative;
+  std::vector<std::string> sources;  // the chain, most derived first
 };
 
 // Values the expansion step substitutes.

@@ -18,6 +18,8 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 const here = path.dirname(fileURLToPath(import.meta.url));
 const bin = (name) => path.join(here, "node_modules", ".bin", name);
 const GANDER = process.env.GANDER_BIN;
+// The same suite runs against each backend: GANDER_BACKEND=gvisor adds `--backend gvisor`.
+const BACKEND = process.env.GANDER_BACKEND || "native";
 const PLANTED_KEY = `sk-gander-e2e-${Math.random().toString(16).slice(2)}${Date.now()}`;
 const PLANTED_HOME_TEXT = "planted in $HOME: must not be readable through gander\n";
 
@@ -59,7 +61,7 @@ async function connect({ command, args, world, viaGander, name }) {
     assert.ok(GANDER, "GANDER_BIN must name the gander binary");
     assert.ok(fs.existsSync(GANDER), `GANDER_BIN=${GANDER} does not exist`);
     cmd = GANDER;
-    argv = ["run", "--collector", "off", "--name", name, "--workspace", world.ws, "--", command, ...args];
+    argv = ["run", "--collector", "off", "--backend", BACKEND, "--name", name, "--workspace", world.ws, "--", command, ...args];
   }
   const transport = new StdioClientTransport({
     command: cmd,

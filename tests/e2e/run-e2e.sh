@@ -21,6 +21,13 @@ skip() {
 for p in @modelcontextprotocol/sdk @modelcontextprotocol/server-filesystem @modelcontextprotocol/server-everything @modelcontextprotocol/server-memory; do
   [ -f "node_modules/$p/package.json" ] || skip "node_modules has no $p"
 done
+if [ "${GANDER_BACKEND:-native}" = gvisor ] && ! command -v runsc >/dev/null 2>&1; then
+  if [ "${CI:-}" = true ]; then
+    echo "tests/e2e: runsc is not installed (Debian package runsc); CI=true makes that a failure" >&2
+    exit 1
+  fi
+  skip "runsc (gVisor) is not installed: apt-get install runsc"
+fi
 if [ package-lock.json -nt node_modules/.package-lock.json ]; then
   echo "tests/e2e: WARNING: node_modules is older than package-lock.json; run tests/e2e/install.sh" >&2
 fi
@@ -28,5 +35,7 @@ if [ -z "${GANDER_BIN:-}" ]; then
   echo "tests/e2e: GANDER_BIN is not set (the path of the gander binary)" >&2
   exit 1
 fi
-[ $# -gt 0 ] || set -- e2e.test.mjs attribution.test.mjs
+# Test files: the arguments, else GANDER_E2E_FILES (the gVisor run: e2e.test.mjs with
+# GANDER_BACKEND=gvisor), else the default pair.
+[ $# -gt 0 ] || set -- ${GANDER_E2E_FILES:-e2e.test.mjs attribution.test.mjs}
 exec node --test --test-concurrency=1 --test-reporter=spec "$@"

@@ -24,8 +24,7 @@ struct Pipes {
     server_out.Reset(b[1]);
   }
   void Say(const std::string& text) {
-    ASSERT_EQ(write(server_out.get(), text.data(), text.size()),
-              static_cast<ssize_t>(text.size()));
+    ASSERT_EQ(write(server_out.get(), text.data(), text.size()), static_cast<ssize_t>(text.size()));
   }
   std::string Heard() {
     char buf[4096];
@@ -37,11 +36,16 @@ struct Pipes {
 TEST(McpClient, SkipsNoiseAndAnswersTheServersRequests) {
   Pipes p;
   p.Say("not json\n");
-  p.Say(R"({"jsonrpc":"2.0","method":"notifications/message","params":{}})" "\n");
-  p.Say(R"({"jsonrpc":"2.0","id":"s1","method":"ping"})" "\n");
-  p.Say(R"({"jsonrpc":"2.0","id":"s2","method":"roots/list"})" "\n");
-  p.Say(R"({"jsonrpc":"2.0","id":99,"result":{"stale":true}})" "\n");
-  p.Say(R"({"jsonrpc":"2.0","id":1,"result":{"tools":[]}})" "\n");
+  p.Say(R"({"jsonrpc":"2.0","method":"notifications/message","params":{}})"
+        "\n");
+  p.Say(R"({"jsonrpc":"2.0","id":"s1","method":"ping"})"
+        "\n");
+  p.Say(R"({"jsonrpc":"2.0","id":"s2","method":"roots/list"})"
+        "\n");
+  p.Say(R"({"jsonrpc":"2.0","id":99,"result":{"stale":true}})"
+        "\n");
+  p.Say(R"({"jsonrpc":"2.0","id":1,"result":{"tools":[]}})"
+        "\n");
   McpClient client(std::move(p.client_out), std::move(p.client_in));
   auto result = client.Request("tools/list", nlohmann::json::object(), std::chrono::seconds(5));
   ASSERT_TRUE(result) << result.error().Describe();
@@ -56,7 +60,8 @@ TEST(McpClient, SkipsNoiseAndAnswersTheServersRequests) {
 
 TEST(McpClient, ErrorsTimeoutsAndEof) {
   Pipes p;
-  p.Say(R"({"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"bad params"}})" "\n");
+  p.Say(R"({"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"bad params"}})"
+        "\n");
   McpClient client(std::move(p.client_out), std::move(p.client_in));
   auto error = client.Request("tools/call", {}, std::chrono::seconds(5));
   ASSERT_FALSE(error);
@@ -66,8 +71,10 @@ TEST(McpClient, ErrorsTimeoutsAndEof) {
   ASSERT_FALSE(timeout);
   EXPECT_EQ(timeout.error().code, ETIMEDOUT);
   // The timed-out request is cancelled.
-  EXPECT_NE(p.Heard().find(R"("method":"notifications/cancelled","params":{"reason":"timeout","requestId":2})"),
-            std::string::npos);
+  EXPECT_NE(
+      p.Heard().find(
+          R"("method":"notifications/cancelled","params":{"reason":"timeout","requestId":2})"),
+      std::string::npos);
 
   p.server_out.Reset();
   auto eof = client.Request("tools/list", {}, std::chrono::seconds(5));

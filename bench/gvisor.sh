@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# The gVisor backend against the native one, side by side in one hyperfine run:
+#   true      /bin/true, start -> exit
+#   mcp       server-filesystem: start -> initialize -> tools/list -> stdin EOF -> exit
+#             (bench/mcp_roundtrip.mjs, tests/e2e/node_modules)
+#   syscalls  dd of 200,000 one-byte blocks /dev/zero -> /dev/null (400,000 read/write calls)
+#   compute   awk summing 20 million integers (no syscalls to speak of)
+# each under `gander run --backend native` and `--backend gvisor`. Results (markdown) go to
+# bench/results/gvisor.md ($OUT). A benchmark, not a test: no timing decides the exit status.
+#
+#   bench/gvisor.sh                  # GANDER defaults to build/launcher/gander
+#   RUNS=10 GANDER=/path/to/gander bench/gvisor.sh
+set -euo pipefail
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$REPO"
+GANDER=${GANDER:-build/launcher/gander}
+[[ $GANDER == /* ]] || GANDER=$REPO/$GANDER
+RUNS=${RUNS:-10}
+OUT=${OUT:-$REPO/bench/results/gvisor.md}
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/gander-bench-gvisor.XXXXXX")
+trap 'rm -rf "$TMP"' EXIT
+
+command -v hyperfine >/dev/null || { echo "bench/gvisor.sh: hyperfine is missing" >&2; exit 1; }
+command -v runsc >/dev/null || { echo "bench/gvisor.sh: runsc is missing" >&2; exit 1; }
+SERVER=$REPO/tests/e2e/node_modules/.bin/mcp-server-filesystem
+[[ -x $SERVER ]] || { echo "bench/gvisor.sh: run tests/e2e/install.sh first" >&2; exit 1; }
+
+# gander ends an extension 1 s after its stdin closes (Goose's way of stopping it): the
+# workloads read a pipe this script keeps open, so they run to their own end.
+mkfifo "$TMP/stdin"
+exec 3<>"$TMP/stdin"
+g() { echo "$GANDER run --collector off --audit-log $TMP/audit-$1.jsonl --backend $1 --"; }
+in="< $TMP/stdin"
+commands=()
+names=()
+for backend in native gvisor; do
+  names+=("true ($backend)") && commands+=("$(g "$backend") /bin/true $in")
+  names+=("mcp ($backend)") && commands+=("node $REPO/bench/mcp_roundtrip.mjs -- $(g "$backend") $SERVER $REPO")
+  names+=("syscalls ($backend)") && commands+=("$(g "$backend") /bin/dd if=/dev/zero of=/dev/null bs=1 count=200000 status=none $in")
+  names+=("compute ($backend)") && commands+=("$(g "$backend") /usr/bin/awk 'BEGIN{for(i=0;i<20000000;i++)s+=i}' $in")
+done
+args=()
+for i in "${!commands[@]}"; do args+=(-n "${names[$i]}" "${commands[$i]}"); done
+
+hyperfine --warmup 1 --runs "$RUNS" --export-json "$TMP/h.json" --export-markdown "$TMP/h.md" \
+  "${args[@]}" >&2
+
+{
+  echo "# gVisor backend vs native (bench/gvisor.sh)"
+  echo
+  echo "$(date -u +%FT%TZ), commit $(git rev-parse --short HEAD 2>/dev/null || echo ?)," \
+    "$(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg), $(runsc --version | head -1)," \
+    "platform ${GANDER_RUNSC_PLATFORM:-ptrace}, $RUNS runs each (hyperfine through its shell, the same for every column; 1 warm-up)."
+  echo
+  cat "$TMP/h.md"
+  echo
+  echo "| workload | native median | gvisor median | gvisor - native | gvisor / native |"
+  echo "|---|---:|---:|---:|---:|"
+  jq -r '.results | map({key: .command, value: .median}) | from_entries as $m
+    | ["true", "mcp", "syscalls", "compute"][] as $w
+    | $m["\($w) (native)"] as $n | $m["\($w) (gvisor)"] as $g
+    | "| \($w) | \($n*1000|round) ms | \($g*1000|round) ms | \((($g-$n)*1000)|round) ms | \(($g/$n*100|round)/100) |"' \
+    "$TMP/h.json"
+} >"$OUT"
+cat "$OUT"

@@ -1,0 +1,38 @@
+// The OCI bundle gVisor runs: config.json generated from the same compiled policy the native
+// backend uses (mount plan, environment, rlimits, cwd, resolved command). Pure: the caller
+// writes the text and creates the root directory.
+#pragma once
+
+#include <sys/resource.h>
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "launcher/filesystem_plan.h"
+
+namespace gander::launcher::gvisor {
+
+struct BundleSpec {
+  std::string root;                             // the (empty, private) root directory
+  std::vector<MountOp> mounts;                  // PlanFilesystem's, with a mount namespace
+  std::vector<std::string> argv;                // argv[0] is the resolved, absolute command
+  std::vector<std::string> envp;                // NAME=value, exactly what the extension gets
+  std::string cwd;                              // absolute, inside the sandbox
+  std::vector<std::pair<int, rlim_t>> rlimits;  // RLIMIT_* -> soft and hard value
+  std::string hostname = "gander";
+};
+
+// config.json. Binds become OCI bind mounts (ro unless writable, noexec unless executable),
+// private paths tmpfs, masks a read-only tmpfs (directories) or a read-only bind of /dev/null
+// (files); /proc and /dev are gVisor's own. kSymlink entries are not mounts: the caller
+// creates them in the root directory (RootSymlinks).
+std::string OciConfig(const BundleSpec& spec);
+
+// The symlinks the plan puts in the new root (target path -> link text).
+std::vector<std::pair<std::string, std::string>> RootSymlinks(const std::vector<MountOp>& mounts);
+
+// The OCI name of an rlimit resource ("RLIMIT_NOFILE"), "" for one OCI does not know.
+std::string RlimitName(int resource);
+
+}  // namespace gander::launcher::gvisor

@@ -1,0 +1,77 @@
+// The escape suite against the gVisor backend: every attempt of escape_test.cc, through
+// `gander run --backend gvisor`, as the current user and as uid 65534. Each must fail as under
+// the native backend; where gVisor answers differently (a foreign-ABI syscall is refused by
+// gVisor's kernel rather than killed by gander's seccomp filter), the test says so and asserts
+// what does happen.
+#include <unistd.h>
+
+#include "escape_fixture.h"
+
+namespace {
+
+using namespace gander::escape_suite;  // NOLINT(google-build-using-namespace)
+
+const Argv kGvisorFlags = {"--backend", "gvisor"};
+
+bool RunscInstalled() { return system("command -v runsc >/dev/null 2>&1") == 0; }
+
+class GvisorEscapeTest : public SandboxTest, public ::testing::TestWithParam<AttemptParam> {
+ protected:
+  void SetUp() override {
+    Who who = std::get<0>(GetParam());
+    if (std::string why = Prepare(who); !why.empty()) GTEST_SKIP() << why;
+    if (!RunscInstalled()) GTEST_SKIP() << "runsc (gVisor) is not installed: apt-get install runsc";
+  }
+};
+
+TEST_P(GvisorEscapeTest, AttemptFailsUnderGvisor) {
+  const Attempt& a = FindAttempt(std::get<1>(GetParam()));
+  if (std::string why = MissingTarget(a, w()); !why.empty()) GTEST_SKIP() << why;
+  RunResult r = Gander(kGvisorFlags, ProbeCommand(a.args), w().ws, a.leak_fd ? w().leak_fd : -1,
+                       a.stderr_tty);
+  const std::string name = a.name;
+  if (a.expect_sigsys) {
+    // gVisor's kernel refuses the i386/x32 entry itself (ENOSYS) rather than gander's seccomp
+    // filter killing with SIGSYS: stated, and what does happen asserted.
+    std::cout << "[ note ] " << name
+              << ": under gVisor a foreign-ABI syscall gets an error from gVisor's kernel "
+                 "(ENOSYS, EBADF), not SIGSYS from gander's filter (none on the host side)\n";
+    EXPECT_FALSE(r.timed_out) << Context(r);
+    EXPECT_EQ(r.out, "") << Context(r);
+    EXPECT_NE(r.err.find("returned -"), std::string::npos) << "not refused\n" << Context(r);
+  } else if (name == "ptrace" || name == "nested_userns" || name == "io_uring") {
+    // gVisor implements these in its own kernel: they act on gVisor's processes and namespaces,
+    // never the host's (the sandbox's processes are not host processes). Not an escape, but not
+    // refused either: stated, and the host-side facts asserted.
+    std::cout << "[ note ] " << name
+              << ": allowed inside gVisor's own kernel (not the host's); asserting it ran "
+                 "confined and wrote nothing to stdout\n";
+    EXPECT_FALSE(r.timed_out) << Context(r);
+    EXPECT_EQ(r.out, "") << Context(r);
+    EXPECT_TRUE(r.status == 0 || r.status == 1) << Context(r);
+    EXPECT_NE(r.err.find("probe: "), std::string::npos) << "the probe did not run\n" << Context(r);
+  } else {
+    ExpectAttemptFailed(a, w(), r, Context(r));
+  }
+  if (a.name == std::string("signal_host_process") || a.name == std::string("setns_host_userns")) {
+    EXPECT_TRUE(w().VictimAlive());
+  }
+}
+
+// Not yet run under gVisor (open, see the gVisor section of docs/sandbox.md): `inherited_fd`
+// and `forkbomb`, whose probe neither finishes nor prints within 20 s under runsc here (not
+// understood yet; gander closes every fd but 0-2 before runsc, so fd 9 never reaches it).
+std::vector<std::string> GvisorAttempts() {
+  std::vector<std::string> names;
+  for (const auto& name : AttemptNames(false)) {
+    if (name != "inherited_fd" && name != "forkbomb") names.push_back(name);
+  }
+  return names;
+}
+
+INSTANTIATE_TEST_SUITE_P(Gvisor, GvisorEscapeTest,
+                         ::testing::Combine(::testing::Values(Who::kCurrent, Who::kNobody),
+                                            ::testing::ValuesIn(GvisorAttempts())),
+                         AttemptParamName);
+
+}  // namespace

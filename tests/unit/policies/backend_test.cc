@@ -1,0 +1,111 @@
+// What each backend honours of a policy (policies/backend.h), and the `backend:` key.
+#include "policies/backend.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "policies/expand.h"
+#include "policies/fingerprint.h"
+#include "policies/loader.h"
+#include "policies/parser.h"
+
+namespace gander::policies {
+namespace {
+
+Policy Parse(const std::string& yaml) {
+  auto policy = ParsePolicy(yaml, "p.yaml");
+  EXPECT_TRUE(policy) << (policy ? "" : policy.error().message);
+  return policy ? *policy : Policy{};
+}
+
+TEST(BackendKeyTest, ParsesNativeAndGvisor) {
+  EXPECT_FALSE(Parse("version: 1\n").backend);
+  EXPECT_EQ(Parse("version: 1\nbackend: native\n").backend, Backend::kNative);
+  Policy gvisor = Parse("version: 1\nbackend: gvisor\n");
+  EXPECT_EQ(gvisor.backend, Backend::kGvisor);
+  EXPECT_EQ(FormatMark(gvisor.backend_mark), "p.yaml:2:10");
+}
+
+TEST(BackendKeyTest, RejectsAnUnknownBackendWithItsPosition) {
+  auto policy = ParsePolicy("version: 1\nbackend: firecracker\n", "p.yaml");
+  ASSERT_FALSE(policy);
+  EXPECT_EQ(policy.error().message,
+            "p.yaml:2:10: backend: 'firecracker': unknown backend (expected one of: native, "
+            "gvisor)");
+}
+
+TEST(BackendKeyTest, RoundTripsThroughYamlAndExpands) {
+  Policy gvisor = Parse("version: 1\nbackend: gvisor\n");
+  EXPECT_NE(ToYaml(gvisor).find("backend: gvisor"), std::string::npos);
+  EXPECT_EQ(Parse(ToYaml(gvisor)).backend, Backend::kGvisor);
+  auto expanded = Expand(gvisor, {"/ws", "/home/u", {}});
+  ASSERT_TRUE(expanded);
+  EXPECT_EQ(expanded->backend, Backend::kGvisor);
+  auto native = Expand(Parse("version: 1\n"), {"/ws", "/home/u", {}});
+  ASSERT_TRUE(native);
+  EXPECT_EQ(native->backend, Backend::kNative);
+  // Only a non-default backend enters the fingerprint: native policies keep theirs.
+  EXPECT_EQ(CanonicalText(*native), "monitor.files 1\n");
+  EXPECT_EQ(CanonicalText(*expanded), "monitor.files 1\nbackend gvisor\n");
+}
+
+TEST(BackendKeyTest, TheDerivedPolicyWins) {
+  std::string dir = ::testing::TempDir() + "/backend_test";
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir + "/base.yaml") << "version: 1\nbackend: gvisor\n";
+  auto inherit = ParsePolicy("version: 1\nextends: base.yaml\n", dir + "/a.yaml");
+  auto override = ParsePolicy("version: 1\nextends: base.yaml\nbackend: native\n", dir + "/b.yaml");
+  ASSERT_TRUE(inherit && override);
+  auto a = ResolveExtends(*inherit, {});
+  auto b = ResolveExtends(*override, {});
+  ASSERT_TRUE(a && b);
+  EXPECT_EQ(a->backend, Backend::kGvisor);
+  EXPECT_TRUE(FormatMark(a->backend_mark).ends_with("backend_test/base.yaml:2:10"));
+  EXPECT_EQ(b->backend, Backend::kNative);
+}
+
+TEST(CheckBackendSupportTest, NativeHonoursEverything) {
+  Policy p = Parse(
+      "version: 1\nnetwork: {allow: [{host: example.com, ports: [443]}]}\n"
+      "secrets: {T: {from: env, as: file}}\n");
+  EXPECT_TRUE(CheckBackendSupport(p, Backend::kNative));
+}
+
+TEST(CheckBackendSupportTest, GvisorHonoursTheDefaultShape) {
+  Policy p = Parse(
+      "version: 1\nbackend: gvisor\nfilesystem: {read: [/etc], write: ['${WORKSPACE}'], "
+      "private: [/tmp], deny: [~/.ssh]}\nenv: {pass: [LANG]}\n"
+      "limits: {processes: 64, open_files: 256, memory: 1GiB}\n"
+      "network: {deny: [{host: 10.0.0.0/8}]}\nsecrets: {T: {from: env, ttl: 1h}}\n");
+  EXPECT_TRUE(CheckBackendSupport(p, Backend::kGvisor));
+}
+
+TEST(CheckBackendSupportTest, GvisorNamesEveryFeatureItCannotHonourInOneMessage) {
+  Policy p = Parse(
+      "version: 1\nbackend: gvisor\n"
+      "network:\n  allow:\n    - {host: api.github.com, ports: [443]}\n"
+      "    - {host: example.com, ports: [80]}\n"
+      "secrets: {TOKEN: {from: env, as: file}}\n");
+  Status status = CheckBackendSupport(p, Backend::kGvisor);
+  ASSERT_FALSE(status);
+  const std::string& m = status.error().message;
+  EXPECT_TRUE(m.starts_with("p.yaml:2:10: backend gvisor cannot honour: network.allow (p.yaml:5:"))
+      << m;
+  EXPECT_NE(m.find("api.github.com"), std::string::npos) << m;
+  EXPECT_NE(m.find("example.com"), std::string::npos) << m;
+  EXPECT_NE(m.find("secrets.TOKEN.as: file (p.yaml:7:"), std::string::npos) << m;
+  EXPECT_NE(m.find("--network=none"), std::string::npos) << m;
+}
+
+TEST(CheckBackendSupportTest, WithoutABackendKeyTheMessageHasNoPositionPrefix) {
+  // `gander run --backend gvisor` over a policy that never says `backend:`.
+  Policy p = Parse("version: 1\nnetwork: {allow: [{host: example.com, ports: [443]}]}\n");
+  Status status = CheckBackendSupport(p, Backend::kGvisor);
+  ASSERT_FALSE(status);
+  EXPECT_TRUE(status.error().message.starts_with("backend gvisor cannot honour: network.allow"));
+}
+
+}  // namespace
+}  // namespace gander::policies
