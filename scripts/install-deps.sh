@@ -9,7 +9,7 @@ packages=(
   libseccomp-dev libcap-dev libyaml-cpp-dev libspdlog-dev libcli11-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   nlohmann-json3-dev libsimdjson-dev prometheus-cpp-dev
-  util-linux iproute2 procps bc
+  util-linux iproute2 procps bc curl jq openssl ca-certificates
   bubblewrap firejail runsc hyperfine prometheus python3-yaml clang-format
   clang libclang-rt-14-dev  # libFuzzer for tests/fuzz (relay_fuzz)
 )
