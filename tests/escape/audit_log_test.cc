@@ -381,8 +381,8 @@ const std::vector<AuditCase>& AuditCases() {
        .note = "the environment is not a file syscall; /proc/PID/environ reads are /proc, the "
                "sandbox's own, out of the enforce-mode log"},
       {.attempt = "tcp_host_loopback",
-       .note = "127.0.0.1 not named by the policy is the sandbox's own loopback: the broker "
-               "connects there (nothing listens: ECONNREFUSED); sandbox-local, no event"},
+       .note = "127.0.0.1 not named by the policy, nothing listening on it in the sandbox: "
+               "refused (ECONNREFUSED) with a network event, checked by the egress tests"},
       {.attempt = "udp_host_loopback",
        .note = "network events are reserved for the egress broker; the sandbox has its own "
                "network namespace"},
