@@ -445,11 +445,18 @@ void PrepareLearn(Prepared& p, const std::vector<std::string>& keep_denied) {
 }
 
 // gander's own configuration and state (policies, audit logs): never reachable by what it
-// sandboxes, even when learn mode shows the real home.
+// sandboxes, even when learn mode shows the real home. Created if missing, so they can be
+// masked: else a learning extension could plant a policy there for later runs.
 std::vector<std::string> GanderOwnDirs(const std::string& audit_log) {
   std::vector<std::string> dirs = UserPolicyDirs();
-  std::string state = DefaultAuditLogPath("x");
-  dirs.push_back(state.substr(0, state.rfind('/')));
+  std::string audit_dir = DefaultAuditLogPath("x");
+  audit_dir.resize(audit_dir.rfind('/'));                     // .../gander/audit
+  dirs.push_back(audit_dir.substr(0, audit_dir.rfind('/')));  // .../gander
+  for (size_t i = 0, n = dirs.size(); i < n; ++i) {
+    MakeParentDirs(dirs[i] + "/");
+    auto real = RealPath(dirs[i]);
+    if (real && *real != dirs[i]) dirs.push_back(*real);
+  }
   struct stat st;
   if (!audit_log.empty() && stat(audit_log.c_str(), &st) == 0) {
     dirs.push_back(RealPath(audit_log).value_or(audit_log));

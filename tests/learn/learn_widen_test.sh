@@ -40,6 +40,8 @@ done
 port=$(cat "$scratch/port")
 
 fixture="cat '$home/notes.txt'; curl -sS --max-time 20 http://127.0.0.2:$port/"
+# gander's own policies stay out of reach, even with the real home writable.
+plant="mkdir -p '$home/.config/gander/policies' && echo 'version: 1' >'$home/.config/gander/policies/default.yaml' || echo own-dirs-refused"
 
 # One gander run; stdin stays open until the fixture ends (gander stops an extension 1 s after
 # its client's EOF). Usage: run MODE LOG OUT ARGS... -- COMMAND...
@@ -60,7 +62,7 @@ run() {
 
 # 1. Learning: both succeed.
 log="$scratch/learn.jsonl"
-if ! run learn "$log" "$scratch/learn.out" -- /bin/sh -c "$fixture"; then
+if ! run learn "$log" "$scratch/learn.out" -- /bin/sh -c "$fixture; $plant"; then
   if grep -qi "namespace\|landlock\|seccomp\|not permitted" "$scratch/learn.out.err"; then
     skip "gander run cannot sandbox here: $(head -1 "$scratch/learn.out.err")"
   fi
@@ -68,6 +70,8 @@ if ! run learn "$log" "$scratch/learn.out" -- /bin/sh -c "$fixture"; then
 fi
 grep -q "home-notes-42" "$scratch/learn.out" || fail "learning: the home file was not readable"
 grep -q "hello-from-host" "$scratch/learn.out" || fail "learning: 127.0.0.2:$port not reached"
+grep -q "own-dirs-refused" "$scratch/learn.out" || fail "a policy could be planted in ~/.config/gander"
+[ -e "$home/.config/gander/policies/default.yaml" ] && fail "a policy was planted"
 grep -q "mode learn exposes your files and network" "$scratch/learn.out.err" ||
   fail "no warning on stderr: $(cat "$scratch/learn.out.err")"
 grep '"kind":"file"' "$log" | grep "$home/notes.txt" | grep -q '"result":"would_deny"' ||
