@@ -783,7 +783,8 @@ int Run(const RunOptions& o) {
         .workspace = p.workspace,
         .extension_pid = &x.sandbox.extension_pid,
         .namespaces = x.sandbox.namespaces,
-        .tool_calls = &rpc.tracker()};
+        .tool_calls = &rpc.tracker(),
+        .count_syscalls = !x.gvisor};
     if (x.spec->egress) {
       x.egress = MakeEgress(p, x.sandbox, *x.unotify, memory, queue);
       if (!x.egress) return std::nullopt;

@@ -4,8 +4,8 @@
 #include <fcntl.h>
 #include <ftw.h>
 #include <linux/seccomp.h>
+#include <sched.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -20,8 +20,6 @@
 
 #include "launcher/child_setup.h"
 #include "launcher/sandbox.h"
-
-extern char** environ;
 
 namespace gander::launcher::gvisor {
 namespace {
@@ -280,15 +278,28 @@ void GvisorRun::Terminate() {
   std::vector<std::string> argv{options_.runsc, "--root=" + state_dir_, "kill",
                                 "--all",        container_id_,          "TERM"};
   std::vector<char*> args = CStrings(argv);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
-  pid_t pid;
-  if (posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), environ) == 0) {
-    helpers_.push_back(pid);
+  // With the broker, runsc's control socket is an abstract unix socket in runsc's network
+  // namespace: `runsc kill` must run there (and in its user namespace, which owns it).
+  UniqueFd user, net;
+  if (!options_.broker_filter.empty()) {
+    std::string ns = "/proc/" + std::to_string(pid_) + "/ns/";
+    user.Reset(open((ns + "user").c_str(), O_RDONLY | O_CLOEXEC));
+    net.Reset(open((ns + "net").c_str(), O_RDONLY | O_CLOEXEC));
+    if (!user || !net) return;  // runsc is gone already
   }
-  posix_spawn_file_actions_destroy(&actions);
+  pid_t pid = fork();
+  if (pid < 0) return;
+  if (pid == 0) {
+    if (user && (setns(user.get(), CLONE_NEWUSER) != 0 || setns(net.get(), CLONE_NEWNET) != 0)) {
+      _exit(126);
+    }
+    int null = open("/dev/null", O_WRONLY);
+    dup2(null, 1);
+    dup2(null, 2);
+    execvp(args[0], args.data());
+    _exit(127);
+  }
+  helpers_.push_back(pid);
 }
 
 void GvisorRun::Reap() {
