@@ -92,7 +92,8 @@ TEST(OciConfigTest, HostNetworkDropsTheNetworkNamespace) {
   spec.root = "/r";
   auto types = [&] {
     std::vector<std::string> out;
-    for (const auto& ns : nlohmann::json::parse(OciConfig(spec))["linux"]["namespaces"]) {
+    const nlohmann::json config = nlohmann::json::parse(OciConfig(spec));
+    for (const auto& ns : config["linux"]["namespaces"]) {
       out.push_back(ns["type"]);
     }
     return out;
