@@ -14,6 +14,8 @@
 
 #include "common/unique_fd.h"
 #include "exporters/audit_log.h"
+#include "exporters/collector_client.h"
+#include "exporters/collector_paths.h"
 #include "launcher/command.h"
 #include "launcher/filesystem_plan.h"
 #include "launcher/install/capture.h"
@@ -60,21 +62,35 @@ std::string AuditPath(const RunOptions& run) {
   return run.audit_log.empty() ? DefaultAuditLogPath(run.name) : run.audit_log;
 }
 
-// One `install` lifecycle line in the audit log, written directly (also when a collector runs:
-// these happen before any sandbox exists).
-void RecordInstallEvent(const std::string& audit_path, const std::string& name,
-                        const std::string& detail) {
-  std::error_code ignored;
-  fs::create_directories(fs::path(audit_path).parent_path(), ignored);
-  auto log = exporters::AuditLog::Open({.path = audit_path});
-  if (!log) {
-    spdlog::warn("{}: no audit log: {}", name, log.error().Describe());
-    return;
-  }
+// One `install` lifecycle event: to the collector like every other event when the run uses
+// one (it is the audit log's single writer then; with none reachable the client writes the
+// log itself), else straight to the audit log.
+void RecordInstallEvent(const RunOptions& run, const std::string& detail) {
   monitor::Event e;
   e.time_ns = monitor::WallClockNowNs();
-  e.extension = name;
+  e.extension = run.name;
   e.payload = monitor::LifecycleEvent{monitor::LifecyclePhase::kInstall, detail};
+  const std::string audit_path = AuditPath(run);
+  std::error_code ignored;
+  fs::create_directories(fs::path(audit_path).parent_path(), ignored);
+  if (run.collector != CollectorUse::kOff) {
+    exporters::CollectorClientOptions options;
+    options.hello.extension = run.name;
+    options.hello.home = Home();
+    options.audit_log = {.path = audit_path};
+    if (run.collector == CollectorUse::kAuto) {
+      options.start_command = exporters::DefaultCollectorStartCommand();
+    }
+    auto client = exporters::CollectorClient::Create(std::move(options));
+    client->Publish(e);
+    client->Finish(std::chrono::milliseconds(500));
+    return;
+  }
+  auto log = exporters::AuditLog::Open({.path = audit_path});
+  if (!log) {
+    spdlog::warn("{}: no audit log: {}", run.name, log.error().Describe());
+    return;
+  }
   (*log)->Publish(e);
   (*log)->Flush();
 }
@@ -183,26 +199,24 @@ Status CheckPackage(const std::string& name, const std::string& version,
   const std::string what = name + (version.empty() ? " (every version)" : "@" + version);
   if (endpoint == "off") {
     spdlog::warn("{}: {} not checked against OSV (--osv-endpoint off)", run.name, what);
-    RecordInstallEvent(AuditPath(run), run.name, "osv off: " + what + " not checked");
+    RecordInstallEvent(run, "osv off: " + what + " not checked");
     return {};
   }
   OsvVerdict verdict = CheckOsv(endpoint, name, version, ecosystem);
   switch (verdict.kind) {
     case OsvVerdict::Kind::kClean:
       spdlog::info("{}: OSV ({}): no malware advisory for {}", run.name, endpoint, what);
-      RecordInstallEvent(AuditPath(run), run.name, "osv clean: " + what);
+      RecordInstallEvent(run, "osv clean: " + what);
       return {};
     case OsvVerdict::Kind::kUnreachable:
       spdlog::warn("{}: could not check {} against OSV ({}); installing without the malware check",
                    run.name, what, verdict.reason);
-      RecordInstallEvent(AuditPath(run), run.name,
-                         "osv unreachable: " + what + " not checked: " + verdict.reason);
+      RecordInstallEvent(run, "osv unreachable: " + what + " not checked: " + verdict.reason);
       return {};
     case OsvVerdict::Kind::kMalicious: {
       std::string ids;
       for (const auto& id : verdict.malicious_ids) ids += (ids.empty() ? "" : ", ") + id;
-      RecordInstallEvent(AuditPath(run), run.name,
-                         "osv malicious: " + what + ": " + ids + ": install refused");
+      RecordInstallEvent(run, "osv malicious: " + what + ": " + ids + ": install refused");
       return MakeError("refusing to install " + what + ": OSV (" + endpoint +
                        ") lists it as malicious: " + ids);
     }
@@ -241,13 +255,12 @@ Status RunInstaller(const RunOptions& run, const std::string& spec_text, const s
   if (Status written = WriteFile(policy, policy_text); !written) return written.error();
   spdlog::warn("{}: installing {} from {} into {} (sandboxed; policy {})", run.name, spec_text,
                from, cache, policy);
-  RecordInstallEvent(AuditPath(run), run.name, "installing " + spec_text + " from " + from);
+  RecordInstallEvent(run, "installing " + spec_text + " from " + from);
   const std::string installer = command[0] == "npm" ? "npm" : "pip";
   int status = InstallInSandbox(run, cache, policy, std::move(command));
   if (status != 0) {
     RecordInstallEvent(
-        AuditPath(run), run.name,
-        "install failed: " + installer + " exited with status " + std::to_string(status));
+        run, "install failed: " + installer + " exited with status " + std::to_string(status));
     return MakeError("installing " + spec_text + " failed (" + installer + " exited with status " +
                      std::to_string(status) + "; its output is above, the audit log " +
                      AuditPath(run) + " has what it tried)");
@@ -338,7 +351,7 @@ Result<Installed> InstallPython(const RunOptions& run, const PackageRun& package
   version = version.substr(version.rfind('-') + 1);
   Installed done{RunnerName(package.runner), spec.text, index, spec.name, version, *bin};
   if (Status marked = WriteMarker(cache, done); !marked) return marked.error();
-  RecordInstallEvent(AuditPath(run), run.name,
+  RecordInstallEvent(run,
                      "installed " + spec.name + "==" + version + " (console script " + *bin + ")");
   return done;
 }
@@ -414,8 +427,7 @@ Result<Installed> InstallNpm(const RunOptions& run, const PackageRun& package,
                  j.is_object() ? j.value("version", "") : "",
                  *bin};
   if (Status marked = WriteMarker(cache, done); !marked) return marked.error();
-  RecordInstallEvent(AuditPath(run), run.name,
-                     "installed " + name + "@" + done.version + " (bin " + done.bin + ")");
+  RecordInstallEvent(run, "installed " + name + "@" + done.version + " (bin " + done.bin + ")");
   return done;
 }
 

@@ -8,7 +8,8 @@
 //  - uvx and pipx run from a local PEP 503 index (fixtures/make_index.py): the fixture MCP
 //    server installed from the index only, then initialize/tools/list with the index closed; a
 //    malicious sdist whose setup.py reads ~/.ssh/id_rsa and appends to ~/.bashrc; OSV (PyPI)
-//    refusing; `gander update` picking up a new version; unknown runner options refused;
+//    refusing; `gander update` picking up a new version; unknown runner options refused; with
+//    a collector running, the install events reach the audit log through it, in order;
 //  - the real registry: `npx -y @modelcontextprotocol/server-memory` configured as Goose would,
 //    driven by the MCP client SDK: the first start installs through the registry-only sandbox,
 //    the second works from the cache with the registry unreachable. Skipped (with the reason)
@@ -474,5 +475,42 @@ test("pipx run: OSV naming the package malicious refuses the install; gander upd
   assert.equal(update.stdout, "py: gander-mcp-fixture 1.0.0 -> 1.0.1\n", update.diag);
   assert.equal(mcpSession(world, args, indexEnv("pipx", "http://127.0.0.1:9/simple")).version, "1.0.1");
   assertHomeUntouched(world, update.diag);
+  fs.rmSync(world.root, { recursive: true, force: true });
+});
+
+test("with a collector running, the install events go through it, in order, once each", async (t) => {
+  if (!(await needPython(t))) return;
+  if (!fs.existsSync(path.join(path.dirname(GANDER), "gander-collect"))) {
+    const why = "gander-collect is not built next to GANDER_BIN";
+    if (CI) assert.fail(why);
+    t.skip(why);
+    console.error(`SKIPPED: ${why}`);
+    return;
+  }
+  const world = makeWorld("current_user", { pack: false });
+  const runtime = path.join(world.root, "run");
+  fs.mkdirSync(runtime, { mode: 0o700 });
+  const extra = { XDG_RUNTIME_DIR: runtime, ...indexEnv("pipx", index.url) };
+  // A private collector: its socket under this world's XDG_RUNTIME_DIR, its state in its home.
+  const collector = spawn(GANDER, ["collect", "--listen", "none"], { env: env(world, extra), stdio: ["ignore", "ignore", "pipe"] });
+  let collectorLog = "";
+  collector.stderr.on("data", (d) => (collectorLog += d));
+  try {
+    const socket = path.join(runtime, "gander", "collector.sock");
+    while (!fs.existsSync(socket)) {
+      assert.equal(collector.exitCode, null, `the collector exited: ${collectorLog}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    // spawnSync would block this event loop, not the collector (a process of its own).
+    const r = mcpSession(world, ["run", "--collector", "connect", "--name", "py", "--osv-endpoint", osv.url, "--", "pipx", "run", "gander-mcp-fixture"], extra);
+    assert.doesNotMatch(r.stderr, /no collector|collector:/, r.diag);
+  } finally {
+    collector.kill("SIGTERM");
+    await new Promise((r) => (collector.exitCode !== null ? r() : collector.once("exit", r)));
+  }
+  const phases = auditLog(world, "py")
+    .filter((e) => e.kind === "lifecycle" && ["install", "start", "stop"].includes(e.lifecycle.what))
+    .map((e) => (e.lifecycle.what === "install" ? e.lifecycle.detail.split(" ").slice(0, 2).join(" ") : e.lifecycle.what));
+  assert.deepEqual(phases, ["osv clean:", "installing gander-mcp-fixture", "start", "stop", "installed gander-mcp-fixture==1.0.0", "start", "stop"], collectorLog);
   fs.rmSync(world.root, { recursive: true, force: true });
 });
