@@ -510,7 +510,7 @@ test("with a collector running, the install events go through it, in order, once
   }
   const phases = auditLog(world, "py")
     .filter((e) => e.kind === "lifecycle" && ["install", "start", "stop"].includes(e.lifecycle.what))
-    .map((e) => (e.lifecycle.what === "install" ? e.lifecycle.detail.split(" ").slice(0, 2).join(" ") : e.lifecycle.what));
-  assert.deepEqual(phases, ["osv clean:", "installing gander-mcp-fixture", "start", "stop", "installed gander-mcp-fixture==1.0.0", "start", "stop"], collectorLog);
+    .map((e) => (e.lifecycle.what === "install" ? e.lifecycle.detail.split(/[ =]/).slice(0, 2).join(" ") : e.lifecycle.what));
+  assert.deepEqual(phases, ["osv clean:", "installing gander-mcp-fixture", "start", "stop", "installed gander-mcp-fixture", "start", "stop"], collectorLog);
   fs.rmSync(world.root, { recursive: true, force: true });
 });
