@@ -133,21 +133,34 @@ struct Prepared {
 };
 
 // The gVisor backend: the same mount plan (with a mount namespace), environment, rlimits and
-// command as the native sandbox, as an OCI bundle run by runsc (launcher/gvisor/).
+// command as the native sandbox, as an OCI bundle run by runsc (launcher/gvisor/). With seccomp
+// notification, network through the egress broker as native: runsc in an empty network
+// namespace of gander's with --network=host, the sentry's host connects notified (a filter
+// with only the broker's syscalls, `broker`), the DNS stub as the bundle's resolver.
 Result<std::unique_ptr<gvisor::GvisorRun>> StartGvisorSandbox(const Prepared& p, int in, int out,
-                                                              int err) {
+                                                              int err, PrivateDirs& dirs,
+                                                              const SeccompProgram* broker) {
   FilesystemPlan plan =
       PlanFilesystem({p.policy, p.command.readable, {}}, true, ProbeHostPath, ListHostDir);
   for (const auto& note : plan.notes) spdlog::debug("filesystem: {}", note);
   gvisor::BundleSpec spec;
   spec.mounts = std::move(plan.mounts);
+  gvisor::RunscOptions options;
+  if (broker) {
+    auto dir = dirs.Make(p.name);
+    if (!dir) return dir.error();
+    auto mounts = EgressMounts(*dir, spec.mounts);
+    if (!mounts) return mounts.error();
+    spec.mounts.insert(spec.mounts.end(), mounts->begin(), mounts->end());
+    spec.host_network = true;
+    options.broker_filter = broker->instructions;
+  }
   spec.argv = p.argv;
   spec.argv.at(0) = p.command.exec_path;  // OCI has no separate path: argv[0] is the program
   spec.envp = BuildEnvironment(p.policy, p.command.path_dirs, {{"HOME", p.home}}, p.environ,
                                p.secrets->Environment(true));
   spec.cwd = p.workspace;
   spec.rlimits = Rlimits(p.policy.limits);
-  gvisor::RunscOptions options;
   if (const char* platform = getenv("GANDER_RUNSC_PLATFORM"); platform && *platform) {
     options.platform = platform;
   }
@@ -260,9 +273,23 @@ Result<std::unique_ptr<Extension>> StartExtension(const Prepared& p, bool use_na
     fcntl(fd->get(), F_SETFL, O_NONBLOCK);
   }
   if (p.backend == policies::Backend::kGvisor) {
-    auto started = StartGvisorSandbox(p, child_stdin.get(), child_stdout.get(), child_stderr.get());
+    // The broker's part of the filter only; the spec carries it for the monitor (no denials).
+    x->spec.emplace();
+    if (p.notify) {
+      auto broker = CompileSeccompFilter({.notify = true,
+                                          .files = monitor::FilesWatch::kOff,
+                                          .network = true,
+                                          .broker_only = true});
+      if (!broker) return broker.error();
+      x->spec->seccomp = std::move(broker).value();
+      x->spec->egress = true;
+    }
+    auto started = StartGvisorSandbox(p, child_stdin.get(), child_stdout.get(), child_stderr.get(),
+                                      dirs, x->spec->egress ? &x->spec->seccomp : nullptr);
     if (!started) return MakeError("gvisor: " + started.error().Describe());
     x->gvisor = std::move(started).value();
+    x->sandbox.listener = std::move(x->gvisor->listener);
+    x->sandbox.egress = std::move(x->gvisor->egress);
     x->sandbox.pid = x->gvisor->pid();
     x->sandbox.namespaces = true;  // runsc's sandbox and gofer die with it (PDEATHSIG)
     x->sandbox.started = true;
@@ -601,6 +628,11 @@ int Run(const RunOptions& o) {
   spdlog::debug("phase: command resolved");
   p.landlock_abi = landlock::ProbeAbi();
   p.notify = UserNotificationAvailable();
+  if (gvisor && !p.notify && !p.policy.network.allow.empty()) {
+    return Fail(kExitSetupFailed,
+                "--backend gvisor: network.allow needs seccomp user notification (the egress "
+                "broker), which this kernel does not offer");
+  }
   p.files = static_cast<monitor::FilesWatch>(p.policy.files);  // same order: off, opens, all
   if (o.files) p.files = *o.files;
 
@@ -654,7 +686,8 @@ int Run(const RunOptions& o) {
   // The monitor: events go through a bounded queue (never blocking the extension) to the
   // collector, which counts them and writes the audit log, or to the audit log directly.
   const bool learn = p.mode == RunMode::kLearn;
-  const std::string accounting = gvisor      ? "gvisor-strace"
+  // Under gVisor with notification the egress broker accounts for the network too.
+  const std::string accounting = gvisor      ? (p.notify ? "gvisor-strace+broker" : "gvisor-strace")
                                  : !p.notify ? "none"
                                  : learn     ? "census"
                                              : "watched";
@@ -805,7 +838,8 @@ int Run(const RunOptions& o) {
         .workspace = p.workspace,
         .extension_pid = &x.sandbox.extension_pid,
         .namespaces = x.sandbox.namespaces,
-        .tool_calls = &rpc.tracker()};
+        .tool_calls = &rpc.tracker(),
+        .count_syscalls = !x.gvisor};
     if (x.spec->egress) {
       x.egress = MakeEgress(p, x.sandbox, *x.unotify, memory, queue);
       if (!x.egress) return std::nullopt;

@@ -7,11 +7,6 @@ namespace gander::policies {
 Status CheckBackendSupport(const Policy& merged, Backend backend) {
   if (backend == Backend::kNative) return {};
   std::vector<std::string> refused;
-  for (const NetworkRule& rule : merged.network.allow) {
-    refused.push_back("network.allow (" + FormatMark(rule.mark) + ": " + rule.host +
-                      "; gander's egress broker works with the native backend only, gVisor "
-                      "runs with --network=none)");
-  }
   for (const auto& [name, rule] : merged.secrets) {
     if (rule.as == SecretDelivery::kFile) {
       refused.push_back("secrets." + name + ".as: file (" + FormatMark(rule.mark) +

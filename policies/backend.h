@@ -10,8 +10,8 @@ namespace gander::policies {
 
 // Succeeds when `backend` honours everything `merged` (extends resolved) asks for. Otherwise
 // one error naming every unsupported feature with where it was written, e.g.
-//   "backend gvisor cannot honour: network.allow (my.yaml:7:5: api.github.com; no egress
-//    broker under gVisor: it runs with --network=none)"
+//   "backend gvisor cannot honour: secrets.TOKEN.as: file (my.yaml:7:5; /run/secrets is not
+//    mounted into the gVisor sandbox yet: use as: env)"
 // The native backend honours everything.
 Status CheckBackendSupport(const Policy& merged, Backend backend);
 
