@@ -467,8 +467,15 @@ void PrepareLearn(Prepared& p, const std::vector<std::string>& keep_denied) {
     PathInfo info = ProbeHostPath(path);
     if (info.exists && info.is_dir && !info.is_symlink) roots.push_back(path);
   }
+  // A home that is a system directory (HOME=/ or /usr) is never made writable.
+  std::string home = p.home;
+  for (const char* system : {"/usr", "/etc", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32",
+                             "/boot", "/var", "/opt", "/proc", "/dev", "/sys"}) {
+    if (home == "/" || IsWithin(home, system)) home.clear();
+  }
+  if (home.empty()) spdlog::warn("{}: --mode learn: home {} stays private", p.name, p.home);
   p.trial = p.policy;
-  p.policy = policies::LearnEnforcement(*p.trial, roots, p.home, keep_denied);
+  p.policy = policies::LearnEnforcement(*p.trial, roots, home, keep_denied);
 }
 
 // gander's own configuration and state (policies, audit logs): never reachable by what it

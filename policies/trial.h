@@ -28,6 +28,7 @@ ExpandedPolicy TrialEnforcement(const ExpandedPolicy& trial, const ExpandedPolic
 //     /run);
 //   - write: `learned`'s entries plus the real `home` (exec too); `home` is no longer private
 //     (the user's own files are visible and writable), other private paths (/tmp) stay so;
+//     an empty `home` (the caller's choice for HOME=/ and the like) stays private;
 //   - deny: `learned`'s deny list (credentials: a suggestion never grants them anyway) plus
 //     `keep_denied` (gander's own policies and audit logs, so learning cannot rewrite them);
 //   - network: unchanged here; the egress broker allows every destination in learn mode.

@@ -89,6 +89,11 @@ TEST(LearnEnforcementTest, WidensToTheHostsFilesAndTheRealHome) {
                                             "learn mode: widened to the host's files and network"));
   // The policy learned under is untouched: it is the one on trial.
   EXPECT_THAT(learned.private_, ElementsAre("/tmp", "/home/ada"));
+  // No home (HOME=/): nothing made writable, the private home stays.
+  ExpandedPolicy no_home = LearnEnforcement(learned, {"/opt"}, "", {});
+  EXPECT_THAT(no_home.write, ElementsAre("/ws"));
+  EXPECT_THAT(no_home.exec, ElementsAre("/usr", "/ws", "/opt"));
+  EXPECT_THAT(no_home.private_, ElementsAre("/tmp", "/home/ada"));
 }
 
 }  // namespace
