@@ -314,7 +314,10 @@ std::unique_ptr<monitor::Egress> MakeEgress(const Prepared& p, SandboxProcess& s
                                             monitor::Unotify& unotify,
                                             monitor::TargetMemory& memory,
                                             monitor::BoundedEventQueue& queue) {
-  auto matcher = policies::NetworkMatcher::Compile(p.policy.network);
+  // Learn mode: every destination, recorded; the policy on trial says what it would refuse.
+  auto matcher = p.mode == RunMode::kLearn && p.trial
+                     ? Result<policies::NetworkMatcher>(policies::NetworkMatcher::Everything())
+                     : policies::NetworkMatcher::Compile(p.policy.network);
   if (!matcher) {
     spdlog::error("{}: network policy: {}", p.name, matcher.error().message);
     return nullptr;
@@ -447,6 +450,54 @@ Status PrepareTrial(Prepared& p) {
   return {};
 }
 
+// --mode learn: `p.policy` goes on trial as in monitor mode (what it would refuse is logged as
+// would_deny), and the sandbox enforces it widened to the host's files (policies/trial.h) and,
+// through the egress broker, every network destination (MakeEgress). The one place where
+// learn mode's reach is decided: the mount view and the Landlock rules follow from the
+// widened policy; the seccomp floor is the same in every mode.
+void PrepareLearn(Prepared& p, const std::vector<std::string>& keep_denied) {
+  // Every directory of / but the kernel's and the runtime's: /proc and /dev are the sandbox's
+  // own, /sys and /run (sockets of system daemons: docker, D-Bus) stay out of reach.
+  std::vector<std::string> roots;
+  for (const auto& name : ListHostDir("/")) {
+    std::string path = "/" + name;
+    if (path == "/proc" || path == "/dev" || path == "/sys" || path == "/run" || path == "/tmp") {
+      continue;
+    }
+    PathInfo info = ProbeHostPath(path);
+    if (info.exists && info.is_dir && !info.is_symlink) roots.push_back(path);
+  }
+  // A home that is a system directory (HOME=/ or /usr) is never made writable.
+  std::string home = p.home;
+  for (const char* system : {"/usr", "/etc", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32",
+                             "/boot", "/var", "/opt", "/proc", "/dev", "/sys"}) {
+    if (home == "/" || IsWithin(home, system)) home.clear();
+  }
+  if (home.empty()) spdlog::warn("{}: --mode learn: home {} stays private", p.name, p.home);
+  p.trial = p.policy;
+  p.policy = policies::LearnEnforcement(*p.trial, roots, home, keep_denied);
+}
+
+// gander's own configuration and state (policies, audit logs): never reachable by what it
+// sandboxes, even when learn mode shows the real home. Created if missing, so they can be
+// masked: else a learning extension could plant a policy there for later runs.
+std::vector<std::string> GanderOwnDirs(const std::string& audit_log) {
+  std::vector<std::string> dirs = UserPolicyDirs();
+  std::string audit_dir = DefaultAuditLogPath("x");
+  audit_dir.resize(audit_dir.rfind('/'));                     // .../gander/audit
+  dirs.push_back(audit_dir.substr(0, audit_dir.rfind('/')));  // .../gander
+  for (size_t i = 0, n = dirs.size(); i < n; ++i) {
+    MakeParentDirs(dirs[i] + "/");
+    auto real = RealPath(dirs[i]);
+    if (real && *real != dirs[i]) dirs.push_back(*real);
+  }
+  struct stat st;
+  if (!audit_log.empty() && stat(audit_log.c_str(), &st) == 0) {
+    dirs.push_back(RealPath(audit_log).value_or(audit_log));
+  }
+  return dirs;
+}
+
 }  // namespace
 
 const char* ModeName(RunMode mode) {
@@ -551,6 +602,17 @@ int Run(const RunOptions& o) {
         "{}: --mode monitor: the policy is on trial, not enforced beyond the default "
         "profile; what it would refuse is logged as would_deny",
         p.name);
+  } else if (p.mode == RunMode::kLearn && !gvisor) {
+    std::string audit_log = !o.audit_log.empty() ? o.audit_log
+                            : p.policy.audit_log ? *p.policy.audit_log
+                                                 : DefaultAuditLogPath(p.name);
+    PrepareLearn(p, GanderOwnDirs(audit_log));
+    spdlog::warn(
+        "{}: --mode learn exposes your files and network: the extension can read the host's "
+        "files, read and write your home directory ({}) and connect anywhere, host loopback "
+        "included; what the policy would refuse is logged as would_deny. Learn only with "
+        "extensions you trust.",
+        p.name, p.home);
   }
   for (const auto* policy : {&p.policy, p.trial ? &*p.trial : nullptr}) {
     for (const auto& denied : policy ? policy->deny : std::vector<std::string>{}) {

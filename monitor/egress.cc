@@ -358,6 +358,28 @@ void Egress::Shutdown(std::chrono::milliseconds grace) {
   CloseAll();
 }
 
+bool Egress::SandboxListens(const policies::IpAddress& ip, uint16_t port, bool* listening) const {
+  *listening = false;
+  if (config_.sandbox_pid <= 0) return false;
+  std::string base = "/proc/" + std::to_string(config_.sandbox_pid) + "/net/";
+  bool read_any = false;
+  for (const char* name : {"tcp", "tcp6"}) {
+    UniqueFd fd(open((base + name).c_str(), O_RDONLY | O_CLOEXEC));
+    if (!fd) continue;
+    std::string table;
+    char buf[65536];
+    ssize_t n;
+    while ((n = read(fd.get(), buf, sizeof(buf))) > 0) table.append(buf, static_cast<size_t>(n));
+    if (n < 0) continue;
+    read_any = true;
+    if (TableListensOn(table, name[3] == '6', ip, port)) {
+      *listening = true;
+      return true;
+    }
+  }
+  return read_any;
+}
+
 std::vector<std::string> Egress::NamesOf(const policies::IpAddress& ip) const {
   auto it = names_.find(ip);
   if (it == names_.end()) return {};
@@ -443,11 +465,15 @@ std::optional<Response> Egress::OnConnect(const Notification& n, const Event& ba
     }
   }
   policies::Destination dest{addr->ip, addr->port, NamesOf(addr->ip)};
-  NetDecision d = DecideConnect(config_.matcher, dest, type, context_);
+  NetContext context = context_;
+  if (context.namespaces && type == SOCK_STREAM && IsLocalAddress(addr->ip)) {
+    context.listeners_known = SandboxListens(addr->ip, addr->port, &context.local_listener);
+  }
+  NetDecision d = DecideConnect(config_.matcher, dest, type, context);
   // Only a brokered connect reaches anything beyond the sandbox: the trial refuses it when it
   // would not broker it (a refusal, or the sandbox's own loopback instead of the host's).
   d.would_deny = config_.trial && d.action == NetAction::kBroker &&
-                 DecideConnect(*config_.trial, dest, type, context_).action != NetAction::kBroker;
+                 DecideConnect(*config_.trial, dest, type, context).action != NetAction::kBroker;
   switch (d.action) {
     case NetAction::kContinue:  // never for an inet connect
     case NetAction::kDeny:

@@ -127,6 +127,9 @@ class Egress final : public NetworkHandler {
                                       std::vector<Event>& events);
   Event Denied(const Event& base, std::string_view syscall, const InetAddress& addr,
                std::string transport, const NetDecision& d);
+  // Does a socket in the sandbox's network namespace listen on loopback `ip`:`port`? False
+  // when its tables could not be read (then `listening` says nothing).
+  bool SandboxListens(const policies::IpAddress& ip, uint16_t port, bool* listening) const;
   std::vector<std::string> NamesOf(const policies::IpAddress& ip) const;
 
   void Watch(int fd, uint32_t events, Handler handler);

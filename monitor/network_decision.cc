@@ -4,6 +4,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <vector>
 
 namespace gander::monitor {
 
@@ -36,6 +37,68 @@ std::optional<InetAddress> ParseInetSockaddr(const void* data, size_t size) {
   return std::nullopt;
 }
 
+namespace {
+
+// One hex field of /proc/net/tcp{,6}: the address is printed as the raw 32-bit words in the
+// host's byte order (%08X), the port as a number.
+bool ParseHexWord(std::string_view hex, uint32_t* out) {
+  if (hex.empty() || hex.size() > 8) return false;
+  uint32_t v = 0;
+  for (char c : hex) {
+    int d = c >= '0' && c <= '9' ? c - '0' : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+    if (d < 0) return false;
+    v = v << 4 | static_cast<uint32_t>(d);
+  }
+  *out = v;
+  return true;
+}
+
+}  // namespace
+
+bool TableListensOn(std::string_view table, bool v6_table, const policies::IpAddress& ip,
+                    uint16_t port) {
+  constexpr std::string_view kListen = "0A";
+  size_t pos = table.find('\n');  // the header line
+  while (pos != std::string_view::npos) {
+    size_t end = table.find('\n', pos + 1);
+    std::string_view line =
+        table.substr(pos + 1, end == std::string_view::npos ? end : end - pos - 1);
+    pos = end;
+    // "  sl  local_address rem_address   st ...": fields 1, 2 and 3.
+    std::vector<std::string_view> fields;
+    for (size_t i = 0; i < line.size() && fields.size() < 4;) {
+      while (i < line.size() && line[i] == ' ') ++i;
+      size_t j = line.find(' ', i);
+      if (j == std::string_view::npos) j = line.size();
+      if (j > i) fields.push_back(line.substr(i, j - i));
+      i = j;
+    }
+    if (fields.size() < 4 || fields[3] != kListen) continue;
+    std::string_view local = fields[1];
+    size_t colon = local.find(':');
+    uint32_t lport = 0;
+    if (colon == std::string_view::npos || !ParseHexWord(local.substr(colon + 1), &lport) ||
+        lport != port) {
+      continue;
+    }
+    std::string_view hex = local.substr(0, colon);
+    uint8_t bytes[16] = {};
+    size_t words = v6_table ? 4 : 1;
+    if (hex.size() != words * 8) continue;
+    bool ok = true;
+    for (size_t w = 0; w < words && ok; ++w) {
+      uint32_t word = 0;
+      ok = ParseHexWord(hex.substr(w * 8, 8), &word);
+      std::memcpy(bytes + w * 4, &word, 4);
+    }
+    if (!ok) continue;
+    policies::IpAddress listener =
+        v6_table ? policies::IpAddress::V6(bytes) : policies::IpAddress::V4(bytes);
+    if (listener.IsUnspecified() || ip.IsUnspecified() || listener == ip) return true;
+  }
+  return false;
+}
+
 bool IsLocalAddress(const policies::IpAddress& ip) { return ip.IsLoopback() || ip.IsUnspecified(); }
 
 NetDecision DecideConnect(const policies::NetworkMatcher& matcher,
@@ -44,10 +107,17 @@ NetDecision DecideConnect(const policies::NetworkMatcher& matcher,
   bool tcp = sock_type == SOCK_STREAM;
   policies::MatchResult match = matcher.Match(dest);
   if (IsLocalAddress(dest.ip)) {
-    // Host loopback only when the policy names it; otherwise, with a network namespace, this
-    // is the sandbox's own loopback (the extension talking to its children).
-    if (match.allowed && tcp) return {NetAction::kBroker, 0, match.rule};
-    if (context.namespaces) return {NetAction::kLocal, 0, ""};
+    // Host loopback only when the policy names it (or allows everything and nothing in the
+    // sandbox listens there); otherwise, with a network namespace, this is the sandbox's own
+    // loopback (the extension talking to its children).
+    bool inside_first = matcher.everything() && context.local_listener;
+    if (match.allowed && tcp && !inside_first) return {NetAction::kBroker, 0, match.rule};
+    if (context.namespaces) {
+      if (tcp && context.listeners_known && !context.local_listener) {
+        return {NetAction::kDeny, ECONNREFUSED, match.rule};
+      }
+      return {NetAction::kLocal, 0, ""};
+    }
     return {NetAction::kDeny, context.deny_errno, match.rule};
   }
   if (match.allowed && tcp) return {NetAction::kBroker, 0, match.rule};

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "policies/network_matcher.h"
 
@@ -50,6 +51,13 @@ struct NetDecision {
 struct NetContext {
   bool namespaces = true;  // the sandbox has its own (empty) network namespace
   int deny_errno = 0;      // the policy's errno for refused connections
+  // A TCP connect to loopback, with a network namespace: were the sandbox's own listeners
+  // read (`listeners_known`), and does one take this address and port (`local_listener`)?
+  // Nothing listening inside means the extension reaches for a host-loopback service: it is
+  // refused with ECONNREFUSED (what the empty loopback answers) and reported; under a matcher
+  // allowing everything (learn mode) it is brokered to the host instead.
+  bool listeners_known = false;
+  bool local_listener = false;
 };
 
 // connect() of a socket of type `sock_type` (SOCK_STREAM, SOCK_DGRAM, ...) to `dest`.
@@ -60,6 +68,12 @@ NetDecision DecideConnect(const policies::NetworkMatcher& matcher,
 // sendto/sendmsg/sendmmsg naming `dest` on a socket of `sock_type`.
 NetDecision DecideSend(const policies::NetworkMatcher& matcher, const policies::Destination& dest,
                        int sock_type, const NetContext& context);
+
+// Does a TCP socket in LISTEN state in `table` (the text of /proc/PID/net/tcp, or of tcp6
+// when `v6_table`) take a connect to `ip`:`port`? Generous on purpose: a listener on the
+// wildcard address, or on any address when `ip` is unspecified, counts.
+bool TableListensOn(std::string_view table, bool v6_table, const policies::IpAddress& ip,
+                    uint16_t port);
 
 // Is `ip` the sandbox's own host (loopback or unspecified, which Linux connects to locally)?
 bool IsLocalAddress(const policies::IpAddress& ip);

@@ -257,8 +257,16 @@ void SeccompMonitor::DecideFile(const Notification& n, const WatchedSyscall& w,
     file.result =
         RefusedBySandbox(file.access, file.path_class) ? Verdict::kDenied : Verdict::kAllowed;
     if (config_.trial && file.result == Verdict::kAllowed && file.path) {
+      PathClass enforced = file.path_class;
       file.path_class = config_.trial->Classify(*file.path);
-      if (RefusedBySandbox(file.access, file.path_class)) file.result = Verdict::kWouldDeny;
+      // A private path of the trial shown from the host (learn mode's real home): a read
+      // would find the trial's empty tmpfs instead.
+      bool hidden = file.path_class == PathClass::kPrivate && enforced != PathClass::kPrivate &&
+                    (file.access == FileAccess::kRead || file.access == FileAccess::kExec ||
+                     file.access == FileAccess::kStat);
+      if (hidden || RefusedBySandbox(file.access, file.path_class)) {
+        file.result = Verdict::kWouldDeny;
+      }
     }
     if (config_.log_all_files || NotableFileEvent(file) ||
         (config_.log_home && InPrivateHome(file, config_.home))) {

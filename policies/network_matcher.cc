@@ -162,7 +162,14 @@ bool NetworkMatcher::MatchesHost(const Rule& rule, const Destination& d, bool* e
   return false;
 }
 
+NetworkMatcher NetworkMatcher::Everything() {
+  NetworkMatcher matcher;
+  matcher.everything_ = true;
+  return matcher;
+}
+
 MatchResult NetworkMatcher::Match(const Destination& d) const {
+  if (everything_) return {!d.ip.IsUnspecified() && d.port != 0, "*"};
   bool explicit_loopback = false;
   for (const Rule& rule : deny_) {
     // A deny rule names what it refuses: loopback or not, it applies.
@@ -182,6 +189,7 @@ MatchResult NetworkMatcher::Match(const Destination& d) const {
 bool NetworkMatcher::MayResolve(std::string_view raw) const {
   std::string name = NormalizeName(raw);
   if (name.empty()) return false;
+  if (everything_) return true;
   Destination probe;
   probe.names = {name};
   bool unused = false;

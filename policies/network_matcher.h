@@ -54,12 +54,15 @@ class NetworkMatcher {
  public:
   // Compiles validated rules (the parser checked every host); an error names a bad rule.
   static Result<NetworkMatcher> Compile(const NetworkRules& rules);
+  // `--mode learn`: every destination (host loopback included, rule "*") and every name.
+  static NetworkMatcher Everything();
 
   MatchResult Match(const Destination& destination) const;
   // May the DNS stub resolve `name` (any allow name rule matches it and no deny rule without
   // ports names it)? `name` is compared case-insensitively, a final dot ignored.
   bool MayResolve(std::string_view name) const;
-  bool empty() const { return allow_.empty(); }
+  bool empty() const { return allow_.empty() && !everything_; }
+  bool everything() const { return everything_; }
 
  private:
   struct Rule {
@@ -77,6 +80,7 @@ class NetworkMatcher {
 
   std::vector<Rule> allow_;
   std::vector<Rule> deny_;
+  bool everything_ = false;
 };
 
 // `network.deny_errno`: the errnos a policy may name for refused connections, and the value of

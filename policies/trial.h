@@ -21,4 +21,20 @@ namespace gander::policies {
 // Policy v1 has no syscall rules beyond gander's fixed floor, which both share.
 ExpandedPolicy TrialEnforcement(const ExpandedPolicy& trial, const ExpandedPolicy& base);
 
+// What `--mode learn` enforces while it records `learned` (the policy given, on trial as in
+// monitor mode): the host's files, widened in this one place.
+//   - read and exec: `learned`'s entries plus every directory of `host_roots` (the entries of
+//     `/` but the kernel's and runtime ones, which the caller leaves out: /proc, /dev, /sys,
+//     /run);
+//   - write: `learned`'s entries plus the real `home` (exec too); `home` is no longer private
+//     (the user's own files are visible and writable), other private paths (/tmp) stay so;
+//     an empty `home` (the caller's choice for HOME=/ and the like) stays private;
+//   - deny: `learned`'s deny list (credentials: a suggestion never grants them anyway) plus
+//     `keep_denied` (gander's own policies and audit logs, so learning cannot rewrite them);
+//   - network: unchanged here; the egress broker allows every destination in learn mode.
+// Limits, env, secrets and monitor settings stay `learned`'s.
+ExpandedPolicy LearnEnforcement(const ExpandedPolicy& learned,
+                                const std::vector<std::string>& host_roots, const std::string& home,
+                                const std::vector<std::string>& keep_denied);
+
 }  // namespace gander::policies

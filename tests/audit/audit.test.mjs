@@ -2,10 +2,10 @@
 // phones home to a listener on this machine, carries a poisoned tool description) must show
 // all three and fail; the real server-memory and server-sequential-thinking must come out clean.
 //
-// The listener is on this machine's first non-loopback IPv4 address, not on 127.0.0.2: in the
-// sandbox's network namespace every 127.0.0.0/8 address the policy does not name is the
-// sandbox's own loopback (the extension talking to its children), connected there and not
-// logged (docs/audit-log.md, `network`), so an audit cannot see a connect to 127.0.0.2.
+// The listener is on this machine's first non-loopback IPv4 address; a second one on host
+// loopback (127.0.0.2) checks that a connect to an unlisted host-loopback service is reported
+// too (nothing listens on it inside the sandbox, so it is refused and logged, see
+// docs/audit-log.md, `network`).
 //   GANDER_BIN=/path/to/gander node --test audit.test.mjs
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
@@ -119,6 +119,30 @@ test("the phone-home fixture: bait read, host attempted, poisoned description; e
   assert.match(r.calls[1].outcome, /^ok: sunny in a/);
   // The sandbox held: nothing reached the listener.
   assert.deepEqual(received, [], "bytes reached the test host through gander");
+});
+
+test("a phone home to host loopback (127.0.0.2) is reported, and refused", async () => {
+  const local = net.createServer((socket) => {
+    socket.on("data", (d) => received.push(d.toString()));
+    socket.on("error", () => {});
+  });
+  await new Promise((resolve, reject) => {
+    local.once("error", reject);
+    local.listen(0, "127.0.0.2", resolve);
+  });
+  const localPort = local.address().port;
+  try {
+    const run = await audit(["--format", "json", "--", "node", fixture, "127.0.0.2", String(localPort)]);
+    const r = json(run);
+    const diag = `\n${JSON.stringify(r.findings, null, 1)}\nstderr:\n${run.stderr}`;
+    assert.equal(run.status, 1, `exit status${diag}`);
+    const home = find(r, "network", `connect to 127.0.0.2:${localPort}/tcp`);
+    assert.equal(home.length, 1, `host-loopback phone home not reported${diag}`);
+    assert.match(home[0].detail, /denied/);
+    assert.deepEqual(received, [], "bytes reached the host-loopback listener");
+  } finally {
+    local.close();
+  }
 });
 
 test("text and Markdown say the same; --fail-on is honoured", async () => {

@@ -7,8 +7,8 @@
 //      answers, and, with the OCI profile loaded by libseccomp (oci_seccomp_exec), bare too;
 //   4. "smaller than default": the OCI profile allows fewer syscalls than gander's default
 //      filter (every native syscall but the floor), the suggestion adds no network, and only
-//      the grants that were used (filesystem: one data directory, not the wide policy it
-//      learned under);
+//      the grants that were used (filesystem: one data directory, not the host's files learn
+//      mode showed it);
 //   5. a changed behaviour (a new directory read, a new host contacted, a new file read) makes
 //      `gander policy suggest --check SUGGESTED` fail and name it.
 //
@@ -77,9 +77,8 @@ function servers(world) {
   return {
     filesystem: {
       argv: (ws, extra = []) => [NODE, entry("server-filesystem"), ws, world.data, ...extra],
-      // Learned under a wide trial policy (all of the scratch root readable); the suggestion
-      // must keep only the data directory the server read.
-      learnPolicy: world.widePolicy,
+      // Learned under plain `--mode learn`, which shows the host's files (the whole scratch
+      // root readable); the suggestion must keep only the data directory the server read.
       base: "default",
       async exchange(s, ws) {
         const out = {};
@@ -163,14 +162,12 @@ function makeWorld() {
     home: path.join(root, "home"),
     data: path.join(root, "data"),
     data2: path.join(root, "data2"),
-    widePolicy: path.join(root, "wide.yaml"),
     phoneHome: path.join(root, "phone-home.mjs"),
     readsMore: path.join(root, "reads-more.mjs"),
   };
   for (const d of [w.home, w.data, w.data2]) fs.mkdirSync(d, { recursive: true });
   fs.writeFileSync(path.join(w.data, "reference.txt"), "reference data\n");
   fs.writeFileSync(path.join(w.data2, "new.txt"), "new data\n");
-  fs.writeFileSync(w.widePolicy, `version: 1\nextends: default\nfilesystem:\n  read: ["${root}"]\n`);
   fs.writeFileSync(
     w.phoneHome,
     `import net from "node:net";\nconst s = net.connect({ host: "203.0.113.7", port: 8443 });\ns.on("error", () => {});\n`,
@@ -219,7 +216,6 @@ describe("learn then enforce on real servers", () => {
       for (const d of [wsLearn, wsEnforce]) fs.mkdirSync(d, { recursive: true });
       const log = path.join(dir, "learn.jsonl");
       const learnArgs = ["--mode", "learn", "--name", `learn-${name}`, "--audit-log", log];
-      if (server.learnPolicy) learnArgs.push("--policy", server.learnPolicy);
       if (server.learnProfile) learnArgs.push("--profile", server.learnProfile);
 
       // 1. Two learning runs (they accumulate in the one log).
@@ -250,8 +246,8 @@ describe("learn then enforce on real servers", () => {
       assert.ok(!diff.split("\n").some((l) => l.startsWith("- ")), `the suggestion removes rules?\n${diff}`);
       t.diagnostic(`rules added to ${server.base}: ${added.length}\n${added.join("\n")}`);
       // Besides node's own probes of /sys (cgroup memory limit, CPU list; absent under default,
-      // node does without them), only what the server used. server-filesystem learned under a
-      // wide policy (the whole scratch root readable) and keeps only the data directory it read.
+      // node does without them), only what the server used. server-filesystem learned with the
+      // host's files visible (learn mode) and keeps only the data directory it read.
       const expected = name === "filesystem" ? [`+ filesystem.read ${world.data}`] : [];
       assert.deepEqual(added.filter((l) => !l.startsWith("+ filesystem.read /sys/")), expected);
 

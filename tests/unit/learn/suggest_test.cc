@@ -101,7 +101,7 @@ TEST(Suggest, CollapsesAndSeparatesAndParses) {
   EXPECT_EQ(yaml.find("node_modules/x"), std::string::npos);
   EXPECT_NE(yaml.find("\"/srv/data/set1\"  # read 2x; tools: read_file"), std::string::npos);
   EXPECT_NE(yaml.find("\"/var/lib/custom\""), std::string::npos);  // a library's dir
-  EXPECT_NE(yaml.find("\"~/.config/tool\""), std::string::npos);   // real file under home
+  EXPECT_EQ(yaml.find("\"~/.config/tool\""), std::string::npos);   // real file under home:
   EXPECT_EQ(yaml.find("~/.cache"), std::string::npos);             // private scratch: covered
   EXPECT_EQ(yaml.find("/usr/lib"), std::string::npos);             // the base allows it
   EXPECT_EQ(yaml.find("${WORKSPACE}"), std::string::npos);
@@ -112,6 +112,10 @@ TEST(Suggest, CollapsesAndSeparatesAndParses) {
   EXPECT_GT(yaml.find("/home/u/.ssh/id_rsa"), review);
   EXPECT_GT(yaml.find("8.8.8.8"), review);
   EXPECT_GT(yaml.find("syscall ptrace"), review);
+  // ... reviewed, not granted: the base's private home hides the user's own files.
+  EXPECT_GT(yaml.find("file read /home/u/.config/tool/settings.json: the user's own, hidden by "
+                      "the base's private home"),
+            review);
 
   auto parsed = policies::ParsePolicy(yaml, "suggestion.yaml");
   ASSERT_TRUE(parsed.ok()) << parsed.error().message;
@@ -121,8 +125,9 @@ TEST(Suggest, CollapsesAndSeparatesAndParses) {
   ASSERT_TRUE(expanded.ok()) << expanded.error().message;
   // The suggestion covers everything but the risky items.
   auto coverage = CheckCoverage(Sample(), *expanded, kWs, kHome);
-  ASSERT_EQ(coverage.uncovered.size(), 1u) << yaml;
-  EXPECT_NE(coverage.uncovered[0].find("8.8.8.8"), std::string::npos);
+  ASSERT_EQ(coverage.uncovered.size(), 2u) << yaml;
+  EXPECT_NE(coverage.uncovered[0].find("/home/u/.config/tool/settings.json"), std::string::npos);
+  EXPECT_NE(coverage.uncovered[1].find("8.8.8.8"), std::string::npos);
   EXPECT_EQ(coverage.refused.size(), 1u);
 }
 

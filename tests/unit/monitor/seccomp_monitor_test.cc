@@ -310,6 +310,39 @@ TEST_F(SeccompMonitorTest, TrialPolicyTurnsAllowedIntoWouldDeny) {
   EXPECT_EQ(File(events[2]).path_class, PathClass::kDenied);
 }
 
+TEST_F(SeccompMonitorTest, LearnModesRealHomeIsWouldDenyForReadsOnly) {
+  // Enforced: learn mode's widening (the real home writable, the host's files readable); on
+  // trial: the policy with its private home.
+  policies::ExpandedPolicy wide;
+  wide.exec = {"/usr", "/srv", "/home/u"};
+  wide.write = {"/home/u/proj", "/home/u"};
+  wide.private_ = {"/tmp"};
+  wide.deny = {"/home/u/.ssh"};
+  config_.trial = config_.rules;
+  config_.rules = ClassifierRules::From(wide, "/home/u/proj");
+  config_.log_all_files = true;
+  auto monitor = Make();
+  memory_.strings[0x1000] = "/home/u/notes.txt";  // the user's file: hidden under the trial
+  memory_.strings[0x2000] = "/home/u/.cache/x";   // written: the trial's tmpfs takes it too
+  memory_.strings[0x3000] = "/srv/data/a.csv";    // outside under the trial
+  memory_.strings[0x4000] = "/home/u/.ssh/id";    // denied in both
+  std::vector<Event> events;
+  auto open = [&](uint64_t address, uint64_t flags) {
+    monitor.Decide(Call("openat", {static_cast<uint64_t>(AT_FDCWD), address, flags}), events);
+  };
+  open(0x1000, O_RDONLY);
+  open(0x2000, O_WRONLY | O_CREAT);
+  open(0x3000, O_RDONLY);
+  open(0x4000, O_RDONLY);
+  ASSERT_EQ(events.size(), 4u);
+  EXPECT_EQ(File(events[0]).result, Verdict::kWouldDeny);
+  EXPECT_EQ(File(events[0]).path_class, PathClass::kPrivate);
+  EXPECT_EQ(File(events[1]).result, Verdict::kAllowed);
+  EXPECT_EQ(File(events[2]).result, Verdict::kWouldDeny);
+  EXPECT_EQ(File(events[2]).path_class, PathClass::kOutside);
+  EXPECT_EQ(File(events[3]).result, Verdict::kDenied);
+}
+
 TEST_F(SeccompMonitorTest, CountsEverySyscallItSees) {
   auto monitor = Make();
   std::vector<Event> events;

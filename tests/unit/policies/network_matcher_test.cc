@@ -120,5 +120,22 @@ TEST(NetworkMatcherTest, AllowWithoutPortsIsAnError) {
   EXPECT_FALSE(NetworkMatcher::Compile({{R("a.com")}, {}}).ok());
 }
 
+TEST(NetworkMatcherTest, EverythingAllowsEveryDestinationAndName) {
+  // `--mode learn`: host loopback too, every name resolves; unspecified or port 0 never.
+  NetworkMatcher all = NetworkMatcher::Everything();
+  EXPECT_TRUE(all.everything());
+  EXPECT_FALSE(all.empty());
+  for (const char* ip : {"203.0.113.7", "127.0.0.2", "::1", "10.1.2.3"}) {
+    MatchResult m = all.Match(D(ip, 443));
+    EXPECT_TRUE(m.allowed) << ip;
+    EXPECT_EQ(m.rule, "*");
+  }
+  EXPECT_FALSE(all.Match(D("0.0.0.0", 443)).allowed);
+  EXPECT_FALSE(all.Match(D("203.0.113.7", 0)).allowed);
+  EXPECT_TRUE(all.MayResolve("collect.example.net"));
+  EXPECT_FALSE(all.MayResolve(""));
+  EXPECT_FALSE(Compile({R("api.github.com", {443})}).everything());
+}
+
 }  // namespace
 }  // namespace gander::policies

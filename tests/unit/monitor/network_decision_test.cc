@@ -1,0 +1,89 @@
+// Loopback connects and the sandbox's own listeners (monitor/network_decision.h).
+#include "monitor/network_decision.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace gander::monitor {
+namespace {
+
+using policies::Destination;
+using policies::IpAddress;
+using policies::NetworkMatcher;
+
+Destination D(const char* ip, uint16_t port) { return {*IpAddress::Parse(ip), port, {}}; }
+
+NetworkMatcher Named(const char* host, uint16_t port) {
+  policies::NetworkRules rules;
+  rules.allow.push_back({host, {port}, {}});
+  return *NetworkMatcher::Compile(rules);
+}
+
+// /proc/PID/net/tcp as the kernel writes it on x86 (little endian): 127.0.0.1:8080 and
+// 0.0.0.0:9000 listening, one established connection to 127.0.0.2:5432.
+constexpr char kTcp[] =
+    "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout "
+    "inode\n"
+    "   0: 0100007F:1F90 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 "
+    "1 1 0 100 0 0 10 0\n"
+    "   1: 00000000:2328 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 "
+    "2 1 0 100 0 0 10 0\n"
+    "   2: 0100007F:D431 0200007F:1538 01 00000000:00000000 00:00000000 00000000     0        0 "
+    "3 1 0 100 0 0 10 0\n";
+// tcp6: [::1]:8443 listening.
+constexpr char kTcp6[] =
+    "  sl  local_address                         remote_address                        st\n"
+    "   0: 00000000000000000000000001000000:20FB 00000000000000000000000000000000:0000 0A "
+    "00000000:00000000 00:00000000 00000000     0        0 4 1 0 100 0 0 10 0\n";
+
+TEST(TableListensOnTest, FindsListenersByAddressAndWildcard) {
+  EXPECT_TRUE(TableListensOn(kTcp, false, *IpAddress::Parse("127.0.0.1"), 8080));
+  EXPECT_FALSE(TableListensOn(kTcp, false, *IpAddress::Parse("127.0.0.2"), 8080));
+  EXPECT_TRUE(TableListensOn(kTcp, false, *IpAddress::Parse("127.0.0.2"), 9000));  // 0.0.0.0
+  EXPECT_TRUE(TableListensOn(kTcp, false, *IpAddress::Parse("0.0.0.0"), 8080));
+  EXPECT_FALSE(TableListensOn(kTcp, false, *IpAddress::Parse("127.0.0.2"), 5432));  // not LISTEN
+  EXPECT_FALSE(TableListensOn(kTcp, false, *IpAddress::Parse("127.0.0.1"), 54321));
+  EXPECT_TRUE(TableListensOn(kTcp6, true, *IpAddress::Parse("::1"), 8443));
+  EXPECT_FALSE(TableListensOn(kTcp6, true, *IpAddress::Parse("::1"), 8080));
+  EXPECT_FALSE(TableListensOn("", false, *IpAddress::Parse("127.0.0.1"), 8080));
+  EXPECT_FALSE(TableListensOn("header only\n", false, *IpAddress::Parse("127.0.0.1"), 8080));
+}
+
+TEST(DecideConnectTest, LoopbackWithoutAListenerInsideIsRefusedAndReported) {
+  NetworkMatcher none = *NetworkMatcher::Compile({});
+  NetContext ctx{.namespaces = true, .deny_errno = 13};
+  // Listeners unknown: the sandbox's own loopback, as before.
+  EXPECT_EQ(DecideConnect(none, D("127.0.0.2", 80), SOCK_STREAM, ctx).action, NetAction::kLocal);
+  ctx.listeners_known = true;
+  ctx.local_listener = true;
+  EXPECT_EQ(DecideConnect(none, D("127.0.0.2", 80), SOCK_STREAM, ctx).action, NetAction::kLocal);
+  ctx.local_listener = false;
+  NetDecision d = DecideConnect(none, D("127.0.0.2", 80), SOCK_STREAM, ctx);
+  EXPECT_EQ(d.action, NetAction::kDeny);
+  EXPECT_EQ(d.error, ECONNREFUSED);  // what the empty loopback answers, not deny_errno
+  EXPECT_EQ(DecideConnect(none, D("127.0.0.2", 53), SOCK_DGRAM, ctx).action, NetAction::kLocal);
+  // A rule naming it: brokered to the host, listener or not.
+  EXPECT_EQ(DecideConnect(Named("127.0.0.2", 80), D("127.0.0.2", 80), SOCK_STREAM, ctx).action,
+            NetAction::kBroker);
+  ctx.local_listener = true;
+  EXPECT_EQ(DecideConnect(Named("127.0.0.2", 80), D("127.0.0.2", 80), SOCK_STREAM, ctx).action,
+            NetAction::kBroker);
+}
+
+TEST(DecideConnectTest, EverythingBrokersHostLoopbackOnlyWhenNothingListensInside) {
+  NetworkMatcher all = NetworkMatcher::Everything();
+  NetContext ctx{.namespaces = true, .listeners_known = true, .local_listener = true};
+  EXPECT_EQ(DecideConnect(all, D("127.0.0.2", 80), SOCK_STREAM, ctx).action, NetAction::kLocal);
+  ctx.local_listener = false;
+  NetDecision d = DecideConnect(all, D("127.0.0.2", 80), SOCK_STREAM, ctx);
+  EXPECT_EQ(d.action, NetAction::kBroker);
+  EXPECT_EQ(d.rule, "*");
+  EXPECT_EQ(DecideConnect(all, D("203.0.113.7", 443), SOCK_STREAM, ctx).action, NetAction::kBroker);
+  EXPECT_EQ(DecideConnect(all, D("203.0.113.7", 443), SOCK_DGRAM, ctx).action, NetAction::kDeny);
+  ctx.namespaces = false;  // no namespace: host loopback is the only loopback
+  EXPECT_EQ(DecideConnect(all, D("127.0.0.2", 80), SOCK_STREAM, ctx).action, NetAction::kBroker);
+}
+
+}  // namespace
+}  // namespace gander::monitor
