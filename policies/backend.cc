@@ -12,12 +12,6 @@ Status CheckBackendSupport(const Policy& merged, Backend backend) {
                       "; gander's egress broker works with the native backend only, gVisor "
                       "runs with --network=none)");
   }
-  for (const auto& [name, rule] : merged.secrets) {
-    if (rule.as == SecretDelivery::kFile) {
-      refused.push_back("secrets." + name + ".as: file (" + FormatMark(rule.mark) +
-                        "; /run/secrets is not mounted into the gVisor sandbox yet: use as: env)");
-    }
-  }
   if (refused.empty()) return {};
   std::string message = "backend " + std::string(ToString(backend)) + " cannot honour:";
   for (size_t i = 0; i < refused.size(); ++i) message += (i ? "; " : " ") + refused[i];

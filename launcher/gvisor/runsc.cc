@@ -63,7 +63,9 @@ std::vector<std::string> RunscRunArgv(const RunscOptions& options, const std::st
   if (!options.strace_syscalls.empty()) {
     std::string list;
     for (const auto& name : options.strace_syscalls) list += (list.empty() ? "" : ",") + name;
-    argv.insert(argv.end(), {"--strace", "--strace-syscalls=" + list, "--debug-log=" + debug_log});
+    argv.push_back("--strace");
+    if (list != kStraceAll) argv.push_back("--strace-syscalls=" + list);
+    argv.push_back("--debug-log=" + debug_log);
   }
   argv.insert(argv.end(), {"run", "--bundle=" + bundle_dir, container_id});
   return argv;

@@ -17,11 +17,13 @@
 namespace gander::launcher::gvisor {
 
 inline constexpr const char* kRunscBinary = "runsc";
+inline constexpr const char* kStraceAll = "*";
 
 struct RunscOptions {
   std::string runsc = kRunscBinary;  // found through PATH unless absolute
   std::string platform;              // "" (runsc's default: ptrace) or "kvm"
-  // Syscalls gVisor's strace reports to the debug log gander reads; empty: no strace.
+  // Syscalls gVisor's strace reports to the debug log gander reads; empty: no strace;
+  // {kStraceAll}: every syscall (learn mode's census).
   std::vector<std::string> strace_syscalls;
 };
 
