@@ -146,6 +146,38 @@ check "learn: policy suggest lists the syscall census" grep -q "Syscalls seen (c
   '.syscalls[0].names | (index("openat") != null) and (index("execve") != null)' >/dev/null
 check "learn: --format oci-seccomp from the gVisor census" test $? -eq 0
 
+# A real MCP server (the e2e corpus' server-filesystem) learned under gVisor: a session that
+# reads a workspace file, then `policy suggest` from that run.
+fsdir=$(dirname "$SELF")/../e2e/node_modules/@modelcontextprotocol/server-filesystem
+if command -v node >/dev/null && [ -f "$fsdir/package.json" ]; then
+  fsbin=$(node -e 'const p=require(process.argv[1]);console.log(typeof p.bin==="string"?p.bin:Object.values(p.bin)[0])' "$fsdir/package.json")
+  echo hello >"$world/ws/note.txt"
+  rm -f "$audit" "$world/fs.out"
+  mkfifo "$world/fs.in"
+  run --mode learn -- "$(readlink -f "$(command -v node)")" "$fsdir/$fsbin" "$world/ws" \
+    <"$world/fs.in" >"$world/fs.out" 2>/dev/null &
+  server=$!
+  exec 7>"$world/fs.in"
+  printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2024-11-05","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}' \
+    '{"jsonrpc":"2.0","method":"notifications/initialized"}' \
+    "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"read_text_file\",\"arguments\":{\"path\":\"$world/ws/note.txt\"}}}" >&7
+  for _ in $(seq 1200); do  # until the answer (a bound, not an assertion on time)
+    grep -q '"id":2' "$world/fs.out" 2>/dev/null && break
+    sleep 0.1
+  done
+  exec 7>&-
+  wait "$server"
+  check "learn: server-filesystem answers under gVisor (hello)" grep -q 'hello' "$world/fs.out"
+  check "learn: its read of note.txt logged and attributed to read_text_file" test -n "$(ev \
+    ".kind==\"file\" and .file.path==\"$world/ws/note.txt\" and .tool_call.tool==\"read_text_file\"")"
+  check "learn: node's exec and a census of its syscalls (futex)" test -n "$(ev \
+    '.kind=="syscall" and .syscall.action=="counted" and .syscall.name=="futex"')"
+  suggested=$("$GANDER" policy suggest --from "$audit" gv 2>/dev/null)
+  check "learn: policy suggest from the server's run" grep -q "Syscalls seen (census" <<<"$suggested"
+else
+  echo "# note: node or tests/e2e/node_modules missing (tests/e2e/install.sh): server-filesystem learning not run"
+fi
+
 # --- secrets as: file: /run/secrets read-only, refreshed in place ----------------------------
 printf '#!/bin/sh\nn=$(cat %s/counter 2>/dev/null || echo 0); n=$((n+1)); echo $n > %s/counter\n%s\n' \
   "$world" "$world" "printf '{\"token\": \"TOK-%s-x\", \"expiry\": %s}\\n' \$n \$(( \$(date +%s) + 3 ))" \
