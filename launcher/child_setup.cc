@@ -190,22 +190,6 @@ void SetPidMax(uint64_t pid_max) {
   close(fd);
 }
 
-int BringUpLoopback() {
-  int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return errno;
-  struct ifreq ifr {};
-  memcpy(ifr.ifr_name, "lo", 3);
-  int err = 0;
-  if (ioctl(fd, SIOCGIFFLAGS, &ifr) != 0) {
-    err = errno;
-  } else {
-    ifr.ifr_flags |= IFF_UP | IFF_RUNNING;
-    if (ioctl(fd, SIOCSIFFLAGS, &ifr) != 0) err = errno;
-  }
-  close(fd);
-  return err;
-}
-
 // The sockets the supervisor serves inside the sandbox's network namespace, made here because
 // only a process inside it can: the egress relay, park and refuse sockets (127.0.0.1 and ::1,
 // any port; monitor::OpenEgressSockets) and the DNS stub (127.0.0.1:53, which needs the
@@ -217,21 +201,7 @@ void SendEgressSockets(int sync) {
   if (int err = monitor::OpenEgressSockets(sockets); err != 0) {
     Fail(sync, ChildStep::kEgressSockets, err);
   }
-  sockaddr_in dns{};
-  dns.sin_family = AF_INET;
-  dns.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  dns.sin_port = htons(53);
-  sockets.dns_udp = UniqueFd(socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0));
-  if (sockets.dns_udp &&
-      bind(sockets.dns_udp.get(), reinterpret_cast<sockaddr*>(&dns), sizeof(dns)) != 0) {
-    sockets.dns_udp.Reset();
-  }
-  sockets.dns_tcp = UniqueFd(socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
-  if (sockets.dns_tcp &&
-      (bind(sockets.dns_tcp.get(), reinterpret_cast<sockaddr*>(&dns), sizeof(dns)) != 0 ||
-       listen(sockets.dns_tcp.get(), SOMAXCONN) != 0)) {
-    sockets.dns_tcp.Reset();
-  }
+  OpenDnsStub(sockets);
   int fds[kEgressSlotCount];
   int count = 0;
   int mask = 0;
@@ -460,6 +430,40 @@ const int kParentDeathSignal = SIGRTMIN + 1;
 }
 
 }  // namespace
+
+int BringUpLoopback() {
+  int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return errno;
+  struct ifreq ifr {};
+  memcpy(ifr.ifr_name, "lo", 3);
+  int err = 0;
+  if (ioctl(fd, SIOCGIFFLAGS, &ifr) != 0) {
+    err = errno;
+  } else {
+    ifr.ifr_flags |= IFF_UP | IFF_RUNNING;
+    if (ioctl(fd, SIOCSIFFLAGS, &ifr) != 0) err = errno;
+  }
+  close(fd);
+  return err;
+}
+
+void OpenDnsStub(monitor::EgressSockets& sockets) {
+  sockaddr_in dns{};
+  dns.sin_family = AF_INET;
+  dns.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  dns.sin_port = htons(53);
+  sockets.dns_udp = UniqueFd(socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0));
+  if (sockets.dns_udp &&
+      bind(sockets.dns_udp.get(), reinterpret_cast<sockaddr*>(&dns), sizeof(dns)) != 0) {
+    sockets.dns_udp.Reset();
+  }
+  sockets.dns_tcp = UniqueFd(socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  if (sockets.dns_tcp &&
+      (bind(sockets.dns_tcp.get(), reinterpret_cast<sockaddr*>(&dns), sizeof(dns)) != 0 ||
+       listen(sockets.dns_tcp.get(), SOMAXCONN) != 0)) {
+    sockets.dns_tcp.Reset();
+  }
+}
 
 const char* ChildStepName(ChildStep step) {
   auto i = static_cast<size_t>(step);

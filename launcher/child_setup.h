@@ -40,6 +40,13 @@ enum class ChildStep : int32_t {
 };
 const char* ChildStepName(ChildStep step);
 
+// Brings up `lo` in the calling process's network namespace; returns 0 or the errno.
+// Async-signal-safe (also used by the gVisor backend between fork and exec).
+int BringUpLoopback();
+// Opens the DNS stub's sockets (UDP and a TCP listener on 127.0.0.1:53) in the calling
+// process's network namespace; left invalid where that fails. Async-signal-safe.
+void OpenDnsStub(monitor::EgressSockets& sockets);
+
 // What the child sends the parent: one message per outcome.
 struct ChildReport {
   ChildStep step;

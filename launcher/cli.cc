@@ -125,8 +125,9 @@ int Main(int argc, char** argv) {
   std::string install_mode = "auto";
   run_cmd
       ->add_option("--install", install_mode,
-                   "auto (default): when COMMAND is npx or npm exec, install its package into a "
-                   "per-extension cache in a sandbox of its own (registry only), then run it "
+                   "auto (default): when COMMAND is npx, npm exec, uvx or pipx run, install its "
+                   "package into a per-extension cache in a sandbox of its own (registry or "
+                   "index only), then run it "
                    "from there offline; off: run COMMAND as it is")
       ->check(CLI::IsMember({"auto", "off"}));
   run_cmd->add_option("--osv-endpoint", install.osv_endpoint,
@@ -206,7 +207,8 @@ int Main(int argc, char** argv) {
   std::string update_name;
   auto* update_cmd = app.add_subcommand(
       "update",
-      "Install NAME's package again (npx/npm exec extensions): the newest its spec allows");
+      "Install NAME's package again (npx/npm exec/uvx/pipx run extensions): the newest its "
+      "spec allows");
   update_cmd->add_option("name", update_name, "Extension name")->required();
   update_cmd->add_option("--osv-endpoint", install.osv_endpoint, "as for run");
   update_cmd->add_option("--audit-log", run.audit_log, "as for run");

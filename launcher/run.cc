@@ -133,10 +133,13 @@ struct Prepared {
 };
 
 // The gVisor backend: the same mount plan (with a mount namespace), environment, rlimits and
-// command as the native sandbox, as an OCI bundle run by runsc (launcher/gvisor/).
+// command as the native sandbox, as an OCI bundle run by runsc (launcher/gvisor/). With seccomp
+// notification, network through the egress broker as native: runsc in an empty network
+// namespace of gander's with --network=host, the sentry's host connects notified (a filter
+// with only the broker's syscalls, `broker`), the DNS stub as the bundle's resolver.
 // `root_symlinks` receives the plan's symlinks in the new root, for the strace mapper.
 Result<std::unique_ptr<gvisor::GvisorRun>> StartGvisorSandbox(
-    const Prepared& p, int in, int out, int err,
+    const Prepared& p, int in, int out, int err, PrivateDirs& dirs, const SeccompProgram* broker,
     std::vector<std::pair<std::string, std::string>>* root_symlinks) {
   FilesystemPlan plan =
       PlanFilesystem({p.policy, p.command.readable, {}}, true, ProbeHostPath, ListHostDir);
@@ -144,6 +147,16 @@ Result<std::unique_ptr<gvisor::GvisorRun>> StartGvisorSandbox(
   *root_symlinks = gvisor::RootSymlinks(plan.mounts);
   gvisor::BundleSpec spec;
   spec.mounts = std::move(plan.mounts);
+  gvisor::RunscOptions options;
+  if (broker) {
+    auto dir = dirs.Make(p.name);
+    if (!dir) return dir.error();
+    auto mounts = EgressMounts(*dir, spec.mounts);
+    if (!mounts) return mounts.error();
+    spec.mounts.insert(spec.mounts.end(), mounts->begin(), mounts->end());
+    spec.host_network = true;
+    options.broker_filter = broker->instructions;
+  }
   spec.argv = p.argv;
   spec.argv.at(0) = p.command.exec_path;  // OCI has no separate path: argv[0] is the program
   spec.envp = BuildEnvironment(p.policy, p.command.path_dirs, {{"HOME", p.home}}, p.environ,
@@ -154,7 +167,6 @@ Result<std::unique_ptr<gvisor::GvisorRun>> StartGvisorSandbox(
   if (Status added = p.secrets->AddMount(spec.mounts); !added) return added.error();
   spec.cwd = p.workspace;
   spec.rlimits = Rlimits(p.policy.limits);
-  gvisor::RunscOptions options;
   if (const char* platform = getenv("GANDER_RUNSC_PLATFORM"); platform && *platform) {
     options.platform = platform;
   }
@@ -270,10 +282,24 @@ Result<std::unique_ptr<Extension>> StartExtension(const Prepared& p, bool use_na
     fcntl(fd->get(), F_SETFL, O_NONBLOCK);
   }
   if (p.backend == policies::Backend::kGvisor) {
+    // The broker's part of the filter only; the spec carries it for the monitor (no denials).
+    x->spec.emplace();
+    if (p.notify) {
+      auto broker = CompileSeccompFilter({.notify = true,
+                                          .files = monitor::FilesWatch::kOff,
+                                          .network = true,
+                                          .broker_only = true});
+      if (!broker) return broker.error();
+      x->spec->seccomp = std::move(broker).value();
+      x->spec->egress = true;
+    }
     auto started = StartGvisorSandbox(p, child_stdin.get(), child_stdout.get(), child_stderr.get(),
+                                      dirs, x->spec->egress ? &x->spec->seccomp : nullptr,
                                       &x->root_symlinks);
     if (!started) return MakeError("gvisor: " + started.error().Describe());
     x->gvisor = std::move(started).value();
+    x->sandbox.listener = std::move(x->gvisor->listener);
+    x->sandbox.egress = std::move(x->gvisor->egress);
     x->sandbox.pid = x->gvisor->pid();
     x->sandbox.namespaces = true;  // runsc's sandbox and gofer die with it (PDEATHSIG)
     x->sandbox.started = true;
@@ -554,6 +580,11 @@ int Run(const RunOptions& o) {
   spdlog::debug("phase: command resolved");
   p.landlock_abi = landlock::ProbeAbi();
   p.notify = UserNotificationAvailable();
+  if (gvisor && !p.notify && !p.policy.network.allow.empty()) {
+    return Fail(kExitSetupFailed,
+                "--backend gvisor: network.allow needs seccomp user notification (the egress "
+                "broker), which this kernel does not offer");
+  }
   p.files = static_cast<monitor::FilesWatch>(p.policy.files);  // same order: off, opens, all
   if (o.files) p.files = *o.files;
 
@@ -607,7 +638,10 @@ int Run(const RunOptions& o) {
   // The monitor: events go through a bounded queue (never blocking the extension) to the
   // collector, which counts them and writes the audit log, or to the audit log directly.
   const bool learn = p.mode == RunMode::kLearn;
-  const std::string accounting = gvisor      ? (learn ? "gvisor-census" : "gvisor-strace")
+  // Under gVisor with notification the egress broker accounts for the network too.
+  const std::string accounting = gvisor ? std::string(learn ? "gvisor-census" : "gvisor-strace") +
+                                              (p.notify ? "+broker" : "")
+                                 : !p.notify ? "none"
                                  : !p.notify ? "none"
                                  : learn     ? "census"
                                              : "watched";
@@ -757,14 +791,15 @@ int Run(const RunOptions& o) {
                          : std::nullopt,
         .denials = x.spec->seccomp.denials,
         .files = p.files,
-        .census = learn,
+        .census = learn && !x.gvisor,  // under gVisor: the broker's notifications only
         .log_all_files = learn,
         .log_home = o.log_home,
         .home = p.home,
         .workspace = p.workspace,
         .extension_pid = &x.sandbox.extension_pid,
         .namespaces = x.sandbox.namespaces,
-        .tool_calls = &rpc.tracker()};
+        .tool_calls = &rpc.tracker(),
+        .count_syscalls = !x.gvisor};
     if (x.spec->egress) {
       x.egress = MakeEgress(p, x.sandbox, *x.unotify, memory, queue);
       if (!x.egress) return std::nullopt;
@@ -809,7 +844,9 @@ int Run(const RunOptions& o) {
   }
   // Syscall counts go out every few seconds, so metrics move while the extension runs.
   auto publish_counts = [&](Extension& x) {
-    if (x.seccomp_monitor) x.seccomp_monitor->PublishCounts();
+    // Learn mode under gVisor: the strace census counts the sandbox's syscalls; the broker's
+    // notifications are the sentry's host-side view of the same connects, not counted twice.
+    if (x.seccomp_monitor && !(x.gvisor && learn)) x.seccomp_monitor->PublishCounts();
     if (x.strace) {
       for (auto& e : x.strace->TakeCounts()) queue.Push(std::move(e));
     }

@@ -58,8 +58,10 @@ Result<SeccompProgram> CompileSeccompFilter(const SeccompOptions& options) {
 
   // Denials go through the supervisor (reported, then refused with the same errno) when it
   // can; the supervisor applies the same table (monitor/denied_syscalls.h).
-  program.denials = monitor::DeniedSyscalls({.deny_host_sockets = options.deny_host_sockets,
-                                             .inet_brokered = options.notify && options.network});
+  if (!options.broker_only) {
+    program.denials = monitor::DeniedSyscalls({.deny_host_sockets = options.deny_host_sockets,
+                                               .inet_brokered = options.notify && options.network});
+  }
   for (const auto& denied : program.denials) {
     int nr = seccomp_syscall_resolve_name(std::string(denied.name).c_str());
     if (nr == __NR_SCMP_ERROR || nr < 0) continue;
@@ -79,7 +81,7 @@ Result<SeccompProgram> CompileSeccompFilter(const SeccompOptions& options) {
 
   // Watched syscalls: recorded by the supervisor, then continued (the mount view and Landlock
   // enforce; the notification only observes). In census mode they notify anyway.
-  if (notify && !options.census) {
+  if (notify && !options.census && !options.broker_only) {
     for (const auto& watched : monitor::WatchedSyscalls()) {
       if (static_cast<int>(watched.level) > static_cast<int>(options.files)) continue;
       int nr = seccomp_syscall_resolve_name(std::string(watched.name).c_str());

@@ -43,6 +43,10 @@ struct SeccompOptions {
   // The fd the extension sends its listener over, between installing the filter and execve.
   // In census mode that one sendmsg must not itself wait for the supervisor it is reaching.
   int handoff_fd = -1;
+  // Only the egress broker's part (with network and notify) and the foreign-ABI kill: no
+  // denials, no watches. For the gVisor backend, whose sentry makes the host connects of its
+  // hostinet stack and installs its own filter over this one.
+  bool broker_only = false;
 };
 
 Result<SeccompProgram> CompileSeccompFilter(const SeccompOptions& options = {});

@@ -314,7 +314,7 @@ void SeccompMonitor::DecideExit(const Notification& n, std::vector<Event>& event
 }
 
 Response SeccompMonitor::Decide(const Notification& n, std::vector<Event>& events) {
-  ++counts_[n.nr];
+  if (config_.count_syscalls) ++counts_[n.nr];
   // The same patterns as the filter's: outside census mode only matching calls get here.
   auto [first, last] = denied_.equal_range(n.nr);
   for (auto it = first; it != last; ++it) {

@@ -83,6 +83,9 @@ struct SeccompMonitorConfig {
   ToolCallTracker* tool_calls = nullptr;
   // connect, sendto, sendmsg and sendmmsg go here (the egress broker); nullptr: not watched.
   NetworkHandler* network = nullptr;
+  // Count the notified syscalls (published as `counted` syscall events). Off under gVisor:
+  // the notifications come from runsc's sentry, not from the extension.
+  bool count_syscalls = true;
 };
 
 class SeccompMonitor {

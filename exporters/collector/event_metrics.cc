@@ -74,8 +74,9 @@ void EventMetrics::OnHello(const wire::Hello& h) {
   const monitor::RunInfo& run = info.run;
   std::string key = run.backend + '\x1f' + run.isolation + '\x1f' + run.mode + '\x1f' +
                     run.policy_sha256 + '\x1f' + run.syscall_accounting;
-  if (info_key_[ext] != key) {
-    // One info series per extension: the latest launcher's description wins.
+  // One info series per extension: the latest launcher's description wins. A connection that
+  // describes no run (no isolation: the install phase's events) leaves it as it is.
+  if (!run.isolation.empty() && info_key_[ext] != key) {
     store_.RemoveExtension(Metric::kExtensionInfo, ext);
     store_.Set(
         Metric::kExtensionInfo,

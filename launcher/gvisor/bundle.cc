@@ -135,12 +135,13 @@ std::string OciConfig(const BundleSpec& spec) {
   "mounts": [{}
   ],
   "linux": {{
-    "namespaces": [{{"type": "pid"}}, {{"type": "network"}}, {{"type": "ipc"}}, {{"type": "uts"}}, {{"type": "mount"}}]
+    "namespaces": [{{"type": "pid"}}, {}{{"type": "ipc"}}, {{"type": "uts"}}, {{"type": "mount"}}]
   }}
 }}
 )",
                      JsonList(spec.argv), JsonList(spec.envp), Json(spec.cwd), join(rlimits),
-                     Json(spec.root), Json(spec.hostname), join(mounts));
+                     Json(spec.root), Json(spec.hostname), join(mounts),
+                     spec.host_network ? "" : R"({"type": "network"}, )");
 }
 
 }  // namespace gander::launcher::gvisor

@@ -21,6 +21,9 @@ struct BundleSpec {
   std::string cwd;                              // absolute, inside the sandbox
   std::vector<std::pair<int, rlim_t>> rlimits;  // RLIMIT_* -> soft and hard value
   std::string hostname = "gander";
+  // No network namespace of the container's own: the sandbox uses runsc's (--network=host,
+  // an empty namespace gander made for its egress broker).
+  bool host_network = false;
 };
 
 // config.json. Binds become OCI bind mounts (ro unless writable, noexec unless executable),

@@ -3,9 +3,11 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <linux/seccomp.h>
+#include <sched.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -13,9 +15,11 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 
-extern char** environ;
+#include "launcher/child_setup.h"
+#include "launcher/sandbox.h"
 
 namespace gander::launcher::gvisor {
 namespace {
@@ -51,13 +55,78 @@ void MakeDirs(const std::string& path) {
   }
 }
 
+// What the child reports after setting up the broker's namespace: the failed step (or 0) and
+// errno, then its fd numbers of the listener and of the sockets (-1: none), which the parent
+// takes with pidfd_getfd before acknowledging.
+struct NetworkReport {
+  int32_t step = 0;  // 0: done; 1 unshare, 2 id maps, 3 loopback, 4 sockets, 5 seccomp
+  int32_t err = 0;
+  int32_t listener = -1;
+  int32_t sockets[kEgressSlotCount];
+};
+
+bool WriteText(const char* path, const char* text, size_t len) {
+  int fd = open(path, O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  bool ok = write(fd, text, len) == static_cast<ssize_t>(len);
+  close(fd);
+  return ok;
+}
+
+// In the forked child, before exec; async-signal-safe. A user namespace (uid and gid 0 mapped
+// to the caller's) owning a network namespace with only loopback, the broker's sockets there,
+// then the filter; reported on `sync`, whose ack means the parent holds copies.
+void SetUpBrokerNetwork(int sync, const std::string& uid_map, const std::string& gid_map,
+                        const std::vector<sock_filter>& filter) {
+  NetworkReport report;
+  for (int& fd : report.sockets) fd = -1;
+  monitor::EgressSockets sockets;
+  auto fail = [&](int step) {
+    report.step = step;
+    report.err = errno;
+    (void)!write(sync, &report, sizeof(report));
+    _exit(125);
+  };
+  if (unshare(CLONE_NEWUSER | CLONE_NEWNET) != 0) fail(1);
+  if (!WriteText("/proc/self/setgroups", "deny", 4) ||
+      !WriteText("/proc/self/uid_map", uid_map.data(), uid_map.size()) ||
+      !WriteText("/proc/self/gid_map", gid_map.data(), gid_map.size())) {
+    fail(2);
+  }
+  if (int err = BringUpLoopback(); err != 0) {
+    errno = err;
+    fail(3);
+  }
+  if (int err = monitor::OpenEgressSockets(sockets); err != 0) {
+    errno = err;
+    fail(4);
+  }
+  OpenDnsStub(sockets);
+  for (int i = 0; i < kEgressSlotCount; ++i) {
+    const UniqueFd& fd = sockets.*kEgressSlots[i];
+    report.sockets[i] = fd ? fd.get() : -1;
+  }
+  sock_fprog program{static_cast<unsigned short>(filter.size()),
+                     const_cast<sock_filter*>(filter.data())};
+  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) fail(5);
+  report.listener = static_cast<int32_t>(
+      syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &program));
+  if (report.listener < 0) fail(5);
+  // write and read: neither is among the filtered syscalls.
+  if (write(sync, &report, sizeof(report)) != sizeof(report)) _exit(125);
+  char ack;
+  if (read(sync, &ack, 1) != 1) _exit(125);
+  close(report.listener);  // the sockets close with `sockets`
+}
+
 }  // namespace
 
 std::vector<std::string> RunscRunArgv(const RunscOptions& options, const std::string& state_dir,
                                       const std::string& bundle_dir,
                                       const std::string& container_id,
                                       const std::string& debug_log) {
-  std::vector<std::string> argv{options.runsc, "--rootless", "--network=none",
+  std::vector<std::string> argv{options.runsc, "--rootless",
+                                options.broker_filter.empty() ? "--network=none" : "--network=host",
                                 "--root=" + state_dir};
   if (!options.platform.empty()) argv.push_back("--platform=" + options.platform);
   if (!options.strace_syscalls.empty()) {
@@ -141,6 +210,15 @@ Result<std::unique_ptr<GvisorRun>> StartGvisor(const BundleSpec& spec, const Run
   std::vector<std::string> argv =
       RunscRunArgv(options, run->state_dir_, bundle, run->container_id_, debug_log);
 
+  const bool broker = !options.broker_filter.empty();
+  int pair[2] = {-1, -1};
+  if (broker && socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0) {
+    return ErrnoError("socketpair");
+  }
+  UniqueFd parent_end(pair[0]), child_end(pair[1]);
+  const std::string uid_map = "0 " + std::to_string(geteuid()) + " 1\n";
+  const std::string gid_map = "0 " + std::to_string(getegid()) + " 1\n";
+
   pid_t pid = fork();
   if (pid < 0) return ErrnoError("fork");
   if (pid == 0) {
@@ -148,6 +226,7 @@ Result<std::unique_ptr<GvisorRun>> StartGvisor(const BundleSpec& spec, const Run
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() == 1) _exit(125);
     setsid();
+    if (broker) SetUpBrokerNetwork(child_end.get(), uid_map, gid_map, options.broker_filter);
     dup2(stdin_fd, 0);
     dup2(stdout_fd, 1);
     dup2(stderr_fd, 2);
@@ -164,22 +243,65 @@ Result<std::unique_ptr<GvisorRun>> StartGvisor(const BundleSpec& spec, const Run
   int pidfd = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
   if (pidfd < 0) return ErrnoError("pidfd_open");
   run->pidfd_.Reset(pidfd);
+  if (broker) {
+    child_end.Reset();
+    if (Status taken = run->TakeBrokerFds(parent_end.get()); !taken) return taken.error();
+  }
   return run;
+}
+
+Status GvisorRun::TakeBrokerFds(int sync) {
+  static constexpr const char* kSteps[] = {"",         "unshare user+net", "uid/gid map",
+                                           "loopback", "egress sockets",   "seccomp filter"};
+  NetworkReport report;
+  ssize_t n;
+  do {
+    n = read(sync, &report, sizeof(report));
+  } while (n < 0 && errno == EINTR);
+  if (n != sizeof(report)) return MakeError("runsc's network setup ended without a report");
+  if (report.step != 0) {
+    int step = report.step >= 1 && report.step <= 5 ? report.step : 0;
+    return Error{report.err, std::string("runsc network setup: ") + kSteps[step] + ": " +
+                                 std::strerror(report.err)};
+  }
+  auto take = [&](int fd) {
+    return UniqueFd(fd < 0 ? -1 : static_cast<int>(syscall(SYS_pidfd_getfd, pidfd_.get(), fd, 0)));
+  };
+  listener = take(report.listener);
+  if (!listener) return ErrnoError("pidfd_getfd (seccomp listener of runsc)");
+  for (int i = 0; i < kEgressSlotCount; ++i) egress.*kEgressSlots[i] = take(report.sockets[i]);
+  if (!egress.relay_v4) return ErrnoError("pidfd_getfd (egress relay of runsc)");
+  char ack = 1;
+  if (write(sync, &ack, 1) != 1) return ErrnoError("runsc network setup ack");
+  return {};
 }
 
 void GvisorRun::Terminate() {
   std::vector<std::string> argv{options_.runsc, "--root=" + state_dir_, "kill",
                                 "--all",        container_id_,          "TERM"};
   std::vector<char*> args = CStrings(argv);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
-  pid_t pid;
-  if (posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), environ) == 0) {
-    helpers_.push_back(pid);
+  // With the broker, runsc's control socket is an abstract unix socket in runsc's network
+  // namespace: `runsc kill` must run there (and in its user namespace, which owns it).
+  UniqueFd user, net;
+  if (!options_.broker_filter.empty()) {
+    std::string ns = "/proc/" + std::to_string(pid_) + "/ns/";
+    user.Reset(open((ns + "user").c_str(), O_RDONLY | O_CLOEXEC));
+    net.Reset(open((ns + "net").c_str(), O_RDONLY | O_CLOEXEC));
+    if (!user || !net) return;  // runsc is gone already
   }
-  posix_spawn_file_actions_destroy(&actions);
+  pid_t pid = fork();
+  if (pid < 0) return;
+  if (pid == 0) {
+    if (user && (setns(user.get(), CLONE_NEWUSER) != 0 || setns(net.get(), CLONE_NEWNET) != 0)) {
+      _exit(126);
+    }
+    int null = open("/dev/null", O_WRONLY);
+    dup2(null, 1);
+    dup2(null, 2);
+    execvp(args[0], args.data());
+    _exit(127);
+  }
+  helpers_.push_back(pid);
 }
 
 void GvisorRun::Reap() {

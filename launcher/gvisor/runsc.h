@@ -4,6 +4,7 @@
 // first removes those of ganders that are gone.
 #pragma once
 
+#include <linux/filter.h>
 #include <sys/types.h>
 
 #include <memory>
@@ -13,6 +14,7 @@
 #include "common/result.h"
 #include "common/unique_fd.h"
 #include "launcher/gvisor/bundle.h"
+#include "monitor/egress.h"
 
 namespace gander::launcher::gvisor {
 
@@ -25,6 +27,11 @@ struct RunscOptions {
   // Syscalls gVisor's strace reports to the debug log gander reads; empty: no strace;
   // {kStraceAll}: every syscall (learn mode's census).
   std::vector<std::string> strace_syscalls;
+  // Egress through gander's broker: non-empty, runsc runs with --network=host (the sentry's
+  // hostinet stack makes the host connects) in a fresh user and network namespace that has
+  // only loopback, with this seccomp program installed before exec (connect and the send
+  // family notify gander: SeccompOptions::broker_only). Empty: --network=none.
+  std::vector<sock_filter> broker_filter;
 };
 
 // The argv that runs `container_id` from `bundle_dir`, its state under `state_dir`; with
@@ -45,6 +52,10 @@ class GvisorRun {
   pid_t pid() const { return pid_; }  // `runsc run`, gander's child
   int pidfd() const { return pidfd_.get(); }
   int strace_fd() const { return strace_.get(); }  // the debug log's read end, or -1
+  // With RunscOptions::broker_filter: the seccomp listener and the broker's sockets (relay,
+  // park, refuse, DNS stub) in runsc's network namespace, for the caller to take.
+  UniqueFd listener;
+  monitor::EgressSockets egress;
   // SIGTERM to every process in the container (`runsc kill --all`), without waiting.
   void Terminate();
 
@@ -53,6 +64,7 @@ class GvisorRun {
                                                         int, int, const std::string&);
   GvisorRun() = default;
   void Reap();
+  Status TakeBrokerFds(int sync);
   RunscOptions options_;
   std::string dir_, state_dir_, container_id_;
   pid_t pid_ = -1;

@@ -14,6 +14,10 @@
 
 #include "common/unique_fd.h"
 #include "exporters/audit_log.h"
+#include "exporters/collector_client.h"
+#include "exporters/collector_paths.h"
+#include "launcher/command.h"
+#include "launcher/filesystem_plan.h"
 #include "launcher/install/capture.h"
 #include "launcher/install/osv.h"
 #include "launcher/install/package_spec.h"
@@ -58,21 +62,35 @@ std::string AuditPath(const RunOptions& run) {
   return run.audit_log.empty() ? DefaultAuditLogPath(run.name) : run.audit_log;
 }
 
-// One `install` lifecycle line in the audit log, written directly (also when a collector runs:
-// these happen before any sandbox exists).
-void RecordInstallEvent(const std::string& audit_path, const std::string& name,
-                        const std::string& detail) {
-  std::error_code ignored;
-  fs::create_directories(fs::path(audit_path).parent_path(), ignored);
-  auto log = exporters::AuditLog::Open({.path = audit_path});
-  if (!log) {
-    spdlog::warn("{}: no audit log: {}", name, log.error().Describe());
-    return;
-  }
+// One `install` lifecycle event: to the collector like every other event when the run uses
+// one (it is the audit log's single writer then; with none reachable the client writes the
+// log itself), else straight to the audit log.
+void RecordInstallEvent(const RunOptions& run, const std::string& detail) {
   monitor::Event e;
   e.time_ns = monitor::WallClockNowNs();
-  e.extension = name;
+  e.extension = run.name;
   e.payload = monitor::LifecycleEvent{monitor::LifecyclePhase::kInstall, detail};
+  const std::string audit_path = AuditPath(run);
+  std::error_code ignored;
+  fs::create_directories(fs::path(audit_path).parent_path(), ignored);
+  if (run.collector != CollectorUse::kOff) {
+    exporters::CollectorClientOptions options;
+    options.hello.extension = run.name;
+    options.hello.home = Home();
+    options.audit_log = {.path = audit_path};
+    if (run.collector == CollectorUse::kAuto) {
+      options.start_command = exporters::DefaultCollectorStartCommand();
+    }
+    auto client = exporters::CollectorClient::Create(std::move(options));
+    client->Publish(e);
+    client->Finish(std::chrono::milliseconds(500));
+    return;
+  }
+  auto log = exporters::AuditLog::Open({.path = audit_path});
+  if (!log) {
+    spdlog::warn("{}: no audit log: {}", run.name, log.error().Describe());
+    return;
+  }
   (*log)->Publish(e);
   (*log)->Flush();
 }
@@ -104,25 +122,67 @@ std::string HostRegistry() {
                      ReadFile(Home() + "/.npmrc").value_or(""));
 }
 
+// The index a Python runner is configured for on the host: uv's environment and uv.toml, or
+// pip's (pipx installs with pip) environment and pip.conf files, in pip's order.
+std::string HostPythonIndex(Runner runner) {
+  auto env = [](const char* name) -> std::optional<std::string> {
+    const char* value = getenv(name);
+    return value ? std::optional<std::string>(value) : std::nullopt;
+  };
+  const char* xdg = getenv("XDG_CONFIG_HOME");
+  const std::string config = xdg && *xdg ? std::string(xdg) : Home() + "/.config";
+  if (runner == Runner::kUvx) {
+    return UvIndex(env("UV_DEFAULT_INDEX"), env("UV_INDEX_URL"),
+                   ReadFile(config + "/uv/uv.toml").value_or(""));
+  }
+  std::string conf;
+  if (auto file = env("PIP_CONFIG_FILE")) {
+    conf = ReadFile(*file).value_or("");
+  } else {
+    for (const std::string& file :
+         {std::string("/etc/pip.conf"), Home() + "/.pip/pip.conf", config + "/pip/pip.conf"}) {
+      conf += ReadFile(file).value_or("") + "\n";
+    }
+  }
+  return PipIndex(env("PIP_INDEX_URL"), conf);
+}
+
+// python3 on the host's PATH, outside the home directory (the sandboxes cannot read an
+// interpreter there, such as a pyenv shim).
+Result<std::string> HostPython() {
+  const char* path = getenv("PATH");
+  std::string dirs;
+  std::istringstream in(path ? path : "/usr/local/bin:/usr/bin:/bin");
+  for (std::string dir; std::getline(in, dir, ':');) {
+    if (dir.starts_with("/") && !IsWithin(dir, Home())) dirs += (dirs.empty() ? "" : ":") + dir;
+  }
+  auto found = FindExecutable("python3", dirs.empty() ? "/usr/bin:/bin" : dirs, "/");
+  if (!found) return found.error().Context("python3 (outside the home directory) on PATH");
+  return found;
+}
+
 // The policy of the install sandbox: the default profile, the cache as the workspace, the
-// registry as the only destination, npm's cache and settings pointed into the cache.
-std::string InstallPolicy(const std::string& cache, const HostPort& registry,
-                          const std::string& registry_url, const std::string& tarball) {
-  nlohmann::json q = registry.host;  // JSON strings are valid YAML scalars
+// package index's hosts as the only destinations, the installer's settings pointed into the
+// cache.
+std::string InstallPolicy(const std::vector<HostPort>& hosts,
+                          const std::vector<std::pair<std::string, std::string>>& env_set,
+                          const std::vector<std::string>& env_pass, const std::string& tarball) {
   std::ostringstream y;
   y << "# Written by gander for the install phase of this extension's package; rewritten at\n"
-       "# every install. The cache is the workspace; the registry is the only destination.\n"
+       "# every install. The cache is the workspace; the package index is the only destination.\n"
        "version: 1\n"
        "extends: default\n";
   if (!tarball.empty()) y << "filesystem:\n  read: [" << nlohmann::json(tarball).dump() << "]\n";
-  y << "network:\n  allow:\n    - {host: " << q.dump() << ", ports: [" << registry.port << "]}\n"
-    << "env:\n  pass: [NODE_EXTRA_CA_CERTS, SSL_CERT_FILE]\n  set:\n"
-    << "    npm_config_registry: " << nlohmann::json(registry_url).dump() << "\n"
-    << "    npm_config_cache: " << nlohmann::json(cache + "/.npm").dump() << "\n"
-    << "    npm_config_update_notifier: \"false\"\n"
-    << "    npm_config_audit: \"false\"\n"
-    << "    npm_config_fund: \"false\"\n"
-    << "    npm_config_yes: \"true\"\n";
+  y << "network:\n  allow:\n";
+  for (const HostPort& h : hosts) {  // JSON strings are valid YAML scalars
+    y << "    - {host: " << nlohmann::json(h.host).dump() << ", ports: [" << h.port << "]}\n";
+  }
+  y << "env:\n  pass: [";
+  for (size_t i = 0; i < env_pass.size(); ++i) y << (i ? ", " : "") << env_pass[i];
+  y << "]\n  set:\n";
+  for (const auto& [name, value] : env_set) {
+    y << "    " << name << ": " << nlohmann::json(value).dump() << "\n";
+  }
   return y.str();
 }
 
@@ -132,32 +192,31 @@ Result<std::string> TarballPackageJson(const std::string& tarball) {
 }
 
 // OSV before an install. An error refuses the install.
-Status CheckPackage(const std::string& name, const std::string& version, const RunOptions& run,
+Status CheckPackage(const std::string& name, const std::string& version,
+                    const std::string& ecosystem, const RunOptions& run,
                     const InstallOptions& install) {
   const std::string endpoint = OsvEndpoint(install.osv_endpoint);
   const std::string what = name + (version.empty() ? " (every version)" : "@" + version);
   if (endpoint == "off") {
     spdlog::warn("{}: {} not checked against OSV (--osv-endpoint off)", run.name, what);
-    RecordInstallEvent(AuditPath(run), run.name, "osv off: " + what + " not checked");
+    RecordInstallEvent(run, "osv off: " + what + " not checked");
     return {};
   }
-  OsvVerdict verdict = CheckOsv(endpoint, name, version);
+  OsvVerdict verdict = CheckOsv(endpoint, name, version, ecosystem);
   switch (verdict.kind) {
     case OsvVerdict::Kind::kClean:
       spdlog::info("{}: OSV ({}): no malware advisory for {}", run.name, endpoint, what);
-      RecordInstallEvent(AuditPath(run), run.name, "osv clean: " + what);
+      RecordInstallEvent(run, "osv clean: " + what);
       return {};
     case OsvVerdict::Kind::kUnreachable:
       spdlog::warn("{}: could not check {} against OSV ({}); installing without the malware check",
                    run.name, what, verdict.reason);
-      RecordInstallEvent(AuditPath(run), run.name,
-                         "osv unreachable: " + what + " not checked: " + verdict.reason);
+      RecordInstallEvent(run, "osv unreachable: " + what + " not checked: " + verdict.reason);
       return {};
     case OsvVerdict::Kind::kMalicious: {
       std::string ids;
       for (const auto& id : verdict.malicious_ids) ids += (ids.empty() ? "" : ", ") + id;
-      RecordInstallEvent(AuditPath(run), run.name,
-                         "osv malicious: " + what + ": " + ids + ": install refused");
+      RecordInstallEvent(run, "osv malicious: " + what + ": " + ids + ": install refused");
       return MakeError("refusing to install " + what + ": OSV (" + endpoint +
                        ") lists it as malicious: " + ids);
     }
@@ -165,10 +224,10 @@ Status CheckPackage(const std::string& name, const std::string& version, const R
   return {};
 }
 
-// `npm install` in the install sandbox. Its stdout goes to gander's stderr (gander's stdout is
-// Goose's); its stdin stays open and empty.
+// The installer (`npm install`, python's venv + pip) in the install sandbox. Its stdout goes to
+// gander's stderr (gander's stdout is Goose's); its stdin stays open and empty.
 int InstallInSandbox(const RunOptions& run, const std::string& cache, const std::string& policy,
-                     const std::string& spec) {
+                     std::vector<std::string> command) {
   RunOptions o;
   o.policy_file = policy;
   o.name = run.name;
@@ -177,9 +236,7 @@ int InstallInSandbox(const RunOptions& run, const std::string& cache, const std:
   o.audit_log = AuditPath(run);
   o.collector = run.collector;
   o.log_home = true;
-  // npm runs in the cache (the sandbox's working directory is the workspace) rather than with
-  // --prefix, which would also move npm's global config (the system's npmrc: its CA file).
-  o.command = {"npm", "install", "--no-audit", "--no-fund", spec};
+  o.command = std::move(command);
   int in[2];
   if (pipe2(in, O_CLOEXEC) != 0) return kExitSetupFailed;
   UniqueFd in_read(in[0]), in_write(in[1]);
@@ -189,9 +246,119 @@ int InstallInSandbox(const RunOptions& run, const std::string& cache, const std:
   return Run(o);
 }
 
-// Installs (or refreshes) `package` into NAME's cache; returns what the marker records.
-Result<Installed> Install(const RunOptions& run, const PackageRun& package,
-                          const InstallOptions& install, bool fresh) {
+// Writes the install sandbox's policy next to the cache, runs the installer there and records
+// the outcome. `from` is where the package comes from (an index, a registry, a tarball).
+Status RunInstaller(const RunOptions& run, const std::string& spec_text, const std::string& from,
+                    const std::string& policy_text, std::vector<std::string> command) {
+  const std::string cache = PackagesDir() + "/" + run.name;
+  const std::string policy = PackagesDir() + "/" + run.name + ".install.yaml";
+  if (Status written = WriteFile(policy, policy_text); !written) return written.error();
+  spdlog::warn("{}: installing {} from {} into {} (sandboxed; policy {})", run.name, spec_text,
+               from, cache, policy);
+  RecordInstallEvent(run, "installing " + spec_text + " from " + from);
+  const std::string installer = command[0] == "npm" ? "npm" : "pip";
+  int status = InstallInSandbox(run, cache, policy, std::move(command));
+  if (status != 0) {
+    RecordInstallEvent(
+        run, "install failed: " + installer + " exited with status " + std::to_string(status));
+    return MakeError("installing " + spec_text + " failed (" + installer + " exited with status " +
+                     std::to_string(status) + "; its output is above, the audit log " +
+                     AuditPath(run) + " has what it tried)");
+  }
+  return {};
+}
+
+Status MakeCache(const std::string& cache, bool fresh) {
+  std::error_code ec;
+  if (fresh) fs::remove_all(cache, ec);
+  fs::create_directories(cache, ec);
+  if (ec) return Error{ec.value(), "create " + cache};
+  return {};
+}
+
+// The installed distribution's .dist-info directory in the cache's venv.
+std::optional<fs::path> DistInfo(const std::string& cache, const std::string& name) {
+  std::error_code ec;
+  for (const auto& lib : fs::directory_iterator(cache + "/venv/lib", ec)) {
+    for (const auto& entry : fs::directory_iterator(lib.path() / "site-packages", ec)) {
+      const std::string dir = entry.path().filename().string();
+      if (!dir.ends_with(".dist-info")) continue;
+      const std::string stem = dir.substr(0, dir.size() - 10);  // NAME-VERSION
+      auto dash = stem.rfind('-');
+      if (dash != std::string::npos &&
+          NormalizePyName(stem.substr(0, dash)) == NormalizePyName(name)) {
+        return entry.path();
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+// The console script to run from an installed Python package.
+Result<std::string> PythonBin(const std::string& cache, const std::string& name,
+                              const std::string& wanted) {
+  auto dist = DistInfo(cache, name);
+  if (!dist)
+    return MakeError("installed package " + name + ": no .dist-info in " + cache + "/venv");
+  return PickConsoleScript(ReadFile((*dist / "entry_points.txt").string()).value_or(""), name,
+                           wanted);
+}
+
+// `uvx` and `pipx run`: a venv in the cache made with the host's python3, the requirement
+// installed into it with that venv's pip from the index the runner is configured for.
+Result<Installed> InstallPython(const RunOptions& run, const PackageRun& package,
+                                const InstallOptions& install, bool fresh) {
+  const std::string cache = PackagesDir() + "/" + run.name;
+  const PySpec& spec = package.python;
+  if (Status checked = CheckPackage(NormalizePyName(spec.name), spec.version, "PyPI", run, install);
+      !checked) {
+    return checked.error();
+  }
+  const std::string index = HostPythonIndex(package.runner);
+  auto host = UrlHostPort(index);
+  if (!host) return host.error();
+  std::vector<HostPort> hosts{*host};
+  // PyPI serves its files from another host.
+  if (host->host == "pypi.org") hosts.push_back({"files.pythonhosted.org", 443});
+  auto python = HostPython();
+  if (!python) return python.error();
+  if (Status made = MakeCache(cache, fresh); !made) return made.error();
+  const std::string policy = InstallPolicy(
+      hosts,
+      {{"PIP_INDEX_URL", index},
+       {"PIP_CACHE_DIR", cache + "/.pip-cache"},
+       {"PIP_CONFIG_FILE", "/dev/null"},  // no pip.conf: the index above and nothing else
+       {"PIP_DISABLE_PIP_VERSION_CHECK", "1"},
+       {"PIP_NO_INPUT", "1"},
+       {"PIP_NO_WARN_SCRIPT_LOCATION", "1"},
+       // sdists are built into wheels (PEP 517), not `setup.py install`ed: one layout
+       // (.dist-info) to read the console scripts from
+       {"PIP_USE_PEP517", "1"}},
+      {"SSL_CERT_FILE", "REQUESTS_CA_BUNDLE", "PIP_CERT"}, "");
+  // The sandbox's working directory is the cache.
+  if (Status done = RunInstaller(run, spec.text, index, policy,
+                                 {"/bin/sh", "-c",
+                                  "set -e; [ -x venv/bin/python ] || \"$0\" -m venv venv; "
+                                  "exec venv/bin/python -m pip install --upgrade \"$1\"",
+                                  *python, spec.text});
+      !done) {
+    return done.error();
+  }
+  auto bin = PythonBin(cache, spec.name, package.bin);
+  if (!bin) return bin.error();
+  auto dist = DistInfo(cache, spec.name);
+  std::string version = dist->stem().string();  // NAME-VERSION
+  version = version.substr(version.rfind('-') + 1);
+  Installed done{RunnerName(package.runner), spec.text, index, spec.name, version, *bin};
+  if (Status marked = WriteMarker(cache, done); !marked) return marked.error();
+  RecordInstallEvent(run,
+                     "installed " + spec.name + "==" + version + " (console script " + *bin + ")");
+  return done;
+}
+
+// `npx`, `npm exec`: `npm install SPEC` in the cache.
+Result<Installed> InstallNpm(const RunOptions& run, const PackageRun& package,
+                             const InstallOptions& install, bool fresh) {
   const std::string cache = PackagesDir() + "/" + run.name;
   NpmSpec spec = package.package;
   std::string npm_spec = spec.text;
@@ -209,8 +376,8 @@ Result<Installed> Install(const RunOptions& run, const PackageRun& package,
     spec.name = j.value("name", "");
     spec.version = j.value("version", "");
   }
-  if (Status checked =
-          CheckPackage(spec.name, spec.exact() || spec.tarball ? spec.version : "", run, install);
+  if (Status checked = CheckPackage(spec.name, spec.exact() || spec.tarball ? spec.version : "",
+                                    "npm", run, install);
       !checked) {
     return checked.error();
   }
@@ -218,10 +385,7 @@ Result<Installed> Install(const RunOptions& run, const PackageRun& package,
   const std::string registry = HostRegistry();
   auto host = UrlHostPort(registry);
   if (!host) return host.error();
-  std::error_code ec;
-  if (fresh) fs::remove_all(cache, ec);
-  fs::create_directories(cache, ec);
-  if (ec) return Error{ec.value(), "create " + cache};
+  if (Status made = MakeCache(cache, fresh); !made) return made.error();
   // A package.json makes the cache npm's project root (npm looks upwards for one otherwise).
   if (!fs::exists(cache + "/package.json")) {
     if (Status written = WriteFile(cache + "/package.json",
@@ -232,22 +396,20 @@ Result<Installed> Install(const RunOptions& run, const PackageRun& package,
       return written.error();
     }
   }
-  const std::string policy = PackagesDir() + "/" + run.name + ".install.yaml";
-  if (Status written = WriteFile(policy, InstallPolicy(cache, *host, registry, tarball));
-      !written) {
-    return written.error();
-  }
-  spdlog::warn("{}: installing {} from {} into {} (sandboxed; policy {})", run.name, spec.text,
-               tarball.empty() ? registry : tarball, cache, policy);
-  RecordInstallEvent(AuditPath(run), run.name,
-                     "installing " + spec.text + " from " + (tarball.empty() ? registry : tarball));
-  int status = InstallInSandbox(run, cache, policy, npm_spec);
-  if (status != 0) {
-    RecordInstallEvent(AuditPath(run), run.name,
-                       "install failed: npm exited with status " + std::to_string(status));
-    return MakeError("installing " + spec.text + " failed (npm exited with status " +
-                     std::to_string(status) + "; its output is above, the audit log " +
-                     AuditPath(run) + " has what it tried)");
+  const std::string policy = InstallPolicy({*host},
+                                           {{"npm_config_registry", registry},
+                                            {"npm_config_cache", cache + "/.npm"},
+                                            {"npm_config_update_notifier", "false"},
+                                            {"npm_config_audit", "false"},
+                                            {"npm_config_fund", "false"},
+                                            {"npm_config_yes", "true"}},
+                                           {"NODE_EXTRA_CA_CERTS", "SSL_CERT_FILE"}, tarball);
+  // npm runs in the cache (the sandbox's working directory is the workspace) rather than with
+  // --prefix, which would also move npm's global config (the system's npmrc: its CA file).
+  if (Status done = RunInstaller(run, spec.text, tarball.empty() ? registry : tarball, policy,
+                                 {"npm", "install", "--no-audit", "--no-fund", npm_spec});
+      !done) {
+    return done.error();
   }
 
   // The installed package: the spec's name, or for a tarball the dependency npm recorded.
@@ -265,9 +427,20 @@ Result<Installed> Install(const RunOptions& run, const PackageRun& package,
                  j.is_object() ? j.value("version", "") : "",
                  *bin};
   if (Status marked = WriteMarker(cache, done); !marked) return marked.error();
-  RecordInstallEvent(AuditPath(run), run.name,
-                     "installed " + name + "@" + done.version + " (bin " + done.bin + ")");
+  RecordInstallEvent(run, "installed " + name + "@" + done.version + " (bin " + done.bin + ")");
   return done;
+}
+
+// Installs (or refreshes) `package` into NAME's cache; returns what the marker records.
+Result<Installed> Install(const RunOptions& run, const PackageRun& package,
+                          const InstallOptions& install, bool fresh) {
+  return IsPython(package.runner) ? InstallPython(run, package, install, fresh)
+                                  : InstallNpm(run, package, install, fresh);
+}
+
+// Where a bin of an installed package is.
+std::string BinPath(const std::string& cache, Runner runner, const std::string& bin) {
+  return cache + (IsPython(runner) ? "/venv/bin/" : "/node_modules/.bin/") + bin;
 }
 
 }  // namespace
@@ -281,8 +454,8 @@ std::string PackagesDir() {
 
 std::string NameSource(const std::vector<std::string>& command) {
   auto parsed = ParsePackageRunner(command);
-  if (parsed && *parsed && !(*parsed)->package.name.empty()) {
-    const std::string& name = (*parsed)->package.name;
+  if (parsed && *parsed && !(*parsed)->name().empty()) {
+    const std::string& name = (*parsed)->name();
     return name.substr(name.rfind('/') == std::string::npos ? 0 : name.rfind('/') + 1);
   }
   return command.empty() ? "" : command[0];
@@ -297,13 +470,6 @@ int RunWithInstall(RunOptions run, const InstallOptions& install) {
   }
   if (!*parsed) return Run(run);
   const PackageRun& package = **parsed;
-  if (package.runner == Runner::kUvx || package.runner == Runner::kPipxRun) {
-    spdlog::error(
-        "{}: the install phase does not support {} yet (only npx and npm exec); run the "
-        "package's installed command, or pass --install off to run `{}` as it is",
-        run.name, RunnerName(package.runner), RunnerName(package.runner));
-    return kExitUsage;
-  }
   if (Status valid = ValidName(run.name); !valid) {
     spdlog::error("{}", valid.error().message);
     return kExitUsage;
@@ -320,7 +486,8 @@ int RunWithInstall(RunOptions run, const InstallOptions& install) {
   }
   const std::string cache = PackagesDir() + "/" + run.name;
   auto installed = ReadMarker(cache);
-  if (!installed || installed->spec != package.package.text) {
+  if (!installed || installed->spec != package.spec() ||
+      installed->runner != RunnerName(package.runner)) {
     auto done = Install(run, package, options, /*fresh=*/true);
     if (!done) {
       spdlog::error("{}: {}", run.name, done.error().Describe());
@@ -332,15 +499,19 @@ int RunWithInstall(RunOptions run, const InstallOptions& install) {
                   cache);
   }
   if (!package.bin.empty() && package.bin != installed->bin) {
-    auto manifest = ReadFile(cache + "/node_modules/" + installed->package + "/package.json");
-    auto bin = PickBin(manifest.value_or(""), package.bin);
+    auto bin =
+        IsPython(package.runner)
+            ? PythonBin(cache, installed->package, package.bin)
+            : PickBin(ReadFile(cache + "/node_modules/" + installed->package + "/package.json")
+                          .value_or(""),
+                      package.bin);
     if (!bin) {
       spdlog::error("{}: {}", run.name, bin.error().message);
       return kExitUsage;
     }
     installed->bin = *bin;
   }
-  std::vector<std::string> command{cache + "/node_modules/.bin/" + installed->bin};
+  std::vector<std::string> command{BinPath(cache, package.runner, installed->bin)};
   command.insert(command.end(), package.args.begin(), package.args.end());
   run.command = std::move(command);
   return Run(run);
@@ -360,7 +531,21 @@ int Update(const std::string& name, RunOptions run, const InstallOptions& instal
                   cache);
     return kExitUsage;
   }
-  PackageRun package{.package = ParseNpmSpec(before->spec)};
+  PackageRun package;
+  for (Runner r : {Runner::kNpx, Runner::kNpmExec, Runner::kUvx, Runner::kPipxRun}) {
+    if (before->runner == RunnerName(r)) package.runner = r;
+  }
+  if (IsPython(package.runner)) {
+    auto spec = ParsePySpec(before->spec, /*uv_at_form=*/false);
+    if (!spec) {
+      spdlog::error("{}: {} in {}", name, spec.error().message, cache);
+      return kExitUsage;
+    }
+    package.python = std::move(spec).value();
+    package.bin = before->bin;
+  } else {
+    package.package = ParseNpmSpec(before->spec);
+  }
   auto after = Install(run, package, install, /*fresh=*/false);
   if (!after) {
     spdlog::error("{}: {}", name, after.error().Describe());

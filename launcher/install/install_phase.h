@@ -1,8 +1,10 @@
-// The install phase for package runners (`npx -y PKG`, `npm exec PKG`): before the extension
-// starts, gander installs its package into a per-extension cache,
+// The install phase for package runners (`npx -y PKG`, `npm exec PKG`, `uvx PKG`, `pipx run
+// PKG`): before the extension starts, gander installs its package into a per-extension cache,
 // $XDG_DATA_HOME/gander/packages/NAME/ (default ~/.local/share/gander/packages/NAME), in a
-// sandbox of its own: the network only to the npm registry, writes only to that cache, an
-// empty private home (every access to it logged), npm's scripts confined with it. The package
+// sandbox of its own: the network only to the npm registry or the Python package index, writes
+// only to that cache, an empty private home (every access to it logged), install scripts
+// (npm's, setup.py) confined with it. Python packages go into a venv in the cache, installed
+// with pip for both runners. The package
 // is checked against OSV first. The extension then runs from the cache (its bin), read-only
 // and offline, under its own policy; later starts reuse the cache; `gander update NAME`
 // refreshes it.

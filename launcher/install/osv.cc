@@ -6,8 +6,9 @@
 #include "launcher/install/capture.h"
 
 namespace gander::launcher::install {
-std::string OsvQueryBody(const std::string& name, const std::string& version) {
-  nlohmann::json body = {{"package", {{"name", name}, {"ecosystem", "npm"}}}};
+std::string OsvQueryBody(const std::string& name, const std::string& version,
+                         const std::string& ecosystem) {
+  nlohmann::json body = {{"package", {{"name", name}, {"ecosystem", ecosystem}}}};
   if (!version.empty()) body["version"] = version;
   return body.dump();
 }
@@ -28,14 +29,14 @@ Result<std::vector<std::string>> MaliciousIds(const std::string& body) {
 }
 
 OsvVerdict CheckOsv(const std::string& endpoint, const std::string& name,
-                    const std::string& version, int timeout_s) {
+                    const std::string& version, const std::string& ecosystem, int timeout_s) {
   std::string url = endpoint;
   while (url.ends_with("/")) url.pop_back();
   url += "/v1/query";
   auto answer = CaptureOutput(
       {"curl", "--silent", "--show-error", "--fail", "--max-time", std::to_string(timeout_s),
        "--header", "Content-Type: application/json", "--data-binary", "@-", url},
-      OsvQueryBody(name, version));
+      OsvQueryBody(name, version, ecosystem));
   if (!answer) {
     return {.kind = OsvVerdict::Kind::kUnreachable,
             .reason = url + ": " + answer.error().Describe()};

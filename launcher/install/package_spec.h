@@ -25,12 +25,31 @@ struct NpmSpec {
 };
 NpmSpec ParseNpmSpec(const std::string& text);
 
+// A Python requirement as `uvx` and `pipx run` take it: `name[extras]==1.2`, a range
+// (`name>=1`), or uvx's `name@1.2` / `name@latest`. Index names only: no URLs or local files.
+struct PySpec {
+  std::string text{};     // the requirement pip gets (uvx's `name@1.2` as `name==1.2`)
+  std::string name{};     // the distribution's name as written, without extras or version
+  std::string version{};  // the version of an exact `==V` pin (what OSV is asked about); else ""
+};
+Result<PySpec> ParsePySpec(const std::string& text, bool uv_at_form);
+
+// PEP 503's normalized name: lower case, runs of `-`, `_`, `.` as one `-`.
+std::string NormalizePyName(const std::string& name);
+
+bool IsPython(Runner runner);
+
 // What a package-runner command means.
 struct PackageRun {
   Runner runner = Runner::kNpx;
-  NpmSpec package{};
-  std::string bin{};                // `-p PKG CMD`: the bin to run; empty: the package's own
+  NpmSpec package{};  // npx, npm exec
+  PySpec python{};    // uvx, pipx run
+  // `-p PKG CMD` / `--from PKG CMD` / `--spec PKG CMD`: the bin (console script) to run;
+  // empty: the package's own
+  std::string bin{};
   std::vector<std::string> args{};  // the arguments the bin gets
+  const std::string& spec() const { return IsPython(runner) ? python.text : package.text; }
+  const std::string& name() const { return IsPython(runner) ? python.name : package.name; }
 };
 
 // nullopt: `command` is not a package runner (runs as it is). An error: it is one, but its
@@ -40,6 +59,17 @@ Result<std::optional<PackageRun>> ParsePackageRunner(const std::vector<std::stri
 // The registry npm is configured for: `npm_config_registry` in the environment, else the
 // `registry=` line of the user's .npmrc text, else https://registry.npmjs.org/.
 std::string NpmRegistry(const std::optional<std::string>& env_value, const std::string& npmrc_text);
+
+inline constexpr const char* kPyPiIndex = "https://pypi.org/simple";
+
+// The index uv is configured for: UV_DEFAULT_INDEX, else UV_INDEX_URL, else uv.toml's
+// `index-url = "..."` or the `url` of an `[[index]]` with `default = true`, else PyPI.
+std::string UvIndex(const std::optional<std::string>& default_index,
+                    const std::optional<std::string>& index_url, const std::string& uv_toml);
+
+// The index pip (and so pipx) is configured for: PIP_INDEX_URL, else `index-url` in the
+// `[global]` or `[install]` section of pip.conf, else PyPI.
+std::string PipIndex(const std::optional<std::string>& env_value, const std::string& pip_conf);
 
 // host and port of an http(s) URL ("https://registry.npmjs.org/" -> registry.npmjs.org, 443).
 struct HostPort {
@@ -51,5 +81,11 @@ Result<HostPort> UrlHostPort(const std::string& url);
 // The bin `npx PKG` runs, from the installed package.json: `bin` as a string, the only entry
 // of `bin`, or the entry named after the package (without its scope); `wanted` when set.
 Result<std::string> PickBin(const std::string& package_json_text, const std::string& wanted);
+
+// The console script `uvx PKG` / `pipx run PKG` runs, from the installed distribution's
+// entry_points.txt: `wanted` when set, else the one named after the package (`-` or `_`),
+// else the only one.
+Result<std::string> PickConsoleScript(const std::string& entry_points_txt,
+                                      const std::string& package, const std::string& wanted);
 
 }  // namespace gander::launcher::install

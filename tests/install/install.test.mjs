@@ -5,6 +5,11 @@
 //    audit log; as the current user and (when root) as uid 65534;
 //  - OSV: a stand-in endpoint (an HTTP server in this process) naming the package MAL- refuses
 //    the install; an unreachable endpoint warns on stderr and in the audit log;
+//  - uvx and pipx run from a local PEP 503 index (fixtures/make_index.py): the fixture MCP
+//    server installed from the index only, then initialize/tools/list with the index closed; a
+//    malicious sdist whose setup.py reads ~/.ssh/id_rsa and appends to ~/.bashrc; OSV (PyPI)
+//    refusing; `gander update` picking up a new version; unknown runner options refused; with
+//    a collector running, the install events reach the audit log through it, in order;
 //  - the real registry: `npx -y @modelcontextprotocol/server-memory` configured as Goose would,
 //    driven by the MCP client SDK: the first start installs through the registry-only sandbox,
 //    the second works from the cache with the registry unreachable. Skipped (with the reason)
@@ -57,7 +62,7 @@ after(() => {
 
 // A world: a home with a planted key and .bashrc, the gander binary and the packed fixture in a
 // 0755 directory (so uid 65534 can use them), owned by whoever runs gander.
-function makeWorld(who) {
+function makeWorld(who, { pack = true } = {}) {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), `gander-install-${who}-`));
   fs.chmodSync(root, 0o755);
   const home = path.join(root, "home");
@@ -68,12 +73,14 @@ function makeWorld(who) {
   fs.writeFileSync(path.join(home, ".bashrc"), BASHRC);
   fs.copyFileSync(GANDER, path.join(bin, "gander"));
   fs.chmodSync(path.join(bin, "gander"), 0o755);
-  execFileSync("npm", ["pack", "--silent", "--pack-destination", bin], {
-    cwd: path.join(here, "fixtures", "evil-package"),
-    stdio: ["ignore", "ignore", "inherit"],
-  });
   const tarball = path.join(bin, "gander-evil-fixture-1.0.0.tgz");
-  fs.chmodSync(tarball, 0o644);
+  if (pack) {
+    execFileSync("npm", ["pack", "--silent", "--pack-destination", bin], {
+      cwd: path.join(here, "fixtures", "evil-package"),
+      stdio: ["ignore", "ignore", "inherit"],
+    });
+    fs.chmodSync(tarball, 0o644);
+  }
   if (who === "uid65534") execFileSync("chown", ["-R", "65534:65534", home, ws]);
   return { root, home, ws, gander: path.join(bin, "gander"), tarball, who };
 }
@@ -82,11 +89,11 @@ function env(world, extra = {}) {
   return { PATH: "/usr/local/bin:/usr/bin:/bin", HOME: world.home, LANG: "C.UTF-8", ...extra };
 }
 
-// `gander run` with stdin closed at once (the fixture's bin exits by itself).
-function gander(world, args, extra = {}) {
+// `gander run` with stdin closed at once (the fixture's bin exits by itself), or after `input`.
+function gander(world, args, extra = {}, input = "") {
   const prefix = world.who === "uid65534" ? ["/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--"] : [];
   const argv = [...prefix, world.gander, ...args];
-  const r = spawnSync(argv[0], argv.slice(1), { cwd: world.ws, env: env(world, extra), encoding: "utf8", timeout: 300_000 });
+  const r = spawnSync(argv[0], argv.slice(1), { cwd: world.ws, env: env(world, extra), encoding: "utf8", timeout: 300_000, input });
   return { status: r.status, stdout: r.stdout, stderr: r.stderr, diag: `\n$ ${argv.join(" ")}\n--- stderr ---\n${r.stderr}` };
 }
 
@@ -287,5 +294,223 @@ test("npx -y @modelcontextprotocol/server-memory: installed through the registry
   assert.equal(starts.length, 1);
   assert.ok(starts[0].lifecycle.detail.includes(cache(world, "memory")), starts[0].lifecycle.detail);
   assertHomeUntouched(world, second.stderr());
+  fs.rmSync(world.root, { recursive: true, force: true });
+});
+
+// --- uvx and pipx run, from a local package index ----------------------------------------
+// PyPI is not reachable from the test machines: tests/install/fixtures/make_index.py builds a
+// PEP 503 index offline (the fixture MCP server as a wheel, the malicious sdist, Debian's
+// setuptools and wheel wheels for pip's isolated build) and python3's http.server serves it on
+// 127.0.0.1. gander installs both runners' packages itself (a venv in the cache, pip), so
+// neither uv nor pipx is needed.
+
+const PYTHON = "/usr/bin/python3";
+const index = { proc: null, url: "", dir: "" };
+
+function pythonMissing() {
+  const r = spawnSync(PYTHON, ["-c", "import ensurepip, venv"], { encoding: "utf8" });
+  if (r.status !== 0) return `${PYTHON} with venv and ensurepip is missing (python3-venv)`;
+  if (!fs.readdirSync("/usr/share/python-wheels").some((f) => f.startsWith("wheel-"))) {
+    return "Debian's wheel wheel is missing (python3-wheel-whl)";
+  }
+  return "";
+}
+
+function buildIndex(versions) {
+  execFileSync(PYTHON, [path.join(here, "fixtures", "make_index.py"), index.dir, ...versions.flatMap((v) => ["--mcp-version", v])], { stdio: ["ignore", "ignore", "inherit"] });
+}
+
+async function startIndex() {
+  index.dir = fs.mkdtempSync(path.join(os.tmpdir(), "gander-pyindex-"));
+  fs.chmodSync(index.dir, 0o755);
+  buildIndex(["1.0.0"]);
+  index.proc = spawn(PYTHON, ["-u", "-m", "http.server", "--bind", "127.0.0.1", "--directory", index.dir, "0"], { stdio: ["ignore", "pipe", "ignore"] });
+  const port = await new Promise((resolve, reject) => {
+    let out = "";
+    index.proc.stdout.on("data", (d) => {
+      out += d;
+      const m = out.match(/port (\d+)/);
+      if (m) resolve(Number(m[1]));
+    });
+    index.proc.once("exit", (code) => reject(new Error(`http.server exited (${code})`)));
+  });
+  index.url = `http://127.0.0.1:${port}/simple`;
+}
+
+after(() => {
+  index.proc?.kill();
+  if (index.dir) fs.rmSync(index.dir, { recursive: true, force: true });
+});
+
+async function needPython(t) {
+  const why = pythonMissing();
+  if (why) {
+    if (CI) assert.fail(why);
+    t.skip(why);
+    console.error(`SKIPPED: ${why}`);
+    return false;
+  }
+  if (!index.proc) await startIndex();
+  return true;
+}
+
+const MCP_INPUT = [
+  { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "gander-install-test", version: "0" } } },
+  { jsonrpc: "2.0", method: "notifications/initialized" },
+  { jsonrpc: "2.0", id: 2, method: "tools/list" },
+].map((m) => JSON.stringify(m) + "\n").join("");
+
+// initialize + tools/list through `gander run`; stdin closes after them, the server exits.
+function mcpSession(world, args, extra) {
+  const r = gander(world, args, extra, MCP_INPUT);
+  assert.equal(r.status, 0, r.diag);
+  const replies = r.stdout.trim().split("\n").map((l) => JSON.parse(l));
+  assert.deepEqual(replies.map((m) => m.id), [1, 2], `stdout: ${r.stdout}${r.diag}`);
+  assert.equal(replies[0].result.serverInfo.name, "gander-mcp-fixture", r.diag);
+  assert.deepEqual(replies[1].result.tools.map((t) => t.name), ["echo"], r.diag);
+  return { ...r, version: replies[0].result.serverInfo.version };
+}
+
+const indexEnv = (runner, url) => (runner === "uvx" ? { UV_INDEX_URL: url } : { PIP_INDEX_URL: url });
+const pyRunners = [
+  { runner: "pipx", command: ["pipx", "run", "gander-mcp-fixture"], spec: "gander-mcp-fixture", version: undefined },
+  { runner: "uvx", command: ["uvx", "--from", "gander-mcp-fixture==1.0.0", "gander-mcp-fixture"], spec: "gander-mcp-fixture==1.0.0", version: "1.0.0" },
+];
+
+for (const who of whos) {
+  for (const { runner, command, spec, version } of pyRunners) {
+    test(`${who}: ${command.join(" ")}: installed from the index only, then run offline from the cache`, async (t) => {
+      if (!(await needPython(t))) return;
+      const world = makeWorld(who, { pack: false });
+      const args = ["run", "--collector", "off", "--name", "py", "--osv-endpoint", osv.url, "--", ...command];
+      const first = mcpSession(world, args, indexEnv(runner, index.url));
+      assert.match(first.stderr, new RegExp(`installing ${spec.replace(/[.=]/g, "\\$&")} from ${index.url}`), first.diag);
+      let log = auditLog(world, "py");
+      const port = Number(new URL(index.url).port);
+      const net = log.filter((e) => e.kind === "network");
+      assert.ok(net.length > 0, `no network events${first.diag}`);
+      for (const e of net) {
+        assert.ok(e.network.ip === "127.0.0.1" && e.network.port === port && e.network.result === "allowed", `not the index: ${JSON.stringify(e)}`);
+      }
+      const details = installEvents(log).map((e) => e.lifecycle.detail);
+      assert.ok(details.some((d) => d === "installed gander-mcp-fixture==1.0.0 (console script gander-mcp-fixture)"), details.join("\n"));
+      // OSV was asked, in the PyPI ecosystem (about the pinned version when there is one).
+      assert.ok(osv.queries().some((q) => q.package.ecosystem === "PyPI" && q.package.name === "gander-mcp-fixture" && q.version === version), JSON.stringify(osv.queries().slice(-2)));
+      assert.ok(fs.existsSync(path.join(cache(world, "py"), "venv", "bin", "gander-mcp-fixture")));
+      assertHomeUntouched(world, first.diag);
+
+      // Second start: the index and OSV closed (any attempt would fail).
+      const lines = log.length;
+      const second = mcpSession(world, args.map((a) => (a === osv.url ? "http://127.0.0.1:9" : a)), indexEnv(runner, "http://127.0.0.1:9/simple"));
+      assert.doesNotMatch(second.stderr, /installing|OSV/, second.diag);
+      log = auditLog(world, "py");
+      assert.ok(!log.slice(lines).some((e) => e.kind === "network"), "the second start used the network");
+      assert.equal(installEvents(log).length, details.length, "the second start installed again");
+      const starts = log.slice(lines).filter((e) => e.kind === "lifecycle" && e.lifecycle.what === "start");
+      assert.equal(starts.length, 1);
+      assert.ok(starts[0].lifecycle.detail.startsWith(path.join(cache(world, "py"), "venv", "bin", "gander-mcp-fixture")), starts[0].lifecycle.detail);
+      assertHomeUntouched(world, second.diag);
+      fs.rmSync(world.root, { recursive: true, force: true });
+    });
+  }
+
+  test(`${who}: a malicious sdist's setup.py cannot touch the home directory, and the audit log shows it trying`, async (t) => {
+    if (!(await needPython(t))) return;
+    const world = makeWorld(who, { pack: false });
+    const r = gander(world, ["run", "--collector", "off", "--name", "evil", "--osv-endpoint", osv.url, "--", "uvx", "gander-evil-fixture"], indexEnv("uvx", index.url));
+    assert.equal(r.status, 0, r.diag);
+    assert.equal(r.stdout, "", `gander wrote to stdout${r.diag}`);
+    assert.match(r.stderr, /Building wheel for gander-evil-fixture/, r.diag);
+    // What setup.py saw (its report, installed with the package and printed by its script).
+    const report = JSON.parse(r.stderr.split("\n").find((l) => l.startsWith('{"')));
+    assert.equal(report.id_rsa, undefined, `setup.py read the key${r.diag}`);
+    assert.equal(report.id_rsa_error, "FileNotFoundError", r.diag);
+    assert.equal(report.home, world.home);
+    assertHomeUntouched(world, r.diag);
+
+    const files = auditLog(world, "evil").filter((e) => e.kind === "file");
+    const key = files.find((e) => e.file.path === path.join(world.home, ".ssh", "id_rsa"));
+    assert.ok(key, `no audit line for ~/.ssh/id_rsa${r.diag}`);
+    assert.equal(key.file.class, "denied");
+    assert.equal(key.file.path_label, "~/.ssh");
+    assert.match(key.exe, /python/);
+    const rc = files.find((e) => e.file.path === path.join(world.home, ".bashrc"));
+    assert.ok(rc, `no audit line for ~/.bashrc${r.diag}`);
+    assert.equal(rc.file.class, "private");
+    assert.notEqual(rc.file.access, "read");
+    fs.rmSync(world.root, { recursive: true, force: true });
+  });
+}
+
+test("uvx and pipx run: options gander does not understand are refused, naming the option", async (t) => {
+  const world = makeWorld("current_user", { pack: false });
+  for (const [command, option] of [[["uvx", "--with", "x", "y"], "uvx option --with"], [["pipx", "run", "--python", "3.12", "y"], "pipx run option --python"]]) {
+    const r = gander(world, ["run", "--collector", "off", "--name", "py", "--", ...command]);
+    assert.equal(r.status, 2, r.diag);
+    assert.ok(r.stderr.includes(option), r.diag);
+    assert.ok(!fs.existsSync(cache(world, "py")), `a cache was made${r.diag}`);
+  }
+  fs.rmSync(world.root, { recursive: true, force: true });
+});
+
+test("pipx run: OSV naming the package malicious refuses the install; gander update installs the newest version", async (t) => {
+  if (!(await needPython(t))) return;
+  const world = makeWorld("current_user", { pack: false });
+  const args = ["run", "--collector", "off", "--name", "py", "--osv-endpoint", osv.url, "--", "pipx", "run", "gander-mcp-fixture"];
+  osv.setMalicious(["gander-mcp-fixture"]);
+  let r;
+  try {
+    r = gander(world, args, indexEnv("pipx", index.url), MCP_INPUT);
+  } finally {
+    osv.setMalicious([]);
+  }
+  assert.equal(r.status, 125, r.diag);
+  assert.match(r.stderr, /refusing to install gander-mcp-fixture \(every version\): OSV .* MAL-2099-4242/, r.diag);
+  assert.ok(!fs.existsSync(path.join(cache(world, "py"), "venv")), `installed anyway${r.diag}`);
+
+  assert.equal(mcpSession(world, args, indexEnv("pipx", index.url)).version, "1.0.0");
+  buildIndex(["1.0.0", "1.0.1"]);
+  const update = gander(world, ["update", "py", "--collector", "off", "--osv-endpoint", osv.url], indexEnv("pipx", index.url));
+  assert.equal(update.status, 0, update.diag);
+  assert.equal(update.stdout, "py: gander-mcp-fixture 1.0.0 -> 1.0.1\n", update.diag);
+  assert.equal(mcpSession(world, args, indexEnv("pipx", "http://127.0.0.1:9/simple")).version, "1.0.1");
+  assertHomeUntouched(world, update.diag);
+  fs.rmSync(world.root, { recursive: true, force: true });
+});
+
+test("with a collector running, the install events go through it, in order, once each", async (t) => {
+  if (!(await needPython(t))) return;
+  if (!fs.existsSync(path.join(path.dirname(GANDER), "gander-collect"))) {
+    const why = "gander-collect is not built next to GANDER_BIN";
+    if (CI) assert.fail(why);
+    t.skip(why);
+    console.error(`SKIPPED: ${why}`);
+    return;
+  }
+  const world = makeWorld("current_user", { pack: false });
+  const runtime = path.join(world.root, "run");
+  fs.mkdirSync(runtime, { mode: 0o700 });
+  const extra = { XDG_RUNTIME_DIR: runtime, ...indexEnv("pipx", index.url) };
+  // A private collector: its socket under this world's XDG_RUNTIME_DIR, its state in its home.
+  const collector = spawn(GANDER, ["collect", "--listen", "none"], { env: env(world, extra), stdio: ["ignore", "ignore", "pipe"] });
+  let collectorLog = "";
+  collector.stderr.on("data", (d) => (collectorLog += d));
+  try {
+    const socket = path.join(runtime, "gander", "collector.sock");
+    while (!fs.existsSync(socket)) {
+      assert.equal(collector.exitCode, null, `the collector exited: ${collectorLog}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    // spawnSync would block this event loop, not the collector (a process of its own).
+    const r = mcpSession(world, ["run", "--collector", "connect", "--name", "py", "--osv-endpoint", osv.url, "--", "pipx", "run", "gander-mcp-fixture"], extra);
+    assert.doesNotMatch(r.stderr, /no collector|collector:/, r.diag);
+  } finally {
+    collector.kill("SIGTERM");
+    await new Promise((r) => (collector.exitCode !== null ? r() : collector.once("exit", r)));
+  }
+  const phases = auditLog(world, "py")
+    .filter((e) => e.kind === "lifecycle" && ["install", "start", "stop"].includes(e.lifecycle.what))
+    .map((e) => (e.lifecycle.what === "install" ? e.lifecycle.detail.split(/[ =]/).slice(0, 2).join(" ") : e.lifecycle.what));
+  assert.deepEqual(phases, ["osv clean:", "installing gander-mcp-fixture", "start", "stop", "installed gander-mcp-fixture", "start", "stop"], collectorLog);
   fs.rmSync(world.root, { recursive: true, force: true });
 });

@@ -330,6 +330,15 @@ TEST(EventMetrics, MapsEventsAndCapsLabels) {
     if (family.name == "gander_extension_info") info_series = family.metric.size();
   }
   EXPECT_EQ(info_series, 1u);
+
+  // A connection that describes no run (the install phase's events) keeps the series.
+  wire::Hello install;
+  install.launcher = "456-def";
+  install.extension = "github";
+  m.OnHello(install);
+  EXPECT_EQ(store.Value(Metric::kExtensionInfo,
+                        {"github", "native", "full", "enforce", "1111", "watched"}),
+            1);
 }
 
 TEST(MetricStore, LabelValuesAreValidUtf8) {

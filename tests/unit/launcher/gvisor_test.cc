@@ -85,6 +85,30 @@ TEST(RunscArgvTest, RootlessNoNetworkPrivateRootAndStrace) {
                                       "c1"}));
 }
 
+TEST(RunscArgvTest, HostNetworkWithTheBrokerFilter) {
+  RunscOptions options;
+  options.broker_filter = {sock_filter{0x06, 0, 0, 0x7fff0000}};  // any program: broker mode
+  EXPECT_EQ(RunscRunArgv(options, "/r/state", "/r/bundle", "c1", ""),
+            (std::vector<std::string>{"runsc", "--rootless", "--network=host", "--root=/r/state",
+                                      "run", "--bundle=/r/bundle", "c1"}));
+}
+
+TEST(OciConfigTest, HostNetworkDropsTheNetworkNamespace) {
+  BundleSpec spec;
+  spec.root = "/r";
+  auto types = [&] {
+    std::vector<std::string> out;
+    const nlohmann::json config = nlohmann::json::parse(OciConfig(spec));
+    for (const auto& ns : config["linux"]["namespaces"]) {
+      out.push_back(ns["type"]);
+    }
+    return out;
+  };
+  EXPECT_EQ(types(), (std::vector<std::string>{"pid", "network", "ipc", "uts", "mount"}));
+  spec.host_network = true;
+  EXPECT_EQ(types(), (std::vector<std::string>{"pid", "ipc", "uts", "mount"}));
+}
+
 // Lines as Debian's runsc 20221219 writes them (copied from a run on this machine).
 constexpr const char* kOpenFailed =
     "I1130 12:20:46.664111    2852 strace.go:608] [   2:   2] cat X openat(AT_FDCWD /, "

@@ -79,7 +79,7 @@ TEST(AuditReader, AGvisorLearningRunCountsAsACensusRun) {
   Learned l;
   AddAuditLine(R"({"v":1,"time":"t","kind":"lifecycle","extension":"ext","pid":1,)"
                R"("lifecycle":{"what":"start","detail":"sh","info":{"backend":"gvisor",)"
-               R"("syscall_accounting":"gvisor-census","workspace":"/w"}}})",
+               R"("syscall_accounting":"gvisor-census+broker","workspace":"/w"}}})",
                "ext", l);
   AddAuditLine(R"({"v":1,"time":"t","kind":"lifecycle","extension":"ext","pid":1,)"
                R"("lifecycle":{"what":"start","detail":"sh","info":{"backend":"gvisor",)"
