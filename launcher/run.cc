@@ -293,9 +293,9 @@ Result<std::unique_ptr<Extension>> StartExtension(const Prepared& p, bool use_na
       x->spec->seccomp = std::move(broker).value();
       x->spec->egress = true;
     }
-    auto started = StartGvisorSandbox(p, child_stdin.get(), child_stdout.get(), child_stderr.get(),
-                                      dirs, x->spec->egress ? &x->spec->seccomp : nullptr,
-                                      &x->root_symlinks);
+    auto started =
+        StartGvisorSandbox(p, child_stdin.get(), child_stdout.get(), child_stderr.get(), dirs,
+                           x->spec->egress ? &x->spec->seccomp : nullptr, &x->root_symlinks);
     if (!started) return MakeError("gvisor: " + started.error().Describe());
     x->gvisor = std::move(started).value();
     x->sandbox.listener = std::move(x->gvisor->listener);
@@ -639,12 +639,11 @@ int Run(const RunOptions& o) {
   // collector, which counts them and writes the audit log, or to the audit log directly.
   const bool learn = p.mode == RunMode::kLearn;
   // Under gVisor with notification the egress broker accounts for the network too.
-  const std::string accounting = gvisor ? std::string(learn ? "gvisor-census" : "gvisor-strace") +
-                                              (p.notify ? "+broker" : "")
-                                 : !p.notify ? "none"
-                                 : !p.notify ? "none"
-                                 : learn     ? "census"
-                                             : "watched";
+  const std::string accounting =
+      gvisor ? std::string(learn ? "gvisor-census" : "gvisor-strace") + (p.notify ? "+broker" : "")
+      : !p.notify ? "none"
+      : learn     ? "census"
+                  : "watched";
   const monitor::RunInfo info = RunInfo(p, level, accounting);
   monitor::BoundedEventQueue queue(8192);
   std::string audit_path = !o.audit_log.empty() ? o.audit_log
@@ -834,6 +833,11 @@ int Run(const RunOptions& o) {
   if (gvisor) {
     supervise.terminate = [&] { current->gvisor->Terminate(); };
     supervise.started = [&] { return !current->strace || current->strace->started(); };
+    // The strace lines of a tool call are in the log before its answer on stdout: read them
+    // first, so they are attributed to the call rather than to the idle time after it.
+    supervise.before_relay = [&] {
+      if (current->strace) read_strace(*current);
+    };
   }
   if (collector) {
     // Acknowledgements, a lost connection, or the reconnection timer.
