@@ -137,12 +137,14 @@ struct Prepared {
 // notification, network through the egress broker as native: runsc in an empty network
 // namespace of gander's with --network=host, the sentry's host connects notified (a filter
 // with only the broker's syscalls, `broker`), the DNS stub as the bundle's resolver.
-Result<std::unique_ptr<gvisor::GvisorRun>> StartGvisorSandbox(const Prepared& p, int in, int out,
-                                                              int err, PrivateDirs& dirs,
-                                                              const SeccompProgram* broker) {
+// `root_symlinks` receives the plan's symlinks in the new root, for the strace mapper.
+Result<std::unique_ptr<gvisor::GvisorRun>> StartGvisorSandbox(
+    const Prepared& p, int in, int out, int err, PrivateDirs& dirs, const SeccompProgram* broker,
+    std::vector<std::pair<std::string, std::string>>* root_symlinks) {
   FilesystemPlan plan =
       PlanFilesystem({p.policy, p.command.readable, {}}, true, ProbeHostPath, ListHostDir);
   for (const auto& note : plan.notes) spdlog::debug("filesystem: {}", note);
+  *root_symlinks = gvisor::RootSymlinks(plan.mounts);
   gvisor::BundleSpec spec;
   spec.mounts = std::move(plan.mounts);
   gvisor::RunscOptions options;
@@ -159,13 +161,19 @@ Result<std::unique_ptr<gvisor::GvisorRun>> StartGvisorSandbox(const Prepared& p,
   spec.argv.at(0) = p.command.exec_path;  // OCI has no separate path: argv[0] is the program
   spec.envp = BuildEnvironment(p.policy, p.command.path_dirs, {{"HOME", p.home}}, p.environ,
                                p.secrets->Environment(true));
+  // Secrets `as: file`: the same read-only /run/secrets as native; runsc's default
+  // --file-access-mounts=shared revalidates bind mounts, so a refreshed (renamed-over) file
+  // shows its new value inside without a restart.
+  if (Status added = p.secrets->AddMount(spec.mounts); !added) return added.error();
   spec.cwd = p.workspace;
   spec.rlimits = Rlimits(p.policy.limits);
   if (const char* platform = getenv("GANDER_RUNSC_PLATFORM"); platform && *platform) {
     options.platform = platform;
   }
   if (const char* runsc = getenv("GANDER_RUNSC"); runsc && *runsc) options.runsc = runsc;
-  options.strace_syscalls = gvisor::TracedSyscalls(p.files != monitor::FilesWatch::kOff);
+  // Learn mode counts every syscall: gVisor traces them all (slow, as the native census is).
+  options.strace_syscalls = p.mode == RunMode::kLearn ? std::vector<std::string>{gvisor::kStraceAll}
+                                                      : gvisor::TracedSyscalls(p.files);
   return gvisor::StartGvisor(spec, options, in, out, err, p.name);
 }
 
@@ -247,6 +255,7 @@ struct Extension {
   // strace log onto events.
   std::unique_ptr<gvisor::GvisorRun> gvisor;
   std::unique_ptr<gvisor::StraceMapper> strace;
+  std::vector<std::pair<std::string, std::string>> root_symlinks;  // of the gVisor root
 
   int pidfd() const { return gvisor ? gvisor->pidfd() : sandbox.pidfd.get(); }
   // Without a pid namespace, SIGKILL of the init does not take its children with it.
@@ -284,8 +293,9 @@ Result<std::unique_ptr<Extension>> StartExtension(const Prepared& p, bool use_na
       x->spec->seccomp = std::move(broker).value();
       x->spec->egress = true;
     }
-    auto started = StartGvisorSandbox(p, child_stdin.get(), child_stdout.get(), child_stderr.get(),
-                                      dirs, x->spec->egress ? &x->spec->seccomp : nullptr);
+    auto started =
+        StartGvisorSandbox(p, child_stdin.get(), child_stdout.get(), child_stderr.get(), dirs,
+                           x->spec->egress ? &x->spec->seccomp : nullptr, &x->root_symlinks);
     if (!started) return MakeError("gvisor: " + started.error().Describe());
     x->gvisor = std::move(started).value();
     x->sandbox.listener = std::move(x->gvisor->listener);
@@ -586,11 +596,8 @@ int Run(const RunOptions& o) {
     return Fail(kExitUsage, ok.error().Describe());
   }
   const bool gvisor = p.backend == policies::Backend::kGvisor;
-  if (gvisor && (o.mode != RunMode::kEnforce || o.no_namespaces)) {
-    return Fail(kExitUsage, std::string("--backend gvisor: ") +
-                                (o.no_namespaces ? "--no-namespaces" : "--mode ") +
-                                (o.no_namespaces ? "" : ModeName(o.mode)) +
-                                " is for the native backend only");
+  if (gvisor && o.no_namespaces) {
+    return Fail(kExitUsage, "--backend gvisor: --no-namespaces is for the native backend only");
   }
   auto expanded = policies::Expand(*policy, {p.workspace, p.home, p.environ});
   if (!expanded) return Fail(kExitUsage, expanded.error().Describe());
@@ -694,10 +701,11 @@ int Run(const RunOptions& o) {
   // collector, which counts them and writes the audit log, or to the audit log directly.
   const bool learn = p.mode == RunMode::kLearn;
   // Under gVisor with notification the egress broker accounts for the network too.
-  const std::string accounting = gvisor      ? (p.notify ? "gvisor-strace+broker" : "gvisor-strace")
-                                 : !p.notify ? "none"
-                                 : learn     ? "census"
-                                             : "watched";
+  const std::string accounting =
+      gvisor ? std::string(learn ? "gvisor-census" : "gvisor-strace") + (p.notify ? "+broker" : "")
+      : !p.notify ? "none"
+      : learn     ? "census"
+                  : "watched";
   const monitor::RunInfo info = RunInfo(p, level, accounting);
   monitor::BoundedEventQueue queue(8192);
   std::string audit_path = !o.audit_log.empty() ? o.audit_log
@@ -822,9 +830,15 @@ int Run(const RunOptions& o) {
       x.strace = std::make_unique<gvisor::StraceMapper>(gvisor::StraceMapperConfig{
           .extension = p.name,
           .rules = monitor::ClassifierRules::From(p.policy, p.workspace, p.command.readable),
+          .trial = p.trial ? std::optional(monitor::ClassifierRules::From(*p.trial, p.workspace,
+                                                                          p.command.readable))
+                           : std::nullopt,
           .home = p.home,
           .workspace = p.workspace,
-          .files = p.files != monitor::FilesWatch::kOff,
+          .root_symlinks = x.root_symlinks,
+          .files = p.files,
+          .log_all_files = learn,
+          .census = learn,
           .tool_calls = &rpc.tracker()});
       watches.push_back({x.gvisor->strace_fd(), [&, ex = &x](short) { return read_strace(*ex); }});
     }
@@ -838,7 +852,7 @@ int Run(const RunOptions& o) {
                          : std::nullopt,
         .denials = x.spec->seccomp.denials,
         .files = p.files,
-        .census = learn,
+        .census = learn && !x.gvisor,  // under gVisor: the broker's notifications only
         .log_all_files = learn,
         .log_home = o.log_home,
         .home = p.home,
@@ -881,6 +895,11 @@ int Run(const RunOptions& o) {
   if (gvisor) {
     supervise.terminate = [&] { current->gvisor->Terminate(); };
     supervise.started = [&] { return !current->strace || current->strace->started(); };
+    // The strace lines of a tool call are in the log before its answer on stdout: read them
+    // first, so they are attributed to the call rather than to the idle time after it.
+    supervise.before_relay = [&] {
+      if (current->strace) read_strace(*current);
+    };
   }
   if (collector) {
     // Acknowledgements, a lost connection, or the reconnection timer.
@@ -890,10 +909,18 @@ int Run(const RunOptions& o) {
                                  }});
   }
   // Syscall counts go out every few seconds, so metrics move while the extension runs.
+  auto publish_counts = [&](Extension& x) {
+    // Learn mode under gVisor: the strace census counts the sandbox's syscalls; the broker's
+    // notifications are the sentry's host-side view of the same connects, not counted twice.
+    if (x.seccomp_monitor && !(x.gvisor && learn)) x.seccomp_monitor->PublishCounts();
+    if (x.strace) {
+      for (auto& e : x.strace->TakeCounts()) queue.Push(std::move(e));
+    }
+  };
   auto counts_due = std::chrono::steady_clock::now() + kCountsInterval;
   supervise.after_turn = [&] {
-    if (current->seccomp_monitor && std::chrono::steady_clock::now() >= counts_due) {
-      current->seccomp_monitor->PublishCounts();
+    if (std::chrono::steady_clock::now() >= counts_due) {
+      publish_counts(*current);
       counts_due = std::chrono::steady_clock::now() + kCountsInterval;
     }
     if (sink) queue.Drain(*sink, std::chrono::milliseconds(2));
@@ -909,7 +936,7 @@ int Run(const RunOptions& o) {
   int64_t restart_began_ms = 0;
   restart.start = [&]() -> std::optional<monitor::ExtensionHandles> {
     restart_began_ms = monitor::MonotonicNowMs();
-    if (current->seccomp_monitor) current->seccomp_monitor->PublishCounts();
+    publish_counts(*current);
     queue.Push(ExtensionExit(p, current->sandbox, 128 + SIGKILL));  // the loop just killed it
     StartFailure failure;
     auto fresh = StartExtension(p, use_namespaces, private_dirs, &failure);
@@ -967,7 +994,7 @@ int Run(const RunOptions& o) {
   p.secrets->RevokeAll();                      // now, so its events reach the audit log
   p.secrets->hooks = {};
 
-  if (current->seccomp_monitor) current->seccomp_monitor->PublishCounts();
+  publish_counts(*current);
   const StartFailure& exec_failure = current->exec_failure;
   const SandboxProcess& sandbox = current->sandbox;
   if (!exec_failure.step.empty()) {

@@ -184,17 +184,23 @@ Status SecretManager::AddToSandbox(SandboxSpec& spec) const {
   if (dir_.empty()) return {};
   std::string inside = spec.use_namespaces ? kSecretsMountPoint : dir_;
   if (spec.use_namespaces) {
-    for (const MountOp& mount : spec.mounts) {
-      if (IsWithin(inside, mount.target)) {
-        return MakeError("secrets delivered as files appear at " + inside +
-                         ", which the policy's mount of " + mount.target +
-                         " would cover; grant paths below /run instead of /run itself");
-      }
-    }
-    spec.mounts.push_back(
-        {MountOp::Kind::kBind, dir_, inside, /*writable=*/false, /*executable=*/false});
+    if (Status added = AddMount(spec.mounts); !added) return added;
   }
   if (spec.landlock.abi > 0) spec.landlock.rules.push_back({inside, landlock::kRead});
+  return {};
+}
+
+Status SecretManager::AddMount(std::vector<MountOp>& mounts) const {
+  if (dir_.empty()) return {};
+  for (const MountOp& mount : mounts) {
+    if (IsWithin(kSecretsMountPoint, mount.target)) {
+      return MakeError(std::string("secrets delivered as files appear at ") + kSecretsMountPoint +
+                       ", which the policy's mount of " + mount.target +
+                       " would cover; grant paths below /run instead of /run itself");
+    }
+  }
+  mounts.push_back(
+      {MountOp::Kind::kBind, dir_, kSecretsMountPoint, /*writable=*/false, /*executable=*/false});
   return {};
 }
 

@@ -120,7 +120,10 @@ void AddAuditLine(std::string_view line, const std::string& extension, Learned& 
       ++out.runs;
       auto info = body->find("info");
       bool has_info = info != body->end() && info->is_object();
-      if (has_info && Str(*info, "syscall_accounting") == "census") ++out.census_runs;
+      // "gvisor-census[+broker]": learn mode under gVisor, every syscall counted from its
+      // strace.
+      std::string accounting = has_info ? Str(*info, "syscall_accounting") : "";
+      if (accounting == "census" || accounting.starts_with("gvisor-census")) ++out.census_runs;
       std::string ws = has_info ? Str(*info, "workspace") : "";
       auto add = [](std::vector<std::string>& to, const std::string& path) {
         if (!path.empty() && path[0] == '/' && std::find(to.begin(), to.end(), path) == to.end()) {

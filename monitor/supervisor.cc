@@ -149,6 +149,7 @@ int Supervise(const SupervisorOptions& options) {
     int ready = poll(fds.data(), fds.size(), timeout);
     if (ready < 0 && errno != EINTR) break;
     now = NowMs();
+    if (options.before_relay) options.before_relay();
 
     if (fds[kClientIn].revents) {
       bool was_open = !up.input_closed();

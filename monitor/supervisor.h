@@ -93,6 +93,10 @@ struct SupervisorOptions {
   std::vector<Watch> watches;
   // Runs once per loop turn, after the events of the turn (e.g. drain the event queue).
   std::function<void()> after_turn;
+  // Runs once per loop turn right after poll, before the relay reads: for an event source
+  // that lags the extension's stdout (gVisor's strace log: a syscall's line is written before
+  // the answer that follows it), so its events get the tool call still in flight.
+  std::function<void()> before_relay;
   RestartControl* restart = nullptr;
   // Called once at the end with each direction's counts (up, down, stderr).
   std::function<void(const LineRelayStats& up, const LineRelayStats& down,

@@ -9,10 +9,8 @@
 namespace gander::policies {
 
 // Succeeds when `backend` honours everything `merged` (extends resolved) asks for. Otherwise
-// one error naming every unsupported feature with where it was written, e.g.
-//   "backend gvisor cannot honour: secrets.TOKEN.as: file (my.yaml:7:5; /run/secrets is not
-//    mounted into the gVisor sandbox yet: use as: env)"
-// The native backend honours everything.
+// one error naming every unsupported feature with where it was written ("my.yaml:3:10: backend
+// gvisor cannot honour: FEATURE (my.yaml:7:5; why)"). Both backends honour everything today.
 Status CheckBackendSupport(const Policy& merged, Backend backend);
 
 }  // namespace gander::policies

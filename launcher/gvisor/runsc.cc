@@ -87,6 +87,10 @@ void SetUpBrokerNetwork(int sync, const std::string& uid_map, const std::string&
     (void)!write(sync, &report, sizeof(report));
     _exit(125);
   };
+  // gander is non-dumpable when it holds secrets (SecretManager::Protect), and so is this
+  // fork: its /proc/self files would belong to root and the id maps be unwritable by any other
+  // user. Dumpable again, as launcher/sandbox.cc does for the native clone; runsc's exec next.
+  prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
   if (unshare(CLONE_NEWUSER | CLONE_NEWNET) != 0) fail(1);
   if (!WriteText("/proc/self/setgroups", "deny", 4) ||
       !WriteText("/proc/self/uid_map", uid_map.data(), uid_map.size()) ||
@@ -132,7 +136,9 @@ std::vector<std::string> RunscRunArgv(const RunscOptions& options, const std::st
   if (!options.strace_syscalls.empty()) {
     std::string list;
     for (const auto& name : options.strace_syscalls) list += (list.empty() ? "" : ",") + name;
-    argv.insert(argv.end(), {"--strace", "--strace-syscalls=" + list, "--debug-log=" + debug_log});
+    argv.push_back("--strace");
+    if (list != kStraceAll) argv.push_back("--strace-syscalls=" + list);
+    argv.push_back("--debug-log=" + debug_log);
   }
   argv.insert(argv.end(), {"run", "--bundle=" + bundle_dir, container_id});
   return argv;

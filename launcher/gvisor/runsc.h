@@ -19,11 +19,13 @@
 namespace gander::launcher::gvisor {
 
 inline constexpr const char* kRunscBinary = "runsc";
+inline constexpr const char* kStraceAll = "*";
 
 struct RunscOptions {
   std::string runsc = kRunscBinary;  // found through PATH unless absolute
   std::string platform;              // "" (runsc's default: ptrace) or "kvm"
-  // Syscalls gVisor's strace reports to the debug log gander reads; empty: no strace.
+  // Syscalls gVisor's strace reports to the debug log gander reads; empty: no strace;
+  // {kStraceAll}: every syscall (learn mode's census).
   std::vector<std::string> strace_syscalls;
   // Egress through gander's broker: non-empty, runsc runs with --network=host (the sentry's
   // hostinet stack makes the host connects) in a fresh user and network namespace that has

@@ -1,7 +1,11 @@
 #include "launcher/gvisor/strace.h"
 
+#include <seccomp.h>
+
+#include <cerrno>
 #include <charconv>
 
+#include "monitor/denied_syscalls.h"
 #include "monitor/seccomp_monitor.h"
 #include "monitor/tool_call_tracker.h"
 #include "policies/expand.h"
@@ -11,19 +15,34 @@ namespace {
 
 using monitor::FileAccess;
 
-// How many arguments follow the path argument of each traced file syscall.
-struct FileSyscall {
-  std::string_view name;
-  bool has_dirfd;
-  int after_path;
-  FileAccess access;  // for the open family: from the flags
-};
-constexpr FileSyscall kFileSyscalls[] = {
-    {"openat", true, 2, FileAccess::kRead},    {"open", false, 2, FileAccess::kRead},
-    {"creat", false, 1, FileAccess::kCreate},  {"mkdirat", true, 1, FileAccess::kCreate},
-    {"mkdir", false, 1, FileAccess::kCreate},  {"unlinkat", true, 1, FileAccess::kDelete},
-    {"unlink", false, 0, FileAccess::kDelete}, {"rmdir", false, 0, FileAccess::kDelete},
-};
+// Names the Debian runsc (20221219) does not know: `--strace-syscalls` with any of them makes
+// the sandbox fail to start, so they are never asked for (gVisor does not implement them
+// either: openat2 and the like get ENOSYS inside it).
+constexpr std::string_view kUnknownToRunsc[] = {
+    "openat2", "fchmodat2", "faccessat2", "umount", "pidfd_getfd", "mount_setattr", "quotactl_fd"};
+
+bool KnownToRunsc(std::string_view name) {
+  for (std::string_view unknown : kUnknownToRunsc) {
+    if (unknown == name) return false;
+  }
+  return true;
+}
+
+// The deny list entries gVisor's refusals are reported for: those refused whatever their
+// arguments (the patterned ones, clone(CLONE_NEW*), ioctl(TIOCSTI), socket families, depend
+// on values the strace text does not reliably show).
+std::vector<monitor::DeniedSyscall> ReportedDenials() {
+  std::vector<monitor::DeniedSyscall> out;
+  for (auto& d : monitor::DeniedSyscalls({})) {
+    if (!d.silent && d.any_of.empty() && KnownToRunsc(d.name)) out.push_back(std::move(d));
+  }
+  return out;
+}
+
+// gVisor's own refusal of a syscall, as opposed to an ordinary failure (ENOENT, EBADF, ...).
+bool IsRefusal(int error) {
+  return error == EPERM || error == EACCES || error == ENOSYS || error == EOPNOTSUPP;
+}
 
 std::string_view Trim(std::string_view s) {
   while (!s.empty() && s.front() == ' ') s.remove_prefix(1);
@@ -31,13 +50,28 @@ std::string_view Trim(std::string_view s) {
   return s;
 }
 
-// Skips "0x7f8a... " (an address as strace prints it before the string it points to).
+// "0x7f8a... text": the text strace prints after the address of a string argument ("" for an
+// empty string); nullopt without an address (a null pointer prints as "0x0" or "null").
 std::optional<std::string_view> AfterAddress(std::string_view s) {
-  s = Trim(s);
   if (!s.starts_with("0x")) return std::nullopt;
   size_t space = s.find(' ');
   if (space == std::string_view::npos) return std::nullopt;
   return s.substr(space + 1);
+}
+
+// Can `s` be the start of an argument as gVisor prints one? Numbers ("0x1f", "0o644", "3",
+// "-1"), flag words ("O_RDONLY|O_CLOEXEC", "AT_FDCWD /tmp"), null, structs, lists, strings.
+bool StartsArgument(std::string_view s) {
+  if (s.empty()) return false;
+  char c = s.front();
+  if ((c >= '0' && c <= '9') || c == '-' || c == '{' || c == '[' || c == '"' || c == '<') {
+    return true;
+  }
+  if (s.starts_with("null")) return true;
+  if (c < 'A' || c > 'Z') return false;
+  size_t end = s.find_first_of(" |)");
+  std::string_view word = s.substr(0, end);
+  return word.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") == std::string_view::npos;
 }
 
 // Go's %q strings of an execve argv: ["a", "b\n"].
@@ -83,12 +117,60 @@ FileAccess OpenAccess(std::string_view flags, FileAccess fallback) {
   return fallback;
 }
 
+// AT_FDCWD as gVisor prints a dirfd: "AT_FDCWD /cwd", or, where the argument is not typed as
+// a dirfd (renameat2's second), the raw value.
+bool IsAtFdcwd(std::string_view dirfd) {
+  return dirfd.starts_with("AT_FDCWD") || dirfd == "0xffffff9c" || dirfd == "-100";
+}
+
 }  // namespace
 
-std::vector<std::string> TracedSyscalls(bool files) {
-  std::vector<std::string> out{"execve", "execveat", "exit_group"};
-  if (files) {
-    for (const FileSyscall& f : kFileSyscalls) out.emplace_back(f.name);
+std::vector<std::string> TracedSyscalls(monitor::FilesWatch files) {
+  std::vector<std::string> out;
+  for (const monitor::WatchedSyscall& w : monitor::WatchedSyscalls()) {
+    if (static_cast<int>(w.level) <= static_cast<int>(files) && KnownToRunsc(w.name)) {
+      out.emplace_back(w.name);
+    }
+  }
+  for (const auto& d : ReportedDenials()) out.emplace_back(d.name);
+  return out;
+}
+
+std::vector<std::string_view> SplitStraceArgs(std::string_view args) {
+  std::vector<std::string_view> pieces;
+  int depth = 0;
+  bool quoted = false;
+  size_t start = 0;
+  for (size_t i = 0; i < args.size(); ++i) {
+    char c = args[i];
+    if (quoted) {
+      if (c == '\\') {
+        ++i;
+      } else if (c == '"') {
+        quoted = false;
+      }
+    } else if (c == '"') {
+      quoted = true;
+    } else if (c == '{' || c == '[') {
+      ++depth;
+    } else if ((c == '}' || c == ']') && depth > 0) {
+      --depth;
+    } else if (depth == 0 && c == ',' && i + 1 < args.size() && args[i + 1] == ' ') {
+      pieces.push_back(args.substr(start, i - start));
+      start = i + 2;
+      ++i;
+    }
+  }
+  if (start < args.size() || !pieces.empty()) pieces.push_back(args.substr(start));
+  // A piece that cannot start an argument belongs to the one before (a path with ", ").
+  std::vector<std::string_view> out;
+  for (std::string_view piece : pieces) {
+    if (!out.empty() && !StartsArgument(piece)) {
+      const char* begin = out.back().data();
+      out.back() = std::string_view(begin, piece.data() + piece.size() - begin);
+    } else {
+      out.push_back(piece);
+    }
   }
   return out;
 }
@@ -135,12 +217,40 @@ std::optional<StraceRecord> ParseStraceLine(std::string_view line) {
   return r;
 }
 
-std::optional<monitor::Event> StraceMapper::Map(const StraceRecord& r) const {
+StraceMapper::StraceMapper(StraceMapperConfig config) : config_(std::move(config)) {
+  label_anchors_ = (config_.trial ? *config_.trial : config_.rules).DenyPaths();
+  for (const auto& d : ReportedDenials()) denied_.emplace(std::string(d.name), d.error);
+}
+
+std::string StraceMapper::ThroughRootSymlinks(const std::string& path) const {
+  for (const auto& [link, target] : config_.root_symlinks) {
+    if (path.starts_with(link) && (path.size() == link.size() || path[link.size()] == '/')) {
+      std::string base = target.starts_with("/") ? "" : "/";
+      return policies::NormalizePath(base + target + path.substr(link.size()));
+    }
+  }
+  return path;
+}
+
+monitor::Event StraceMapper::Base(const StraceRecord& r) const {
   monitor::Event e;
   e.time_ns = monitor::WallClockNowNs();
   e.extension = config_.extension;
   e.sandbox_pid = r.pid;
   if (config_.tool_calls) e.tool_call = config_.tool_calls->Slot();
+  return e;
+}
+
+void StraceMapper::Map(const StraceRecord& r, std::vector<monitor::Event>& out) {
+  if (config_.census) ++counts_[r.syscall];
+  std::vector<std::string_view> args = SplitStraceArgs(r.args);
+  for (std::string_view arg : args) {
+    if (arg.starts_with("AT_FDCWD /")) {
+      if (cwd_.size() > 4096) cwd_.clear();  // pids are reused: stay bounded
+      cwd_[r.pid] = arg.substr(9);
+      break;
+    }
+  }
 
   if (r.syscall == "exit_group") {
     monitor::ProcessEvent exit{.action = monitor::ProcessAction::kExit};
@@ -152,82 +262,115 @@ std::optional<monitor::Event> StraceMapper::Map(const StraceRecord& r) const {
       std::from_chars(arg.data(), arg.data() + arg.size(), code);
     }
     exit.exit_code = code & 0xff;
+    monitor::Event e = Base(r);
     e.payload = exit;
-    return e;
+    out.push_back(std::move(e));
+    return;
   }
   if (r.syscall == "execve" || r.syscall == "execveat") {
-    if (r.error != 0) return std::nullopt;  // the native monitor reports refused execs
-    std::string_view args = r.args;
-    if (r.syscall == "execveat") {
-      size_t comma = args.find(", ");
-      if (comma == std::string_view::npos) return std::nullopt;
-      args = args.substr(comma + 2);
-    }
-    auto path = AfterAddress(args);
-    if (!path) return std::nullopt;
-    size_t end = path->find(", 0x");
+    if (r.error != 0) return;  // the process event is for the exec that happened
+    size_t at = r.syscall == "execveat" ? 1 : 0;
+    if (args.size() < at + 2) return;
+    auto path = AfterAddress(args[at]);
+    if (!path) return;
     monitor::ProcessEvent exec{.action = monitor::ProcessAction::kExec};
-    exec.path = std::string(path->substr(0, end));
-    if (end != std::string_view::npos) {
-      std::string_view lists = path->substr(end + 2);
-      // argv is the first bracketed list; the environment (never recorded) the second.
-      size_t env = lists.find("], 0x");
-      exec.argv = ParseQuotedList(lists.substr(0, env), &exec.argv_truncated);
-    }
-    e.payload = exec;
-    return e;
+    exec.path = std::string(*path);
+    // argv is the list after the path; the environment (never recorded) the one after it.
+    exec.argv = ParseQuotedList(args[at + 1], &exec.argv_truncated);
+    monitor::Event e = Base(r);
+    e.payload = std::move(exec);
+    out.push_back(std::move(e));
+    return;
   }
+  if (auto denied = denied_.find(r.syscall); denied != denied_.end()) {
+    if (!IsRefusal(r.error)) return;  // gVisor's kernel ran it (see docs/sandbox.md)
+    monitor::SyscallEvent s;
+    s.name = r.syscall;
+    s.nr = seccomp_syscall_resolve_name(r.syscall.c_str());
+    s.error = r.error;
+    s.action = monitor::SyscallAction::kDenied;
+    monitor::Event e = Base(r);
+    e.payload = std::move(s);
+    out.push_back(std::move(e));
+    return;
+  }
+  const monitor::WatchedSyscall* watched = monitor::FindWatched(r.syscall);
+  if (!watched || watched->exits || config_.files == monitor::FilesWatch::kOff ||
+      static_cast<int>(watched->level) > static_cast<int>(config_.files)) {
+    return;
+  }
+  MapFile(r, *watched, args, out);
+}
 
-  if (!config_.files) return std::nullopt;
-  const FileSyscall* spec = nullptr;
-  for (const FileSyscall& f : kFileSyscalls) {
-    if (f.name == r.syscall) spec = &f;
+void StraceMapper::MapFile(const StraceRecord& r, const monitor::WatchedSyscall& w,
+                           const std::vector<std::string_view>& args,
+                           std::vector<monitor::Event>& out) {
+  for (const monitor::PathArg* arg : {&w.first, &w.second}) {
+    if (arg->path < 0 || static_cast<size_t>(arg->path) >= args.size()) continue;
+    auto raw = AfterAddress(args[arg->path]);
+    // An empty path (AT_EMPTY_PATH: the dirfd's own file) names a file already open.
+    if (!raw || raw->empty()) continue;
+    std::optional<std::string> dir;
+    if (arg->dirfd >= 0 && static_cast<size_t>(arg->dirfd) < args.size() &&
+        !IsAtFdcwd(args[arg->dirfd])) {
+      // "0x3 /dir": the path gVisor knows for the fd.
+      std::string_view fd = args[arg->dirfd];
+      if (size_t space = fd.find(' '); space != std::string_view::npos) {
+        dir = std::string(fd.substr(space + 1));
+      }
+    } else if (auto cwd = cwd_.find(r.pid); cwd != cwd_.end()) {
+      dir = cwd->second;
+    }
+    monitor::FileEvent file;
+    file.syscall = r.syscall;
+    file.raw_path = std::string(raw->substr(0, monitor::kMaxRawPathBytes));
+    file.raw_path_truncated = raw->size() > monitor::kMaxRawPathBytes;
+    file.access = arg->access;
+    if (w.open_flags >= 0 && static_cast<size_t>(w.open_flags) < args.size()) {
+      file.access = OpenAccess(args[w.open_flags], arg->access);
+    }
+    if (raw->starts_with("/")) {
+      file.path = policies::NormalizePath(*raw);
+    } else if (dir && dir->starts_with("/")) {
+      file.path = policies::NormalizePath(*dir + "/" + std::string(*raw));
+    }
+    if (file.path) file.path = ThroughRootSymlinks(*file.path);
+    file.path_class = file.path ? config_.rules.Classify(*file.path) : monitor::PathClass::kUnknown;
+    if (r.error != 0 && monitor::RefusedBySandbox(file.access, file.path_class)) {
+      file.result = monitor::Verdict::kDenied;
+      file.error = r.error;
+    }
+    if (config_.trial && file.result == monitor::Verdict::kAllowed && file.path) {
+      file.path_class = config_.trial->Classify(*file.path);
+      if (monitor::RefusedBySandbox(file.access, file.path_class)) {
+        file.result = monitor::Verdict::kWouldDeny;
+      }
+    }
+    if (!config_.log_all_files && !monitor::NotableFileEvent(file)) continue;
+    file.path_label = monitor::NormaliseForLabel(file.path.value_or(file.raw_path), config_.home,
+                                                 config_.workspace, label_anchors_);
+    monitor::Event e = Base(r);
+    e.payload = std::move(file);
+    out.push_back(std::move(e));
   }
-  if (!spec) return std::nullopt;
-  std::string_view args = r.args;
-  std::string dir;
-  if (spec->has_dirfd) {
-    // "AT_FDCWD /cwd, 0x7f.. path, ..." or "3 /dir, 0x7f.. path, ...": the dirfd's path.
-    size_t comma = args.find(", 0x");
-    if (comma == std::string_view::npos) return std::nullopt;
-    std::string_view fd = args.substr(0, comma);
-    if (size_t space = fd.find(' '); space != std::string_view::npos) dir = fd.substr(space + 1);
-    args = args.substr(comma + 2);
+}
+
+std::vector<monitor::Event> StraceMapper::TakeCounts() {
+  std::vector<monitor::Event> events;
+  for (const auto& [name, count] : counts_) {
+    monitor::Event e;
+    e.time_ns = monitor::WallClockNowNs();
+    e.extension = config_.extension;
+    monitor::SyscallEvent s;
+    s.name = name;
+    s.nr = seccomp_syscall_resolve_name(name.c_str());
+    s.action = monitor::SyscallAction::kCounted;
+    s.count = count;
+    e.payload = std::move(s);
+    events.push_back(std::move(e));
   }
-  auto after = AfterAddress(args);
-  if (!after) return std::nullopt;
-  // The path runs to the argument `after_path` commas from the end (paths may hold ", ").
-  std::string_view path = *after;
-  std::string_view flags;
-  for (int i = 0; i < spec->after_path; ++i) {
-    size_t comma = path.rfind(", ");
-    if (comma == std::string_view::npos) return std::nullopt;
-    if (i == spec->after_path - 1) flags = path.substr(comma + 2);
-    path = path.substr(0, comma);
-  }
-  monitor::FileEvent file;
-  file.syscall = r.syscall;
-  file.raw_path = std::string(path.substr(0, monitor::kMaxRawPathBytes));
-  file.raw_path_truncated = path.size() > monitor::kMaxRawPathBytes;
-  file.access = spec->access;
-  if (r.syscall == "openat" || r.syscall == "open") file.access = OpenAccess(flags, spec->access);
-  if (path.starts_with("/")) {
-    file.path = policies::NormalizePath(path);
-  } else if (dir.starts_with("/")) {
-    file.path = policies::NormalizePath(dir + "/" + std::string(path));
-  }
-  file.path_class = file.path ? config_.rules.Classify(*file.path) : monitor::PathClass::kUnknown;
-  if (file.path) {
-    file.path_label = monitor::NormaliseForLabel(*file.path, config_.home, config_.workspace,
-                                                 config_.rules.DenyPaths());
-  }
-  if (r.error != 0 && monitor::RefusedBySandbox(file.access, file.path_class)) {
-    file.result = monitor::Verdict::kDenied;
-    file.error = r.error;
-  }
-  if (!monitor::NotableFileEvent(file)) return std::nullopt;
-  e.payload = std::move(file);
-  return e;
+  counts_.clear();
+  return events;
 }
 
 void StraceMapper::Feed(std::string_view bytes, std::vector<monitor::Event>& out) {
@@ -240,7 +383,7 @@ void StraceMapper::Feed(std::string_view bytes, std::vector<monitor::Event>& out
     }
     if (auto record = ParseStraceLine(line)) {
       ++lines_;
-      if (auto event = Map(*record)) out.push_back(std::move(*event));
+      Map(*record, out);
     }
   }
   partial_.erase(0, start);

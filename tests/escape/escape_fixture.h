@@ -668,11 +668,14 @@ class SandboxTest {
     return argv;
   }
 
+  // `pipe_stdin`: stdin stays open until the run ends (else /dev/null: an EOF at once, which
+  // gander answers with SIGTERM 1 s after the extension started).
   RunResult Gander(const Argv& flags, const Argv& command, const fs::path& workspace,
-                   int leak_fd = -1, bool stderr_tty = false) {
+                   int leak_fd = -1, bool stderr_tty = false, bool pipe_stdin = false) {
     RunOptions o = Opts(workspace);
     o.leak_fd = leak_fd;
     o.stderr_tty = stderr_tty;
+    o.pipe_stdin = pipe_stdin;
     Argv argv = GanderArgv(flags, command, workspace);
     last_command_ = Quote(argv);
     return RunCommand(argv, o);

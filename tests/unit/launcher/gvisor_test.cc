@@ -77,6 +77,12 @@ TEST(RunscArgvTest, RootlessNoNetworkPrivateRootAndStrace) {
       (std::vector<std::string>{"runsc", "--rootless", "--network=none", "--root=/r/state",
                                 "--platform=kvm", "--strace", "--strace-syscalls=openat,execve",
                                 "--debug-log=/r/log", "run", "--bundle=/r/bundle", "c1"}));
+  options.platform = "";
+  options.strace_syscalls = {kStraceAll};  // learn mode: every syscall
+  EXPECT_EQ(RunscRunArgv(options, "/r/state", "/r/bundle", "c1", "/r/log"),
+            (std::vector<std::string>{"runsc", "--rootless", "--network=none", "--root=/r/state",
+                                      "--strace", "--debug-log=/r/log", "run", "--bundle=/r/bundle",
+                                      "c1"}));
 }
 
 TEST(RunscArgvTest, HostNetworkWithTheBrokerFilter) {
@@ -127,10 +133,35 @@ StraceMapperConfig Config() {
   policy.deny = {"/home/u/.ssh"};
   return {.extension = "ext",
           .rules = monitor::ClassifierRules::From(policy, "/home/u/ws"),
+          .trial = std::nullopt,
           .home = "/home/u",
           .workspace = "/home/u/ws",
-          .files = true,
+          .root_symlinks = {{"/lib", "usr/lib"}},
+          .files = monitor::FilesWatch::kOpens,
+          .log_all_files = false,
+          .census = false,
           .tool_calls = nullptr};
+}
+
+// The events of one line.
+std::vector<monitor::Event> All(StraceMapper& mapper, std::string_view line) {
+  std::vector<monitor::Event> out;
+  auto record = ParseStraceLine(line);
+  EXPECT_TRUE(record) << line;
+  if (record) mapper.Map(*record, out);
+  return out;
+}
+
+// The event of a line that makes at most one.
+std::optional<monitor::Event> One(StraceMapper& mapper, std::string_view line) {
+  auto out = All(mapper, line);
+  EXPECT_LE(out.size(), 1u);
+  if (out.empty()) return std::nullopt;
+  return std::move(out.front());
+}
+
+const monitor::FileEvent& File(const monitor::Event& e) {
+  return std::get<monitor::FileEvent>(e.payload);
 }
 
 TEST(StraceTest, ParsesExitLinesOnly) {
@@ -148,7 +179,7 @@ TEST(StraceTest, ParsesExitLinesOnly) {
 
 TEST(StraceTest, ADeniedReadBecomesAFileEvent) {
   StraceMapper mapper(Config());
-  auto e = mapper.Map(*ParseStraceLine(kOpenFailed));
+  auto e = One(mapper, (kOpenFailed));
   ASSERT_TRUE(e);
   const auto& f = std::get<monitor::FileEvent>(e->payload);
   EXPECT_EQ(f.path, "/home/u/.ssh/id_rsa");
@@ -163,9 +194,10 @@ TEST(StraceTest, ADeniedReadBecomesAFileEvent) {
 TEST(StraceTest, RelativePathsResolveAgainstTheDirfdAndPlainReadsOfGrantsAreQuiet) {
   StraceMapper mapper(Config());
   // A write outside, relative to the cwd gVisor prints after AT_FDCWD.
-  auto out = mapper.Map(*ParseStraceLine(
-      "I1 2 3 strace.go:608] [   5:   5] sh X openat(AT_FDCWD /var, 0x1 lib/x, "
-      "O_WRONLY|O_CREAT|O_TRUNC, 0o666) = 0 (0x0) errno=2 (no such file or directory) (1µs)"));
+  auto out =
+      One(mapper,
+          ("I1 2 3 strace.go:608] [   5:   5] sh X openat(AT_FDCWD /var, 0x1 lib/x, "
+           "O_WRONLY|O_CREAT|O_TRUNC, 0o666) = 0 (0x0) errno=2 (no such file or directory) (1µs)"));
   ASSERT_TRUE(out);
   const auto& f = std::get<monitor::FileEvent>(out->payload);
   EXPECT_EQ(f.path, "/var/lib/x");
@@ -173,23 +205,25 @@ TEST(StraceTest, RelativePathsResolveAgainstTheDirfdAndPlainReadsOfGrantsAreQuie
   EXPECT_EQ(f.path_class, monitor::PathClass::kOutside);
   EXPECT_EQ(f.result, monitor::Verdict::kDenied);
   // Reading /etc (a grant) and writing the workspace are no news.
-  EXPECT_FALSE(mapper.Map(*ParseStraceLine(
-      "I1 2 3 strace.go:608] [   5:   5] sh X openat(AT_FDCWD /, 0x1 /etc/passwd, O_RDONLY, "
-      "0o0) = 3 (0x3) (1µs)")));
-  EXPECT_FALSE(mapper.Map(*ParseStraceLine(
-      "I1 2 3 strace.go:608] [   5:   5] sh X openat(AT_FDCWD /home/u/ws, 0x1 a.txt, "
-      "O_WRONLY|O_CREAT, 0o666) = 3 (0x3) (1µs)")));
+  EXPECT_FALSE(
+      One(mapper,
+          ("I1 2 3 strace.go:608] [   5:   5] sh X openat(AT_FDCWD /, 0x1 /etc/passwd, O_RDONLY, "
+           "0o0) = 3 (0x3) (1µs)")));
+  EXPECT_FALSE(
+      One(mapper, ("I1 2 3 strace.go:608] [   5:   5] sh X openat(AT_FDCWD /home/u/ws, 0x1 a.txt, "
+                   "O_WRONLY|O_CREAT, 0o666) = 3 (0x3) (1µs)")));
   // A path holding ", " stays whole.
-  auto comma = mapper.Map(*ParseStraceLine(
-      "I1 2 3 strace.go:608] [   5:   5] sh X mkdirat(AT_FDCWD /, 0x1 /opt/a, b, 0o777) = 0 "
-      "(0x0) errno=2 (x) (1µs)"));
+  auto comma =
+      One(mapper,
+          ("I1 2 3 strace.go:608] [   5:   5] sh X mkdirat(AT_FDCWD /, 0x1 /opt/a, b, 0o777) = 0 "
+           "(0x0) errno=2 (x) (1µs)"));
   ASSERT_TRUE(comma);
   EXPECT_EQ(std::get<monitor::FileEvent>(comma->payload).path, "/opt/a, b");
 }
 
 TEST(StraceTest, ExecKeepsArgvNeverTheEnvironment) {
   StraceMapper mapper(Config());
-  auto e = mapper.Map(*ParseStraceLine(kExec));
+  auto e = One(mapper, (kExec));
   ASSERT_TRUE(e);
   const auto& p = std::get<monitor::ProcessEvent>(e->payload);
   EXPECT_EQ(p.action, monitor::ProcessAction::kExec);
@@ -200,7 +234,7 @@ TEST(StraceTest, ExecKeepsArgvNeverTheEnvironment) {
 
 TEST(StraceTest, ExitGroupIsAnExitEvent) {
   StraceMapper mapper(Config());
-  auto e = mapper.Map(*ParseStraceLine(kExit));
+  auto e = One(mapper, (kExit));
   ASSERT_TRUE(e);
   const auto& p = std::get<monitor::ProcessEvent>(e->payload);
   EXPECT_EQ(p.action, monitor::ProcessAction::kExit);
@@ -221,10 +255,186 @@ TEST(StraceTest, FeedReassemblesLinesCutAnywhere) {
   EXPECT_TRUE(mapper.started());
 }
 
-TEST(StraceTest, FilesOffTracesOnlyExecAndExit) {
-  EXPECT_EQ(TracedSyscalls(false), (std::vector<std::string>{"execve", "execveat", "exit_group"}));
-  auto all = TracedSyscalls(true);
-  EXPECT_NE(std::find(all.begin(), all.end(), "openat"), all.end());
+TEST(StraceTest, TracedSyscallsFollowTheNativeTableAndWhatRunscKnows) {
+  auto has = [](const std::vector<std::string>& v, const char* name) {
+    return std::find(v.begin(), v.end(), name) != v.end();
+  };
+  auto off = TracedSyscalls(monitor::FilesWatch::kOff);
+  EXPECT_TRUE(has(off, "execve") && has(off, "exit_group"));
+  EXPECT_FALSE(has(off, "openat"));
+  EXPECT_TRUE(has(off, "bpf") && has(off, "kexec_load"));  // refusals are always reported
+  EXPECT_FALSE(has(off, "clone"));                         // patterned denials are not
+  auto opens = TracedSyscalls(monitor::FilesWatch::kOpens);
+  for (const char* name : {"openat", "renameat2", "fchmodat", "linkat", "symlinkat", "unlinkat"}) {
+    EXPECT_TRUE(has(opens, name)) << name;
+  }
+  EXPECT_FALSE(has(opens, "statx"));
+  // Unknown to the Debian runsc: asking for them keeps the sandbox from starting.
+  EXPECT_FALSE(has(opens, "openat2"));
+  EXPECT_FALSE(has(opens, "fchmodat2"));
+  auto all = TracedSyscalls(monitor::FilesWatch::kAll);
+  EXPECT_TRUE(has(all, "statx") && has(all, "newfstatat") && has(all, "access"));
+  EXPECT_FALSE(has(all, "faccessat2"));
+}
+
+TEST(StraceTest, SplitsArgumentsAtTheTopLevelOnly) {
+  EXPECT_EQ(SplitStraceArgs(""), std::vector<std::string_view>{});
+  EXPECT_EQ(SplitStraceArgs("0x1"), std::vector<std::string_view>{"0x1"});
+  // A stat buffer's fields and a quoted list hold ", " too.
+  EXPECT_EQ(
+      SplitStraceArgs("AT_FDCWD /tmp, 0x1 /a, 0x2 {dev=1, ino=2}, 0x0"),
+      (std::vector<std::string_view>{"AT_FDCWD /tmp", "0x1 /a", "0x2 {dev=1, ino=2}", "0x0"}));
+  EXPECT_EQ(
+      SplitStraceArgs(R"(0x1 /bin/x, 0x2 ["x", "a, \"b"], 0x3 ["E=1"])"),
+      (std::vector<std::string_view>{"0x1 /bin/x", R"(0x2 ["x", "a, \"b"])", R"(0x3 ["E=1"])"}));
+  // An unquoted path holding ", " stays one argument; flags and numbers still split.
+  EXPECT_EQ(SplitStraceArgs("0x1 /a, my docs/f, O_RDONLY|O_CLOEXEC, 0o0"),
+            (std::vector<std::string_view>{"0x1 /a, my docs/f", "O_RDONLY|O_CLOEXEC", "0o0"}));
+}
+
+TEST(StraceTest, RenameGivesBothPathsAgainstTheCwd) {
+  StraceMapper mapper(Config());
+  // renameat2's second dirfd is printed raw (0xffffff9c is AT_FDCWD): the cwd is the first's.
+  auto out = All(mapper,
+                 "I1 2 3 strace.go:611] [   3:   3] mv X renameat2(AT_FDCWD /var, 0x7f d/f, "
+                 "0xffffff9c, 0x7f d/g, 0x1) = 0 (0x0) errno=30 (read-only file system) (33µs)");
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(File(out[0]).path, "/var/d/f");
+  EXPECT_EQ(File(out[0]).access, monitor::FileAccess::kRename);
+  EXPECT_EQ(File(out[0]).result, monitor::Verdict::kDenied);
+  EXPECT_EQ(File(out[0]).error, 30);
+  EXPECT_EQ(File(out[1]).path, "/var/d/g");
+  EXPECT_EQ(File(out[1]).access, monitor::FileAccess::kCreate);
+  EXPECT_EQ(File(out[1]).syscall, "renameat2");
+}
+
+TEST(StraceTest, ChmodLinkAndNonAtCallsUseTheRememberedCwd) {
+  StraceMapper mapper(Config());
+  auto chmod = One(mapper,
+                   "I1 2 3 strace.go:605] [   4:   4] chmod X fchmodat(AT_FDCWD /etc, 0x5 passwd, "
+                   "0o600) = 0 (0x0) errno=30 (read-only file system) (19µs)");
+  ASSERT_TRUE(chmod);
+  EXPECT_EQ(File(*chmod).path, "/etc/passwd");
+  EXPECT_EQ(File(*chmod).access, monitor::FileAccess::kChmod);
+  EXPECT_EQ(File(*chmod).result, monitor::Verdict::kDenied);
+  // symlinkat(target, newdirfd, linkpath): only the link is a path to check.
+  auto link = One(mapper,
+                  "I1 2 3 strace.go:605] [   4:   4] ln X symlinkat(0x7f /home/u/.ssh/id_rsa, "
+                  "AT_FDCWD /opt, 0x7f lnk) = 0 (0x0) errno=13 (permission denied) (16µs)");
+  ASSERT_TRUE(link);
+  EXPECT_EQ(File(*link).path, "/opt/lnk");
+  EXPECT_EQ(File(*link).access, monitor::FileAccess::kCreate);
+  // mkdir has no dirfd: pid 4's cwd was last printed as /opt.
+  auto mkdir = One(mapper,
+                   "I1 2 3 strace.go:602] [   4:   4] mkdir X mkdir(0x7f d, 0o777) = 0 (0x0) "
+                   "errno=30 (read-only file system) (24µs)");
+  ASSERT_TRUE(mkdir);
+  EXPECT_EQ(File(*mkdir).path, "/opt/d");
+  // Another pid's cwd is unknown: the event keeps the raw path, unresolved.
+  auto other = One(mapper,
+                   "I1 2 3 strace.go:602] [   9:   9] mkdir X mkdir(0x7f d, 0o777) = 0 (0x0) "
+                   "errno=30 (read-only file system) (24µs)");
+  ASSERT_TRUE(other);
+  EXPECT_FALSE(File(*other).path);
+  EXPECT_EQ(File(*other).raw_path, "d");
+}
+
+TEST(StraceTest, ADirfdHoldingADirectoryResolvesRelativeOpens) {
+  StraceMapper mapper(Config());
+  auto e = One(mapper,
+               "I1 2 3 strace.go:608] [   2:   2] cat X openat(0x3 /home/u, 0x7f .ssh/id_rsa, "
+               "O_RDONLY|0x0, 0o0) = 0 (0x0) errno=2 (no such file or directory) (20µs)");
+  ASSERT_TRUE(e);
+  EXPECT_EQ(File(*e).path, "/home/u/.ssh/id_rsa");
+  EXPECT_EQ(File(*e).path_label, "~/.ssh");
+  EXPECT_EQ(File(*e).result, monitor::Verdict::kDenied);
+}
+
+TEST(StraceTest, StatProbesAtFilesAllOnly) {
+  constexpr const char* kStat =
+      "I1 2 3 strace.go:608] [   6:   6] ls X newfstatat(AT_FDCWD /tmp, 0x7f /home/u/.ssh, "
+      "0x7fdb {dev=14, ino=477, mode=S_IFDIR|0o700}, 0x0) = 0 (0x0) errno=2 (no such file or "
+      "directory) (1µs)";
+  StraceMapper opens(Config());
+  EXPECT_FALSE(One(opens, kStat));
+  StraceMapperConfig config = Config();
+  config.files = monitor::FilesWatch::kAll;
+  StraceMapper all(std::move(config));
+  auto e = One(all, kStat);
+  ASSERT_TRUE(e);
+  EXPECT_EQ(File(*e).path, "/home/u/.ssh");
+  EXPECT_EQ(File(*e).access, monitor::FileAccess::kStat);
+  // fstat through AT_EMPTY_PATH (an empty path) concerns a file already open: no event.
+  EXPECT_FALSE(One(all,
+                   "I1 2 3 strace.go:608] [   6:   6] ls X newfstatat(0x3 /home/u/.ssh/k, 0x7f , "
+                   "0x7fdb {dev=14, ino=1}, 0x1000) = 0 (0x0) errno=2 (x) (1µs)"));
+}
+
+TEST(StraceTest, SyscallsGvisorRefusedAreDeniedSyscallEvents) {
+  StraceMapper mapper(Config());
+  auto e = One(mapper,
+               "I1 2 3 strace.go:602] [   7:   7] probe X bpf(0x0, 0x0, 0x0) = 0 (0x0) errno=1 "
+               "(operation not permitted) (1µs)");
+  ASSERT_TRUE(e);
+  const auto& s = std::get<monitor::SyscallEvent>(e->payload);
+  EXPECT_EQ(s.name, "bpf");
+  EXPECT_EQ(s.nr, 321);  // x86_64
+  EXPECT_EQ(s.error, 1);
+  EXPECT_EQ(s.action, monitor::SyscallAction::kDenied);
+  EXPECT_EQ(e->sandbox_pid, 7);
+  // gVisor's own kernel ran it (mount inside the sandbox): not a refusal.
+  EXPECT_FALSE(One(mapper,
+                   "I1 2 3 strace.go:611] [   8:   8] mount X mount(0x5 x, 0x5 /mnt, 0x5 tmpfs, "
+                   "0x0, <null>) = 0 (0x0) (29µs)"));
+  // An ordinary failure is not a refusal either.
+  EXPECT_FALSE(One(mapper,
+                   "I1 2 3 strace.go:611] [   8:   8] umount2 X umount2(0x5 /nope, 0x0) = 0 (0x0) "
+                   "errno=2 (no such file or directory) (2µs)"));
+}
+
+TEST(StraceTest, MonitorModeMarksWhatTheTrialWouldRefuse) {
+  StraceMapperConfig config = Config();
+  policies::ExpandedPolicy trial;  // the trial grants no /etc
+  trial.exec = {"/usr"};
+  trial.private_ = {"/tmp", "/home/u"};
+  trial.deny = {"/home/u/.ssh"};
+  config.trial = monitor::ClassifierRules::From(trial, "/home/u/ws");
+  StraceMapper mapper(std::move(config));
+  auto e = One(mapper,
+               "I1 2 3 strace.go:608] [   5:   5] sh X openat(AT_FDCWD /, 0x1 /etc/passwd, "
+               "O_RDONLY, 0o0) = 3 (0x3) (1µs)");
+  ASSERT_TRUE(e);
+  EXPECT_EQ(File(*e).result, monitor::Verdict::kWouldDeny);
+  EXPECT_EQ(File(*e).path_class, monitor::PathClass::kOutside);
+  EXPECT_EQ(File(*e).error, 0);
+  // What the trial grants stays quiet, through the root's /lib -> usr/lib too.
+  EXPECT_FALSE(One(mapper,
+                   "I1 2 3 strace.go:608] [   5:   5] sh X openat(AT_FDCWD /, 0x1 /usr/lib/x.so, "
+                   "O_RDONLY, 0o0) = 3 (0x3) (1µs)"));
+  EXPECT_FALSE(One(mapper,
+                   "I1 2 3 strace.go:608] [   5:   5] sh X openat(AT_FDCWD /, 0x1 /lib/x.so, "
+                   "O_RDONLY, 0o0) = 3 (0x3) (1µs)"));
+}
+
+TEST(StraceTest, LearnModeLogsEveryFileAndCountsEverySyscall) {
+  StraceMapperConfig config = Config();
+  config.log_all_files = config.census = true;
+  StraceMapper mapper(std::move(config));
+  auto e = One(mapper,
+               "I1 2 3 strace.go:608] [   5:   5] sh X openat(AT_FDCWD /, 0x1 /etc/passwd, "
+               "O_RDONLY, 0o0) = 3 (0x3) (1µs)");
+  ASSERT_TRUE(e);  // a plain read of a grant: logged for learning
+  EXPECT_EQ(File(*e).path_class, monitor::PathClass::kAllowedReadOnly);
+  EXPECT_FALSE(One(mapper, "I1 2 3 strace.go:596] [   5:   5] sh X getuid() = 0 (0x0) (1µs)"));
+  EXPECT_FALSE(One(mapper, "I1 2 3 strace.go:596] [   5:   5] sh X getuid() = 0 (0x0) (1µs)"));
+  auto counts = mapper.TakeCounts();
+  ASSERT_EQ(counts.size(), 2u);
+  const auto& getuid = std::get<monitor::SyscallEvent>(counts[0].payload);
+  EXPECT_EQ(getuid.name, "getuid");
+  EXPECT_EQ(getuid.count, 2u);
+  EXPECT_EQ(getuid.action, monitor::SyscallAction::kCounted);
+  EXPECT_EQ(std::get<monitor::SyscallEvent>(counts[1].payload).name, "openat");
+  EXPECT_TRUE(mapper.TakeCounts().empty());
 }
 
 }  // namespace

@@ -75,4 +75,18 @@ TEST(AuditReader, RecordsTheRunsWorkspacesAndRebasesTheirPaths) {
 }
 
 }  // namespace
+TEST(AuditReader, AGvisorLearningRunCountsAsACensusRun) {
+  Learned l;
+  AddAuditLine(R"({"v":1,"time":"t","kind":"lifecycle","extension":"ext","pid":1,)"
+               R"("lifecycle":{"what":"start","detail":"sh","info":{"backend":"gvisor",)"
+               R"("syscall_accounting":"gvisor-census+broker","workspace":"/w"}}})",
+               "ext", l);
+  AddAuditLine(R"({"v":1,"time":"t","kind":"lifecycle","extension":"ext","pid":1,)"
+               R"("lifecycle":{"what":"start","detail":"sh","info":{"backend":"gvisor",)"
+               R"("syscall_accounting":"gvisor-strace","workspace":"/w"}}})",
+               "ext", l);
+  EXPECT_EQ(l.runs, 2u);
+  EXPECT_EQ(l.census_runs, 1u);
+}
+
 }  // namespace gander::learn
