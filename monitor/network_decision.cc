@@ -38,20 +38,28 @@ std::optional<InetAddress> ParseInetSockaddr(const void* data, size_t size) {
 
 bool IsLocalAddress(const policies::IpAddress& ip) { return ip.IsLoopback() || ip.IsUnspecified(); }
 
+namespace {
+
+policies::MatchResult MatchAs(const policies::NetworkMatcher& matcher,
+                              const policies::Destination& dest, int sock_type) {
+  policies::Destination d = dest;
+  d.protocol = sock_type == SOCK_STREAM ? policies::Protocol::kTcp : policies::Protocol::kUdp;
+  return matcher.Match(d);
+}
+
+}  // namespace
+
 NetDecision DecideConnect(const policies::NetworkMatcher& matcher,
                           const policies::Destination& dest, int sock_type,
                           const NetContext& context) {
   bool tcp = sock_type == SOCK_STREAM;
-  policies::MatchResult match = matcher.Match(dest);
-  if (IsLocalAddress(dest.ip)) {
-    // Host loopback only when the policy names it; otherwise, with a network namespace, this
-    // is the sandbox's own loopback (the extension talking to its children).
-    if (match.allowed && tcp) return {NetAction::kBroker, 0, match.rule};
-    if (context.namespaces) return {NetAction::kLocal, 0, ""};
-    return {NetAction::kDeny, context.deny_errno, match.rule};
-  }
+  bool udp = sock_type == SOCK_DGRAM && context.namespaces;
+  policies::MatchResult match = MatchAs(matcher, dest, sock_type);
   if (match.allowed && tcp) return {NetAction::kBroker, 0, match.rule};
-  // UDP (and anything else) is not brokered: DNS goes to the stub on the sandbox's loopback.
+  if (match.allowed && udp) return {NetAction::kRelay, 0, match.rule};
+  // Host loopback only when the policy names it; otherwise, with a network namespace, this
+  // is the sandbox's own loopback (the extension talking to its children).
+  if (IsLocalAddress(dest.ip) && context.namespaces) return {NetAction::kLocal, 0, ""};
   return {NetAction::kDeny, context.deny_errno, match.rule};
 }
 
@@ -60,10 +68,13 @@ NetDecision DecideSend(const policies::NetworkMatcher& matcher, const policies::
   // TCP ignores the address of sendto/sendmsg (MSG_FASTOPEN, which would use it, is refused
   // by the filter), so the connection decided at connect() is where the bytes go.
   if (sock_type == SOCK_STREAM) return {NetAction::kContinue, 0, ""};
+  policies::MatchResult match = MatchAs(matcher, dest, sock_type);
+  if (match.allowed && sock_type == SOCK_DGRAM && context.namespaces) {
+    return {NetAction::kRelay, 0, match.rule};
+  }
   // A datagram to the sandbox's own loopback: the empty namespace has no route anywhere else,
   // so a thread rewriting the address meanwhile reaches nothing more.
   if (context.namespaces && IsLocalAddress(dest.ip)) return {NetAction::kContinue, 0, ""};
-  policies::MatchResult match = matcher.Match(dest);
   return {NetAction::kDeny, context.deny_errno, match.rule};
 }
 
