@@ -22,15 +22,24 @@ namespace {
 
 const char* ErrnoName(int e) {
   switch (e) {
-    case ECONNREFUSED: return "ECONNREFUSED";
-    case EACCES: return "EACCES";
-    case EPERM: return "EPERM";
-    case ENETUNREACH: return "ENETUNREACH";
-    case EHOSTUNREACH: return "EHOSTUNREACH";
-    case ETIMEDOUT: return "ETIMEDOUT";
-    case ECONNRESET: return "ECONNRESET";
-    case EADDRNOTAVAIL: return "EADDRNOTAVAIL";
-    default: return "other";
+    case ECONNREFUSED:
+      return "ECONNREFUSED";
+    case EACCES:
+      return "EACCES";
+    case EPERM:
+      return "EPERM";
+    case ENETUNREACH:
+      return "ENETUNREACH";
+    case EHOSTUNREACH:
+      return "EHOSTUNREACH";
+    case ETIMEDOUT:
+      return "ETIMEDOUT";
+    case ECONNRESET:
+      return "ECONNRESET";
+    case EADDRNOTAVAIL:
+      return "EADDRNOTAVAIL";
+    default:
+      return "other";
   }
 }
 
@@ -98,7 +107,7 @@ int main(int argc, char** argv) {
     if (from_len == len && std::memcmp(&from, &dest, len) == 0) ++from_ok;
   }
   std::printf("send=%s:%ld recv=%d bytes_out=%ld bytes_in=%ld from_ok=%d\n",
-              send_error ? ErrnoName(send_error) : "OK", send_error ? 1 : sent, received,
-              bytes_out, bytes_in, from_ok);
+              send_error ? ErrnoName(send_error) : "OK", send_error ? 1 : sent, received, bytes_out,
+              bytes_in, from_ok);
   return 0;
 }

@@ -239,8 +239,8 @@ TEST_P(EgressUdp, ProtocolsDoNotCrossOver) {
     EXPECT_EQ(Udp(udp)[0]["result"], "denied");
   }
   // Both rules: both work.
-  GanderRun both = Run(Rule(ip, echo.port(), "udp") + Rule(ip, echo.port(), "tcp"),
-                       {"tcp", ip, port});
+  GanderRun both =
+      Run(Rule(ip, echo.port(), "udp") + Rule(ip, echo.port(), "tcp"), {"tcp", ip, port});
   EXPECT_EQ(both.out, "tcp=OK\n");
   close(listener);
   EXPECT_EQ(echo.datagrams(), 0u);
