@@ -772,6 +772,9 @@ void Egress::UpstreamDone(Connection& c, int error) {
     // A parked non-blocking connect learns the failure as without gander: a refusal from the
     // refuse socket; a time-out from its own SYN_SENT timing out (its TCP_SYNCNT and
     // TCP_USER_TIMEOUT were copied to the upstream socket); anything else as a reset.
+    // Known race (README, "Not yet"): Unpark's disconnect makes tcp_disconnect() set
+    // ECONNRESET and wake the child's pollers before the refuse socket's RST sets
+    // ECONNREFUSED; a child thread polling then reads ECONNRESET (or SO_ERROR 0, unconnected).
     if (c.parked && error != ETIMEDOUT && Unpark(c)) {
       const sockaddr_storage* refuse = nullptr;
       socklen_t len = 0;
