@@ -79,7 +79,8 @@ void AddNetwork(const json& net, const std::string& tool, Learned& out) {
   if (host.empty()) host = Str(net, "ip");
   uint64_t port = Uint(net, "port", 0);
   if (host.empty() || port == 0 || port > 65535) return;
-  out.network[{host, static_cast<uint16_t>(port)}].Add(1, tool);
+  auto& network = transport == "udp" ? out.network_udp : out.network;
+  network[{host, static_cast<uint16_t>(port)}].Add(1, tool);
 }
 
 }  // namespace

@@ -31,8 +31,10 @@ struct Learned {
   std::map<std::string, std::map<Need, Usage>> files;
   // Paths the extension seen classified as `denied` (under a deny rule of the policy it ran with).
   std::map<std::string, Usage> denied_files;
-  // (host or, without a name, the IP address, port) -> usage; TCP/UDP only, not DNS queries.
+  // (host or, without a name, the IP address, port) -> usage; TCP only, not DNS queries.
   std::map<std::pair<std::string, uint16_t>, Usage> network;
+  // The same for UDP (suggested as `protocol: udp` rules).
+  std::map<std::pair<std::string, uint16_t>, Usage> network_udp;
   // Names asked of the DNS stub (lower case): under enforcement a name the policy does not
   // allow never resolves, so its connect is never seen; the query is the only trace.
   std::map<std::string, Usage> dns_names;

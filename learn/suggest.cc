@@ -5,6 +5,8 @@
 #include <map>
 #include <set>
 #include <string_view>
+#include <tuple>
+#include <vector>
 
 #include "monitor/path_classifier.h"
 #include "policies/network_matcher.h"
@@ -300,10 +302,11 @@ std::string RiskyHost(const std::string& host) {
   return "";
 }
 
-bool NetworkCovered(const policies::NetworkMatcher& matcher, const std::string& host,
-                    uint16_t port) {
+bool NetworkCovered(const policies::NetworkMatcher& matcher, const std::string& host, uint16_t port,
+                    policies::Protocol protocol = policies::Protocol::kTcp) {
   policies::Destination d;
   d.port = port;
+  d.protocol = protocol;
   if (auto ip = policies::IpAddress::Parse(host)) {
     d.ip = *ip;
   } else {
@@ -368,6 +371,13 @@ Coverage CheckCoverage(const Learned& learned, const policies::ExpandedPolicy& p
   for (const auto& [dest, usage] : learned.network) {
     if (matcher && NetworkCovered(*matcher, dest.first, dest.second)) continue;
     out.uncovered.push_back("connect " + dest.first + ":" + std::to_string(dest.second) + " (" +
+                            Describe(usage) + ")");
+  }
+  for (const auto& [dest, usage] : learned.network_udp) {
+    if (matcher && NetworkCovered(*matcher, dest.first, dest.second, policies::Protocol::kUdp)) {
+      continue;
+    }
+    out.uncovered.push_back("udp " + dest.first + ":" + std::to_string(dest.second) + " (" +
                             Describe(usage) + ")");
   }
   for (const auto& [name, usage] : learned.dns_names) {
@@ -468,10 +478,16 @@ std::string SuggestPolicy(const Learned& learned, const SuggestContext& ctx) {
 
   // Network: one rule per host with its ports.
   auto matcher = policies::NetworkMatcher::Compile(ctx.base.network);
-  std::map<std::string, std::pair<std::set<uint16_t>, Usage>> hosts;
+  std::map<std::pair<std::string, policies::Protocol>, std::pair<std::set<uint16_t>, Usage>> hosts;
+  std::vector<std::tuple<std::string, uint16_t, policies::Protocol, Usage>> destinations;
   for (const auto& [dest, usage] : learned.network) {
-    const auto& [host, port] = dest;
-    if (matcher && NetworkCovered(*matcher, host, port)) continue;
+    destinations.emplace_back(dest.first, dest.second, policies::Protocol::kTcp, usage);
+  }
+  for (const auto& [dest, usage] : learned.network_udp) {
+    destinations.emplace_back(dest.first, dest.second, policies::Protocol::kUdp, usage);
+  }
+  for (const auto& [host, port, protocol, usage] : destinations) {
+    if (matcher && NetworkCovered(*matcher, host, port, protocol)) continue;
     std::string risk = RiskyHost(host);
     bool bad_name = IsNameHost(host) &&
                     (host.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
@@ -481,16 +497,16 @@ std::string SuggestPolicy(const Learned& learned, const SuggestContext& ctx) {
                        (bad_name ? "not a DNS name" : risk) + " (" + Describe(usage) + ")");
       continue;
     }
-    auto& h = hosts[host];
+    auto& h = hosts[{host, protocol}];
     h.first.insert(port);
     merge(h.second, usage);
   }
   // Names looked up but never connected to (refused by the policy learned under, most
   // likely): a person decides which ports, if any.
   for (const auto& [name, usage] : learned.dns_names) {
-    if (hosts.contains(name) || (matcher && matcher->MayResolve(name))) continue;
-    bool connected = std::any_of(learned.network.begin(), learned.network.end(),
-                                 [&](const auto& kv) { return kv.first.first == name; });
+    if (matcher && matcher->MayResolve(name)) continue;
+    bool connected = std::any_of(destinations.begin(), destinations.end(),
+                                 [&](const auto& d) { return std::get<0>(d) == name; });
     if (connected) continue;  // reviewed above, with its ports
     review.push_back("network " + name + ": looked up, never connected (" + Describe(usage) +
                      "); add {host: " + name + ", ports: [...]} if intended");
@@ -527,11 +543,13 @@ std::string SuggestPolicy(const Learned& learned, const SuggestContext& ctx) {
   }
   if (!hosts.empty()) {
     out += "network:\n  allow:\n";
-    for (const auto& [host, entry] : hosts) {
+    for (const auto& [key, entry] : hosts) {
+      const auto& [host, protocol] = key;
+      bool udp = protocol == policies::Protocol::kUdp;
       std::string ports;
       for (uint16_t p : entry.first) ports += (ports.empty() ? "" : ", ") + std::to_string(p);
-      out += "    - {host: \"" + host + "\", ports: [" + ports + "]}  # connect " +
-             Describe(entry.second) + "\n";
+      out += "    - {host: \"" + host + "\", ports: [" + ports + "]" +
+             (udp ? ", protocol: udp}  # send " : "}  # connect ") + Describe(entry.second) + "\n";
     }
   }
   if (!learned.syscalls.empty()) {

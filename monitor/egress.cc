@@ -2,6 +2,8 @@
 #include "monitor/egress.h"
 
 #include <fcntl.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -39,6 +41,9 @@ constexpr int kMaxLookupsInFlight = 16;
 constexpr uint32_t kDnsTtl = 30;
 constexpr size_t kMaxDnsTcpConnections = 64;
 constexpr size_t kMaxDnsTcpBuffer = 2 + 65535;
+constexpr size_t kMaxUdpFlows = 1024;   // child sockets x destinations, all relays
+constexpr int kUdpTurnDatagrams = 256;  // per socket and turn
+constexpr size_t kMaxDatagram = 65536;
 
 int64_t MonotonicNs() {
   timespec ts;
@@ -154,6 +159,96 @@ int BoundSocket(const sockaddr_storage& addr, socklen_t len) {
   return fd;
 }
 
+// Adds `addr`'s address (a /32 or /128) to the loopback interface (index 1 in a new network
+// namespace) of the calling process's network namespace, so that a socket can be bound to it
+// and the namespace routes datagrams for it locally. Async-signal-safe (the factory helper).
+int AddLoopbackAddress(const sockaddr_storage& addr) {
+  struct {
+    nlmsghdr header;
+    ifaddrmsg ifa;
+    char attributes[2 * RTA_SPACE(16) + RTA_SPACE(4)];
+  } request{};
+  const void* bytes = nullptr;
+  size_t size = 0;
+  if (addr.ss_family == AF_INET) {
+    bytes = &reinterpret_cast<const sockaddr_in*>(&addr)->sin_addr;
+    size = 4;
+  } else {
+    bytes = &reinterpret_cast<const sockaddr_in6*>(&addr)->sin6_addr;
+    size = 16;
+  }
+  request.header.nlmsg_type = RTM_NEWADDR;
+  request.header.nlmsg_flags = NLM_F_REQUEST | NLM_F_CREATE | NLM_F_REPLACE | NLM_F_ACK;
+  request.header.nlmsg_seq = 1;
+  request.ifa.ifa_family = static_cast<uint8_t>(addr.ss_family);
+  request.ifa.ifa_prefixlen = static_cast<uint8_t>(size * 8);
+  request.ifa.ifa_flags = IFA_F_NODAD;  // usable at once (IPv6)
+  request.ifa.ifa_scope = RT_SCOPE_HOST;
+  request.ifa.ifa_index = 1;  // lo
+  // No prefix route: with one, an IPv6 address routes (out through lo, then dropped) before
+  // its local route is in, which the kernel adds after the netlink answer.
+  uint32_t flags = IFA_F_NODAD | IFA_F_NOPREFIXROUTE;
+  size_t length = NLMSG_LENGTH(sizeof(ifaddrmsg));
+  auto add = [&](unsigned short type, const void* data, size_t data_size) {
+    auto* rta = reinterpret_cast<rtattr*>(reinterpret_cast<char*>(&request) + NLMSG_ALIGN(length));
+    rta->rta_type = type;
+    rta->rta_len = static_cast<unsigned short>(RTA_LENGTH(data_size));
+    std::memcpy(RTA_DATA(rta), data, data_size);
+    length = NLMSG_ALIGN(length) + RTA_ALIGN(rta->rta_len);
+  };
+  add(IFA_LOCAL, bytes, size);
+  add(IFA_ADDRESS, bytes, size);
+  add(IFA_FLAGS, &flags, sizeof(flags));
+  request.header.nlmsg_len = static_cast<uint32_t>(length);
+  int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+  if (fd < 0) return errno;
+  int error = EIO;
+  if (send(fd, &request, length, 0) == static_cast<ssize_t>(length)) {
+    alignas(nlmsghdr) char reply[512];
+    ssize_t n = recv(fd, reply, sizeof(reply), 0);
+    auto* header = reinterpret_cast<nlmsghdr*>(reply);
+    if (n >= static_cast<ssize_t>(NLMSG_LENGTH(sizeof(nlmsgerr))) &&
+        header->nlmsg_type == NLMSG_ERROR) {
+      error = -reinterpret_cast<nlmsgerr*>(NLMSG_DATA(header))->error;
+    }
+  }
+  close(fd);
+  return error;
+}
+
+// A UDP socket bound to `addr` (the relay of an allowed destination, in the sandbox's network
+// namespace), the address added to loopback first when it is not local. Async-signal-safe.
+int DatagramRelaySocket(const sockaddr_storage& addr, socklen_t len) {
+  int fd = socket(addr.ss_family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd < 0) return -1;
+  int one = 1;
+  if (addr.ss_family == AF_INET6) setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+  int rc = bind(fd, reinterpret_cast<const sockaddr*>(&addr), len);
+  if (rc != 0 && errno == EADDRNOTAVAIL) {
+    int error = AddLoopbackAddress(addr);
+    rc = error == 0 ? bind(fd, reinterpret_cast<const sockaddr*>(&addr), len) : (errno = error, -1);
+    // An IPv6 address's local route is inserted by a kernel work item after the netlink
+    // answer: wait (up to 1 s) until the address routes (there is no other route to it), so
+    // the first datagram finds it.
+    for (int i = 0; rc == 0 && i < 1000; ++i) {
+      int probe = socket(addr.ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+      bool routes =
+          probe >= 0 && connect(probe, reinterpret_cast<const sockaddr*>(&addr), len) == 0;
+      if (probe >= 0) close(probe);
+      if (routes) break;
+      timespec ms{0, 1000000};
+      nanosleep(&ms, nullptr);
+    }
+  }
+  if (rc != 0) {
+    int saved = errno;
+    close(fd);
+    errno = saved;
+    return -1;
+  }
+  return fd;
+}
+
 // A listener whose accept queue is full for good: backlog 1 holds two connections (the kernel
 // admits while the queue holds no more than the backlog), which are never accepted; every later
 // SYN is dropped, whatever the syncookies setting. The two clients are closed at once: their
@@ -233,6 +328,29 @@ struct Egress::Connection {
   socklen_t park_len = 0;
 };
 
+// One child socket's datagrams to one allowed UDP destination: gander's own socket, connected
+// to the destination, carries them; replies go back to `child` from the relay.
+struct Egress::UdpFlow {
+  sockaddr_storage child{};
+  socklen_t child_len = 0;
+  UniqueFd upstream;
+  uint64_t datagrams_out = 0, datagrams_in = 0, bytes_out = 0, bytes_in = 0;
+  int64_t started_ns = 0;
+};
+
+// An allowed UDP destination: the relay socket bound to its address in the sandbox's network
+// namespace, and a flow per child socket that sent to it.
+struct Egress::UdpRelay {
+  Event base;           // of the call that made it
+  std::string syscall;  // ... and which call that was
+  InetAddress dest;
+  std::string host;
+  std::string rule;
+  Verdict verdict = Verdict::kAllowed;
+  UniqueFd inner;
+  std::map<std::string, std::unique_ptr<UdpFlow>> flows;  // by the child's address (AddressKey)
+};
+
 // Where a DNS answer goes: a UDP client address, or a DNS-over-TCP connection (tcp != 0).
 struct DnsOrigin {
   sockaddr_storage client{};
@@ -304,6 +422,10 @@ Egress::~Egress() {
 }
 
 void Egress::CloseAll() {
+  for (auto& [key, relay] : udp_relays_) {
+    OnUdpInner(relay->inner.get(), EPOLLIN);  // what the child sent last still goes out
+    while (!relay->flows.empty()) FinishUdpFlow(*relay, relay->flows.begin()->first);
+  }
   std::vector<uint64_t> ids;
   for (const auto& [id, c] : connections_) ids.push_back(id);
   for (uint64_t id : ids) {
@@ -472,8 +594,9 @@ std::optional<Response> Egress::OnConnect(const Notification& n, const Event& ba
   NetDecision d = DecideConnect(config_.matcher, dest, type, context);
   // Only a brokered connect reaches anything beyond the sandbox: the trial refuses it when it
   // would not broker it (a refusal, or the sandbox's own loopback instead of the host's).
-  d.would_deny = config_.trial && d.action == NetAction::kBroker &&
-                 DecideConnect(*config_.trial, dest, type, context).action != NetAction::kBroker;
+  d.would_deny = config_.trial &&
+                 (d.action == NetAction::kBroker || d.action == NetAction::kRelay) &&
+                 DecideConnect(*config_.trial, dest, type, context).action != d.action;
   switch (d.action) {
     case NetAction::kContinue:  // never for an inet connect
     case NetAction::kDeny:
@@ -483,6 +606,13 @@ std::optional<Response> Egress::OnConnect(const Notification& n, const Event& ba
       return ConnectLocal(n, std::move(sock), copy, len);
     case NetAction::kBroker:
       return StartBroker(n, base, std::move(sock), *addr, d, events);
+    case NetAction::kRelay:
+      if (int err = EnsureUdpRelay(base, "connect", *addr, d); err != 0) {
+        d.error = err;
+        events.push_back(Denied(base, "connect", *addr, "udp", d));
+        return Response{false, err};
+      }
+      return ConnectLocal(n, std::move(sock), copy, len);
   }
   return Response{false, config_.deny_errno};
 }
@@ -520,9 +650,11 @@ std::optional<Response> Egress::OnSend(const Notification& n, std::string_view s
     if (auto a = ParseInetSockaddr(&copy, len)) inet.push_back(*a);
   }
   if (inet.empty()) return Response{true, 0};
-  // Datagrams to the sandbox's own loopback need no look at the socket.
-  if (context_.namespaces && std::all_of(inet.begin(), inet.end(), [](const InetAddress& a) {
-        return IsLocalAddress(a.ip);
+  // Datagrams to the sandbox's own loopback need no look at the socket (unless a UDP rule
+  // names that address: then it goes through the relay).
+  if (context_.namespaces && std::all_of(inet.begin(), inet.end(), [&](const InetAddress& a) {
+        policies::Destination udp{a.ip, a.port, {}, policies::Protocol::kUdp};
+        return IsLocalAddress(a.ip) && !config_.matcher.Match(udp).allowed;
       })) {
     return Response{true, 0};
   }
@@ -533,12 +665,21 @@ std::optional<Response> Egress::OnSend(const Notification& n, std::string_view s
   for (const InetAddress& a : inet) {
     policies::Destination dest{a.ip, a.port, NamesOf(a.ip)};
     NetDecision d = DecideSend(config_.matcher, dest, type, context_);
+    NetAction trial = config_.trial && type != SOCK_STREAM
+                          ? DecideSend(*config_.trial, dest, type, context_).action
+                          : d.action;
+    if (d.action == NetAction::kRelay) {
+      d.would_deny = trial != NetAction::kRelay;
+      int err = EnsureUdpRelay(base, syscall, a, d);
+      if (err == 0) continue;
+      d.error = err;
+      d.action = NetAction::kDeny;
+    }
     if (d.action == NetAction::kDeny) {
       events.push_back(Denied(base, syscall, a, type == SOCK_STREAM ? "tcp" : "udp", d));
       return Response{false, d.error ? d.error : config_.deny_errno};
     }
-    if (config_.trial && type != SOCK_STREAM &&
-        DecideSend(*config_.trial, dest, type, context_).action == NetAction::kDeny) {
+    if (trial == NetAction::kDeny) {
       Event e = Denied(base, syscall, a, "udp", d);
       --stats_.denied;
       std::get<NetworkEvent>(e.payload).result = Verdict::kWouldDeny;
@@ -657,6 +798,9 @@ void Egress::UpstreamDone(Connection& c, int error) {
     // A parked non-blocking connect learns the failure as without gander: a refusal from the
     // refuse socket; a time-out from its own SYN_SENT timing out (its TCP_SYNCNT and
     // TCP_USER_TIMEOUT were copied to the upstream socket); anything else as a reset.
+    // Known race (README, "Not yet"): Unpark's disconnect makes tcp_disconnect() set
+    // ECONNRESET and wake the child's pollers before the refuse socket's RST sets
+    // ECONNREFUSED; a child thread polling then reads ECONNRESET (or SO_ERROR 0, unconnected).
     if (c.parked && error != ETIMEDOUT && Unpark(c)) {
       const sockaddr_storage* refuse = nullptr;
       socklen_t len = 0;
@@ -692,8 +836,19 @@ void Egress::UpstreamDone(Connection& c, int error) {
 // child's network namespace: made here without namespaces, else by the factory helper.
 UniqueFd Egress::ParkPeer(const sockaddr_storage& park, socklen_t len) {
   if (!config_.namespaces) return UniqueFd(BoundSocket(park, len));
+  int unused = 0;
+  return FactorySocket(SOCK_STREAM, park, len, &unused);
+}
+
+UniqueFd Egress::FactorySocket(int type, const sockaddr_storage& addr, socklen_t len, int* error) {
+  *error = EPERM;
   if (!factory_) return {};
-  if (send(factory_.get(), &park, len, MSG_NOSIGNAL) != static_cast<ssize_t>(len)) return {};
+  char request[sizeof(int) + sizeof(sockaddr_storage)];
+  std::memcpy(request, &type, sizeof(type));
+  std::memcpy(request + sizeof(type), &addr, len);
+  *error = EIO;
+  ssize_t size = static_cast<ssize_t>(sizeof(type) + len);
+  if (send(factory_.get(), request, static_cast<size_t>(size), MSG_NOSIGNAL) != size) return {};
   int err = 0;
   iovec iov{&err, sizeof(err)};
   alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
@@ -702,7 +857,9 @@ UniqueFd Egress::ParkPeer(const sockaddr_storage& park, socklen_t len) {
   msg.msg_iovlen = 1;
   msg.msg_control = control;
   msg.msg_controllen = sizeof(control);
-  if (recvmsg(factory_.get(), &msg, MSG_CMSG_CLOEXEC) != sizeof(err) || err != 0) return {};
+  if (recvmsg(factory_.get(), &msg, MSG_CMSG_CLOEXEC) != sizeof(err)) return {};
+  *error = err;
+  if (err != 0) return {};
   cmsghdr* cmsg = CMSG_FIRSTHDR(&msg);
   if (!cmsg || cmsg->cmsg_type != SCM_RIGHTS) return {};
   int fd;
@@ -746,8 +903,9 @@ bool Egress::ConnectParked(Connection& c) {
 }
 
 // The socket factory for namespaces: a helper process that joins the sandbox's user and
-// network namespaces (as their owner, gander may) and answers each request (a socket address)
-// with a TCP socket bound to it, over a seqpacket pair. It dies with gander (PDEATHSIG) or
+// network namespaces (as their owner, gander may) and answers each request (a socket type and
+// address) with a socket bound to it, over a seqpacket pair: TCP for parked connects, UDP for
+// the relays of allowed UDP destinations. It dies with gander (PDEATHSIG) or
 // when the pair closes.
 void Egress::StartSocketFactory() {
   if (config_.sandbox_pid <= 0) return;
@@ -782,10 +940,15 @@ void Egress::StartSocketFactory() {
                      a.st_ino == b.st_ino && a.st_dev == b.st_dev;
     if ((!same_user && setns(4, CLONE_NEWUSER) != 0) || setns(5, CLONE_NEWNET) != 0) _exit(1);
     while (true) {
+      int type = 0;
       sockaddr_storage addr{};
-      ssize_t n = recv(3, &addr, sizeof(addr), 0);
-      if (n <= 0) _exit(0);
-      int fd = BoundSocket(addr, static_cast<socklen_t>(n));
+      char request[sizeof(type) + sizeof(addr)];
+      ssize_t n = recv(3, request, sizeof(request), 0);
+      if (n <= static_cast<ssize_t>(sizeof(type))) _exit(0);
+      std::memcpy(&type, request, sizeof(type));
+      std::memcpy(&addr, request + sizeof(type), static_cast<size_t>(n) - sizeof(type));
+      auto len = static_cast<socklen_t>(static_cast<size_t>(n) - sizeof(type));
+      int fd = type == SOCK_DGRAM ? DatagramRelaySocket(addr, len) : BoundSocket(addr, len);
       int err = fd < 0 ? errno : 0;
       iovec iov{&err, sizeof(err)};
       alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
@@ -1072,6 +1235,134 @@ void Egress::Finish(Connection& c, int error, bool reset) {
   if (inode != by_inode_.end() && inode->second == c.id) by_inode_.erase(inode);
   more_.erase(c.id);
   connections_.erase(c.id);  // c is gone
+}
+
+// ---- UDP relay ----
+
+int Egress::EnsureUdpRelay(const Event& base, std::string_view syscall, const InetAddress& dest,
+                           const NetDecision& decision) {
+  std::string key = dest.ip.ToString() + "|" + std::to_string(dest.port);
+  if (udp_relays_.count(key)) return 0;
+  sockaddr_storage addr{};
+  socklen_t len = ToSockaddr(dest.ip, dest.port, &addr);
+  int error = 0;
+  UniqueFd inner = FactorySocket(SOCK_DGRAM, addr, len, &error);
+  if (!inner) return error ? error : EIO;
+  auto relay = std::make_unique<UdpRelay>();
+  relay->base = base;
+  relay->syscall = syscall;
+  relay->dest = dest;
+  std::vector<std::string> names = NamesOf(dest.ip);
+  if (!names.empty()) relay->host = names.front();
+  relay->rule = decision.rule;
+  relay->verdict = decision.would_deny ? Verdict::kWouldDeny : Verdict::kAllowed;
+  relay->inner = std::move(inner);
+  udp_by_fd_[relay->inner.get()] = relay.get();
+  Watch(relay->inner.get(), EPOLLIN, &Egress::OnUdpInner);
+  udp_relays_[key] = std::move(relay);
+  return 0;
+}
+
+// Datagrams from child sockets to a relay: each goes on from the flow's own socket.
+void Egress::OnUdpInner(int fd, uint32_t) {
+  auto it = udp_by_fd_.find(fd);
+  if (it == udp_by_fd_.end()) return;
+  UdpRelay& relay = *it->second;
+  static char buffer[kMaxDatagram];
+  for (int i = 0; i < kUdpTurnDatagrams; ++i) {
+    sockaddr_storage from{};
+    socklen_t from_len = sizeof(from);
+    ssize_t n = recvfrom(fd, buffer, sizeof(buffer), MSG_DONTWAIT,
+                         reinterpret_cast<sockaddr*>(&from), &from_len);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return;
+    }
+    std::string key = AddressKey(from, from_len);
+    auto flow = relay.flows.find(key);
+    if (flow == relay.flows.end()) {
+      if (udp_flows_ >= kMaxUdpFlows) continue;  // dropped, as a full queue would
+      sockaddr_storage dest{};
+      socklen_t dest_len = ToSockaddr(relay.dest.ip, relay.dest.port, &dest);
+      UniqueFd up(socket(dest.ss_family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+      if (!up || connect(up.get(), reinterpret_cast<sockaddr*>(&dest), dest_len) != 0) continue;
+      auto made = std::make_unique<UdpFlow>();
+      made->child = from;
+      made->child_len = from_len;
+      made->upstream = std::move(up);
+      made->started_ns = MonotonicNs();
+      udp_by_fd_[made->upstream.get()] = &relay;
+      Watch(made->upstream.get(), EPOLLIN, &Egress::OnUdpUpstream);
+      flow = relay.flows.emplace(key, std::move(made)).first;
+      ++udp_flows_;
+      ++stats_.udp_flows;
+    }
+    UdpFlow& f = *flow->second;
+    ssize_t sent = send(f.upstream.get(), buffer, static_cast<size_t>(n), MSG_DONTWAIT);
+    // A connected UDP socket reports an earlier ICMP error on the next send, once.
+    if (sent < 0 && errno == ECONNREFUSED) {
+      sent = send(f.upstream.get(), buffer, static_cast<size_t>(n), MSG_DONTWAIT);
+    }
+    if (sent == n) {
+      ++f.datagrams_out;
+      f.bytes_out += static_cast<uint64_t>(n);
+    }
+  }
+}
+
+// Replies from a destination: back to the child socket, from the relay (the address the child
+// sent to).
+void Egress::OnUdpUpstream(int fd, uint32_t) {
+  auto it = udp_by_fd_.find(fd);
+  if (it == udp_by_fd_.end()) return;
+  UdpRelay& relay = *it->second;
+  UdpFlow* flow = nullptr;
+  for (auto& [key, f] : relay.flows) {
+    if (f->upstream.get() == fd) flow = f.get();
+  }
+  if (!flow) return;
+  static char buffer[kMaxDatagram];
+  for (int i = 0; i < kUdpTurnDatagrams; ++i) {
+    ssize_t n = recv(fd, buffer, sizeof(buffer), MSG_DONTWAIT);
+    if (n < 0) {
+      if (errno == EINTR || errno == ECONNREFUSED) continue;  // an ICMP error: nothing to pass
+      return;
+    }
+    ssize_t sent = sendto(relay.inner.get(), buffer, static_cast<size_t>(n), MSG_DONTWAIT,
+                          reinterpret_cast<const sockaddr*>(&flow->child), flow->child_len);
+    if (sent == n) {
+      ++flow->datagrams_in;
+      flow->bytes_in += static_cast<uint64_t>(n);
+    }
+  }
+}
+
+void Egress::FinishUdpFlow(UdpRelay& relay, const std::string& key) {
+  auto it = relay.flows.find(key);
+  if (it == relay.flows.end()) return;
+  UdpFlow& f = *it->second;
+  OnUdpUpstream(f.upstream.get(), EPOLLIN);  // replies already here are delivered and counted
+  Event e = relay.base;
+  e.time_ns = WallClockNowNs();
+  NetworkEvent net;
+  net.host = relay.host;
+  net.ip = relay.dest.ip.ToString();
+  net.port = relay.dest.port;
+  net.transport = "udp";
+  net.result = relay.verdict;
+  net.syscall = relay.syscall;
+  net.rule = relay.rule;
+  net.bytes_out = f.bytes_out;
+  net.bytes_in = f.bytes_in;
+  net.datagrams_out = f.datagrams_out;
+  net.datagrams_in = f.datagrams_in;
+  net.duration_ns = MonotonicNs() - f.started_ns;
+  e.payload = std::move(net);
+  queue_.Push(std::move(e));
+  udp_by_fd_.erase(f.upstream.get());
+  Unwatch(f.upstream.get());
+  relay.flows.erase(it);
+  --udp_flows_;
 }
 
 // ---- DNS stub ----

@@ -9,6 +9,18 @@
 // counted exactly. The child keeps an ordinary connected TCP socket with its options; its
 // peer address (getpeername) is the relay's loopback address.
 //
+// An allowed UDP destination (`protocol: udp`, namespaces only) gets a relay socket inside the
+// sandbox's network namespace bound to the destination's own address and port (the address
+// added to the namespace's loopback when it is not local there), made by the same helper. The
+// child's datagrams to that address land on the relay; for each child socket (its source
+// address) gander sends them on from its own socket, connected to the destination, and sends
+// the replies back to the child from the relay, so they come from the address the child sent
+// to: connected and unconnected sockets, recvfrom's source address and IPv6 all work as they
+// would without gander. A send naming an allowed destination runs once its relay exists: in
+// the empty namespace a rewritten address reaches only the sandbox's loopback or another
+// allowed destination's relay. Each flow (child socket, destination) emits one network event
+// with datagrams and bytes each way when the extension exits (or the flow is evicted).
+//
 // Everything runs in the supervisor's poll loop through one epoll fd (fd()): no thread, no
 // lock, never blocking; each turn moves at most a bounded number of bytes per connection and
 // wakes itself (an eventfd) when more is ready. The only threads are host name lookups for the
@@ -78,7 +90,8 @@ struct EgressConfig {
 };
 
 struct EgressStats {
-  uint64_t brokered = 0;  // connections relayed
+  uint64_t brokered = 0;   // connections relayed
+  uint64_t udp_flows = 0;  // UDP flows relayed (a child socket and an allowed destination)
   uint64_t denied = 0;
   uint64_t dns_queries = 0;
   uint64_t dns_refused = 0;
@@ -112,6 +125,8 @@ class Egress final : public NetworkHandler {
   struct Connection;
   struct Resolver;
   struct DnsConnection;
+  struct UdpRelay;
+  struct UdpFlow;
 
  private:
   using Handler = void (Egress::*)(int fd, uint32_t events);
@@ -153,6 +168,14 @@ class Egress final : public NetworkHandler {
   bool Unpark(Connection& c);
   bool ConnectParked(Connection& c);
   UniqueFd ParkPeer(const sockaddr_storage& park, socklen_t len);
+  // A socket of `type` bound to `addr` in the child's network namespace (the factory helper).
+  UniqueFd FactorySocket(int type, const sockaddr_storage& addr, socklen_t len, int* error);
+  // The relay for an allowed UDP destination, made on first use: 0, or why there is none.
+  int EnsureUdpRelay(const Event& base, std::string_view syscall, const InetAddress& dest,
+                     const NetDecision& decision);
+  void OnUdpInner(int fd, uint32_t events);
+  void OnUdpUpstream(int fd, uint32_t events);
+  void FinishUdpFlow(UdpRelay& relay, const std::string& key);
   void StartSocketFactory();
   void AttachChild(Connection& c);
   void StartRelay(Connection& c);
@@ -189,7 +212,10 @@ class Egress final : public NetworkHandler {
   std::shared_ptr<Resolver> resolver_;
   UniqueFd factory_;  // with namespaces: the helper that makes sockets in the sandbox's netns
   pid_t factory_pid_ = -1;
-  std::map<uint64_t, std::unique_ptr<DnsConnection>> dns_tcp_;  // by id; their fds in by_fd_
+  std::map<uint64_t, std::unique_ptr<DnsConnection>> dns_tcp_;   // by id; their fds in by_fd_
+  std::map<std::string, std::unique_ptr<UdpRelay>> udp_relays_;  // by "ip|port"
+  std::unordered_map<int, UdpRelay*> udp_by_fd_;  // relay and flow upstream fds -> relay
+  size_t udp_flows_ = 0;
   EgressStats stats_;
 };
 

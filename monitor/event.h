@@ -106,11 +106,15 @@ struct NetworkEvent {
   uint16_t port = 0;
   std::string transport{};  // "tcp", "udp", "dns", "unix", or ""
   Verdict result = Verdict::kAllowed;
-  int error = 0;            // errno returned to the process, or the connection's failure
-  std::string syscall{};    // connect, sendto, sendmsg, sendmmsg; "" for DNS queries
-  std::string rule{};       // the policy host that allowed (or denied) it, "" when none
-  uint64_t bytes_out = 0;   // brokered TCP: bytes the extension sent that reached the host
-  uint64_t bytes_in = 0;    // brokered TCP: bytes the host sent
+  int error = 0;           // errno returned to the process, or the connection's failure
+  std::string syscall{};   // connect, sendto, sendmsg, sendmmsg; "" for DNS queries
+  std::string rule{};      // the policy host that allowed (or denied) it, "" when none
+  uint64_t bytes_out = 0;  // brokered TCP: bytes the extension sent that reached the host
+  uint64_t bytes_in = 0;   // brokered TCP: bytes the host sent
+  // Relayed UDP (one event per flow: a child socket and a destination): datagrams relayed out
+  // and in; bytes_out/bytes_in are their payload bytes.
+  uint64_t datagrams_out = 0;
+  uint64_t datagrams_in = 0;
   int64_t duration_ns = 0;  // brokered TCP: from connect() to the end of the relay
 };
 

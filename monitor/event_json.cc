@@ -156,6 +156,10 @@ void WriteNetwork(ObjectWriter& o, const NetworkEvent& n) {
   o.StringOrNull("rule", n.rule);
   o.Uint("bytes_out", n.bytes_out);
   o.Uint("bytes_in", n.bytes_in);
+  if (n.transport == "udp" && n.result != Verdict::kDenied) {
+    o.Uint("datagrams_out", n.datagrams_out);
+    o.Uint("datagrams_in", n.datagrams_in);
+  }
   o.Uint("duration_us", static_cast<uint64_t>(n.duration_ns / 1000));
 }
 

@@ -101,17 +101,30 @@ bool TableListensOn(std::string_view table, bool v6_table, const policies::IpAdd
 
 bool IsLocalAddress(const policies::IpAddress& ip) { return ip.IsLoopback() || ip.IsUnspecified(); }
 
+namespace {
+
+policies::MatchResult MatchAs(const policies::NetworkMatcher& matcher,
+                              const policies::Destination& dest, int sock_type) {
+  policies::Destination d = dest;
+  d.protocol = sock_type == SOCK_STREAM ? policies::Protocol::kTcp : policies::Protocol::kUdp;
+  return matcher.Match(d);
+}
+
+}  // namespace
+
 NetDecision DecideConnect(const policies::NetworkMatcher& matcher,
                           const policies::Destination& dest, int sock_type,
                           const NetContext& context) {
   bool tcp = sock_type == SOCK_STREAM;
-  policies::MatchResult match = matcher.Match(dest);
+  bool udp = sock_type == SOCK_DGRAM && context.namespaces;
+  policies::MatchResult match = MatchAs(matcher, dest, sock_type);
   if (IsLocalAddress(dest.ip)) {
     // Host loopback only when the policy names it (or allows everything and nothing in the
     // sandbox listens there); otherwise, with a network namespace, this is the sandbox's own
-    // loopback (the extension talking to its children).
+    // loopback (the extension talking to its children, the DNS stub).
     bool inside_first = matcher.everything() && context.local_listener;
     if (match.allowed && tcp && !inside_first) return {NetAction::kBroker, 0, match.rule};
+    if (match.allowed && udp && !matcher.everything()) return {NetAction::kRelay, 0, match.rule};
     if (context.namespaces) {
       if (tcp && context.listeners_known && !context.local_listener) {
         return {NetAction::kDeny, ECONNREFUSED, match.rule};
@@ -121,7 +134,7 @@ NetDecision DecideConnect(const policies::NetworkMatcher& matcher,
     return {NetAction::kDeny, context.deny_errno, match.rule};
   }
   if (match.allowed && tcp) return {NetAction::kBroker, 0, match.rule};
-  // UDP (and anything else) is not brokered: DNS goes to the stub on the sandbox's loopback.
+  if (match.allowed && udp) return {NetAction::kRelay, 0, match.rule};
   return {NetAction::kDeny, context.deny_errno, match.rule};
 }
 
@@ -130,10 +143,13 @@ NetDecision DecideSend(const policies::NetworkMatcher& matcher, const policies::
   // TCP ignores the address of sendto/sendmsg (MSG_FASTOPEN, which would use it, is refused
   // by the filter), so the connection decided at connect() is where the bytes go.
   if (sock_type == SOCK_STREAM) return {NetAction::kContinue, 0, ""};
+  policies::MatchResult match = MatchAs(matcher, dest, sock_type);
+  if (match.allowed && sock_type == SOCK_DGRAM && context.namespaces) {
+    return {NetAction::kRelay, 0, match.rule};
+  }
   // A datagram to the sandbox's own loopback: the empty namespace has no route anywhere else,
   // so a thread rewriting the address meanwhile reaches nothing more.
   if (context.namespaces && IsLocalAddress(dest.ip)) return {NetAction::kContinue, 0, ""};
-  policies::MatchResult match = matcher.Match(dest);
   return {NetAction::kDeny, context.deny_errno, match.rule};
 }
 

@@ -3,9 +3,11 @@
 // tested without a kernel. The egress broker (egress.h) carries the decision out.
 //
 // Never CONTINUE an inet connect: an allowed TCP connect is brokered (the supervisor connects
-// to the validated destination itself), a connect to the sandbox's own loopback is performed
-// by the supervisor on the child's socket with the copied address. Only non-inet families
-// (AF_UNIX, AF_NETLINK, ...) continue: the kernel interprets their address by the socket's
+// to the validated destination itself), a connect to the sandbox's own loopback or to an
+// allowed UDP destination's relay is performed by the supervisor on the child's socket with
+// the copied address. UDP rules (`protocol: udp`) take effect only with a network namespace:
+// the relay lives there, and without one the sandbox cannot make UDP sockets at all. Only non-inet
+// families (AF_UNIX, AF_NETLINK, ...) continue: the kernel interprets their address by the socket's
 // own family, and their reach is the mount view (unix paths), Landlock scoping (abstract
 // unix) and the empty network namespace.
 #pragma once
@@ -38,6 +40,7 @@ enum class NetAction {
   kDeny,      // refuse with `error`, and report
   kLocal,     // the sandbox's own loopback: the supervisor connects the child's socket itself
   kBroker,    // TCP to an allowed host: the supervisor connects and relays
+  kRelay,     // UDP to an allowed host: through the supervisor's datagram relay (egress.h)
 };
 
 struct NetDecision {

@@ -16,6 +16,7 @@ void Rules(std::vector<std::string>& out, const char* key, const std::vector<Net
   for (const auto& rule : list) {
     std::string line = std::string("network.") + key + " " + rule.host;
     for (uint16_t port : rule.ports) line += " " + std::to_string(port);
+    if (rule.protocol) line += std::string(" protocol=") + ProtocolName(*rule.protocol);
     out.push_back(line);
   }
 }

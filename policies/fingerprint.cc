@@ -19,6 +19,7 @@ void Rules(std::string& out, const char* key, const std::vector<NetworkRule>& ru
   for (const auto& rule : rules) {
     out += std::string(key) + " " + rule.host;
     for (uint16_t port : rule.ports) out += " " + std::to_string(port);
+    if (rule.protocol) out += std::string(" protocol=") + ProtocolName(*rule.protocol);
     out += "\n";
   }
 }

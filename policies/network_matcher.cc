@@ -99,6 +99,7 @@ Result<NetworkMatcher> NetworkMatcher::Compile(const NetworkRules& rules) {
       rule.kind = *kind;
       rule.host = written.host;
       rule.ports = written.ports;
+      rule.protocol = written.protocol;
       switch (*kind) {
         case HostKind::kName:
           rule.name = NormalizeName(written.host);
@@ -173,12 +174,14 @@ MatchResult NetworkMatcher::Match(const Destination& d) const {
   bool explicit_loopback = false;
   for (const Rule& rule : deny_) {
     // A deny rule names what it refuses: loopback or not, it applies.
-    if (MatchesPort(rule, d.port) && MatchesHost(rule, d, &explicit_loopback)) {
+    if ((!rule.protocol || *rule.protocol == d.protocol) && MatchesPort(rule, d.port) &&
+        MatchesHost(rule, d, &explicit_loopback)) {
       return {false, rule.host};
     }
   }
   if (d.ip.IsUnspecified() || d.port == 0) return {false, ""};
   for (const Rule& rule : allow_) {
+    if (rule.protocol.value_or(Protocol::kTcp) != d.protocol) continue;
     if (!MatchesPort(rule, d.port) || !MatchesHost(rule, d, &explicit_loopback)) continue;
     if (d.ip.IsLoopback() && !explicit_loopback) continue;
     return {true, rule.host};

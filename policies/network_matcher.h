@@ -43,6 +43,7 @@ struct Destination {
   IpAddress ip;
   uint16_t port = 0;
   std::vector<std::string> names;  // names the stub resolved to `ip` (lower case, no final dot)
+  Protocol protocol = Protocol::kTcp;
 };
 
 struct MatchResult {
@@ -70,8 +71,9 @@ class NetworkMatcher {
     std::string host;  // as written
     std::string name;  // kName: lower case; kWildcard: ".suffix" lower case
     IpAddress address;
-    unsigned prefix = 0;          // kCidr / kAddress (full length)
-    std::vector<uint16_t> ports;  // empty: every port (deny rules only)
+    unsigned prefix = 0;               // kCidr / kAddress (full length)
+    std::vector<uint16_t> ports;       // empty: every port (deny rules only)
+    std::optional<Protocol> protocol;  // unset: allow TCP only, deny both
   };
   static bool MatchesPort(const Rule& rule, uint16_t port);
   // Does `rule` match by address or name? `loopback_ok` is set when the match may reach

@@ -88,6 +88,7 @@ constexpr KeySpec kSecretKeys[] = {
 constexpr KeySpec kRuleKeys[] = {
     {"host", "a DNS name, *.suffix, IP address or CIDR block"},
     {"ports", "a non-empty list of port numbers (1-65535)"},
+    {"protocol", "one of: tcp, udp"},
 };
 
 struct FilesMonitoringName {
@@ -690,6 +691,16 @@ Result<NetworkRule> Parser::Rule(const YAML::Node& node, const std::string& wher
           has_host = true;
           return {};
         }
+        if (spec.name == "protocol") {
+          std::optional<Protocol> protocol;
+          if (IsPlainScalar(value)) protocol = ProtocolValue(value.Scalar());
+          if (!protocol) {
+            return Fail(value, key_where + ": expected " + std::string(spec.expected) +
+                                   (value.IsScalar() ? ", got " + Quote(value.Scalar()) : ""));
+          }
+          rule.protocol = protocol;
+          return {};
+        }
         if (!value.IsSequence() || value.size() == 0) {
           return Fail(value, key_where + ": expected " + std::string(spec.expected));
         }
@@ -800,6 +811,8 @@ void EmitRules(YAML::Emitter& out, const std::vector<NetworkRule>& rules) {
       for (uint16_t port : rule.ports) out << static_cast<unsigned>(port);
       out << YAML::EndSeq;
     }
+    if (rule.protocol)
+      out << YAML::Key << "protocol" << YAML::Value << ProtocolName(*rule.protocol);
     out << YAML::EndMap;
   }
   out << YAML::EndSeq;

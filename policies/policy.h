@@ -9,6 +9,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace gander::policies {
@@ -53,10 +54,21 @@ struct Limits {
   friend bool operator==(const Limits&, const Limits&) = default;
 };
 
+// Which transport a network rule is about (YAML `protocol:`).
+enum class Protocol { kTcp, kUdp };
+inline const char* ProtocolName(Protocol p) { return p == Protocol::kUdp ? "udp" : "tcp"; }
+inline std::optional<Protocol> ProtocolValue(std::string_view name) {
+  if (name == "tcp") return Protocol::kTcp;
+  if (name == "udp") return Protocol::kUdp;
+  return std::nullopt;
+}
+
 struct NetworkRule {
   std::string host;             // a name, *.suffix, an IP address or a CIDR
   std::vector<uint16_t> ports;  // empty only in a deny rule: every port
   SourceMark mark;
+  // Unset: an allow rule allows TCP; a deny rule refuses both TCP and UDP.
+  std::optional<Protocol> protocol = std::nullopt;
   friend bool operator==(const NetworkRule&, const NetworkRule&) = default;
 };
 

@@ -124,6 +124,8 @@ Status ParseNetwork(const object& o, monitor::NetworkEvent& n) {
   uint64_t bytes = 0;
   if (!o["bytes_out"].get_uint64().get(bytes)) n.bytes_out = bytes;
   if (!o["bytes_in"].get_uint64().get(bytes)) n.bytes_in = bytes;
+  if (!o["datagrams_out"].get_uint64().get(bytes)) n.datagrams_out = bytes;
+  if (!o["datagrams_in"].get_uint64().get(bytes)) n.datagrams_in = bytes;
   return {};
 }
 

@@ -21,13 +21,14 @@ std::string FileLine(const std::string& path, const std::string& cls, const std:
          R"(","access":")" + access + R"(","result":"allowed","errno":0,"errno_name":null}})";
 }
 
-std::string NetLine(const std::string& host, const std::string& ip, int port) {
+std::string NetLine(const std::string& host, const std::string& ip, int port,
+                    const std::string& transport = "tcp") {
   return R"({"v":1,"time":"t","kind":"network","extension":"ext","pid":1,"sandbox_pid":2,)"
          R"("exe":null,"tool_call":{"state":"idle","tool":null,"request_id":null},"network":)"
          R"({"host":)" +
          (host.empty() ? std::string("null") : "\"" + host + "\"") + R"(,"ip":")" + ip +
-         R"(","port":)" + std::to_string(port) +
-         R"(,"transport":"tcp","result":"allowed","errno":0,"syscall":"connect","rule":null,)"
+         R"(","port":)" + std::to_string(port) + R"(,"transport":")" + transport +
+         R"(","result":"allowed","errno":0,"syscall":"connect","rule":null,)"
          R"("bytes_out":10,"bytes_in":20,"duration_us":5}})";
 }
 
@@ -91,6 +92,30 @@ TEST(AuditReader, ReadsKindsAndFiltersByExtension) {
   EXPECT_EQ(l.network.size(), 3u);
   EXPECT_EQ(l.denied_syscalls.at("ptrace").count, 1u);
   EXPECT_EQ(l.syscalls.at("read"), 40u);
+}
+
+TEST(Suggest, UdpDestinationsBecomeUdpRules) {
+  Learned l;
+  AddAuditLine(NetLine("", "10.0.0.5", 5353, "udp"), "ext", l);
+  AddAuditLine(NetLine("", "10.0.0.5", 443), "ext", l);
+  EXPECT_EQ(l.network_udp.size(), 1u);
+  EXPECT_EQ(l.network.size(), 1u);
+  std::string yaml = SuggestPolicy(l, Ctx());
+  SCOPED_TRACE(yaml);
+  EXPECT_NE(yaml.find("{host: \"10.0.0.5\", ports: [5353], protocol: udp}  # send"),
+            std::string::npos);
+  EXPECT_NE(yaml.find("{host: \"10.0.0.5\", ports: [443]}  # connect"), std::string::npos);
+  auto parsed = policies::ParsePolicy(yaml, "suggestion.yaml");
+  ASSERT_TRUE(parsed.ok()) << parsed.error().message;
+  auto merged = policies::ResolveExtends(*parsed, {});
+  ASSERT_TRUE(merged.ok()) << merged.error().message;
+  auto expanded = policies::Expand(*merged, {kWs, kHome, {}});
+  ASSERT_TRUE(expanded.ok()) << expanded.error().message;
+  EXPECT_TRUE(CheckCoverage(l, *expanded, kWs, kHome).uncovered.empty());
+  // Under the base alone, the UDP use is drift, named as UDP.
+  auto coverage = CheckCoverage(l, Default(), kWs, kHome);
+  ASSERT_EQ(coverage.uncovered.size(), 2u);
+  EXPECT_NE(coverage.uncovered[1].find("udp 10.0.0.5:5353"), std::string::npos);
 }
 
 TEST(Suggest, CollapsesAndSeparatesAndParses) {

@@ -4,14 +4,20 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace gander::policies {
 namespace {
 
-NetworkRule R(std::string host, std::vector<uint16_t> ports = {}) {
-  return NetworkRule{std::move(host), std::move(ports), {}};
+NetworkRule R(std::string host, std::vector<uint16_t> ports = {},
+              std::optional<Protocol> protocol = std::nullopt) {
+  NetworkRule rule;
+  rule.host = std::move(host);
+  rule.ports = std::move(ports);
+  rule.protocol = protocol;
+  return rule;
 }
 
 NetworkMatcher Compile(std::vector<NetworkRule> allow, std::vector<NetworkRule> deny = {}) {
@@ -34,6 +40,35 @@ TEST(IpAddressTest, ParsesAndUnmaps) {
   EXPECT_TRUE(IpAddress::Parse("0.0.0.0")->IsUnspecified());
   EXPECT_EQ(IpAddress::Parse("2001:db8::1")->ToString(), "2001:db8::1");
   EXPECT_FALSE(IpAddress::Parse("api.github.com"));
+}
+
+Destination Udp(const std::string& ip, uint16_t port) {
+  Destination d{*IpAddress::Parse(ip), port, {}};
+  d.protocol = Protocol::kUdp;
+  return d;
+}
+
+TEST(NetworkMatcherTest, AllowRulesAreTcpUnlessTheyNameUdp) {
+  NetworkMatcher m = Compile({R("10.0.0.5", {53}), R("10.0.0.6", {5353}, Protocol::kUdp),
+                              R("10.0.0.7", {443}, Protocol::kTcp)});
+  EXPECT_TRUE(m.Match(D("10.0.0.5", 53)).allowed);
+  EXPECT_FALSE(m.Match(Udp("10.0.0.5", 53)).allowed);
+  EXPECT_TRUE(m.Match(Udp("10.0.0.6", 5353)).allowed);
+  EXPECT_FALSE(m.Match(D("10.0.0.6", 5353)).allowed);
+  EXPECT_FALSE(m.Match(Udp("10.0.0.6", 5354)).allowed);
+  EXPECT_TRUE(m.Match(D("10.0.0.7", 443)).allowed);
+  EXPECT_FALSE(m.Match(Udp("10.0.0.7", 443)).allowed);
+}
+
+TEST(NetworkMatcherTest, DenyRuleWithoutProtocolRefusesBoth) {
+  NetworkMatcher both =
+      Compile({R("10.0.0.6", {53}, Protocol::kUdp), R("10.0.0.6", {53})}, {R("10.0.0.6")});
+  EXPECT_FALSE(both.Match(Udp("10.0.0.6", 53)).allowed);
+  EXPECT_FALSE(both.Match(D("10.0.0.6", 53)).allowed);
+  NetworkMatcher udp_only = Compile({R("10.0.0.6", {53}, Protocol::kUdp), R("10.0.0.6", {53})},
+                                    {R("10.0.0.6", {}, Protocol::kUdp)});
+  EXPECT_FALSE(udp_only.Match(Udp("10.0.0.6", 53)).allowed);
+  EXPECT_TRUE(udp_only.Match(D("10.0.0.6", 53)).allowed);
 }
 
 TEST(NetworkMatcherTest, DefaultDenies) {

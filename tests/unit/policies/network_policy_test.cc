@@ -67,6 +67,33 @@ TEST(DenyErrnoTest, BadValuesNameTheirPosition) {
               HasSubstr("my.yaml:3:3: unknown key 'errno' in network"));
 }
 
+TEST(ProtocolTest, ParsedWrittenBackAndFingerprinted) {
+  Result<Policy> p = ParsePolicy(
+      "version: 1\nnetwork:\n  allow:\n    - {host: 10.0.0.5, ports: [5353], protocol: udp}\n"
+      "    - {host: 10.0.0.5, ports: [443]}\n",
+      "my.yaml");
+  ASSERT_TRUE(p.ok()) << p.error().message;
+  ASSERT_EQ(p->network.allow.size(), 2u);
+  EXPECT_EQ(p->network.allow[0].protocol, Protocol::kUdp);
+  EXPECT_FALSE(p->network.allow[1].protocol);
+  std::string yaml = ToYaml(*p);
+  EXPECT_THAT(yaml, HasSubstr("{host: 10.0.0.5, ports: [5353], protocol: udp}"));
+  Result<Policy> again = ParsePolicy(yaml, "again.yaml");
+  ASSERT_TRUE(again.ok()) << again.error().message;
+  EXPECT_EQ(again->network.allow[0].protocol, Protocol::kUdp);
+}
+
+TEST(ProtocolTest, BadValuesNameTheirPosition) {
+  EXPECT_EQ(Error("version: 1\nnetwork:\n  allow:\n    - {host: a.com, ports: [1], protocol: "
+                  "sctp}\n"),
+            "my.yaml:4:43: network.allow[0].protocol: expected one of: tcp, udp, got 'sctp'");
+  EXPECT_EQ(Error("version: 1\nnetwork:\n  deny:\n    - {host: a.com, protocol: [udp]}\n"),
+            "my.yaml:4:31: network.deny[0].protocol: expected one of: tcp, udp");
+  EXPECT_THAT(Error("version: 1\nnetwork:\n  allow:\n    - {host: a.com, ports: [1], protocol: "
+                    "UDP}\n"),
+              HasSubstr("got 'UDP'"));
+}
+
 TEST(TrialNetworkTest, AllowsOfBothDeniesOfTheBase) {
   ExpandedPolicy base;
   base.network.allow = {{"pypi.org", {443}, {}}};

@@ -175,7 +175,7 @@ TEST(ParsePolicyErrorTest, UnknownKeysAtEveryLevel) {
       ParseError("version: 1\nnetwork:\n  allowed: []\n"),
       "my.yaml:3:3: unknown key 'allowed' in network (expected one of: allow, deny, deny_errno)");
   EXPECT_EQ(ParseError("version: 1\nnetwork:\n  allow:\n    - host: a.com\n      port: [1]\n"),
-            "my.yaml:5:7: unknown key 'port' in network.allow[0] (expected one of: host, ports)");
+            "my.yaml:5:7: unknown key 'port' in network.allow[0] (expected one of: host, ports, protocol)");
   EXPECT_EQ(ParseError("version: 1\nmonitor:\n  files: all\n  auditlog: /x\n"),
             "my.yaml:4:3: unknown key 'auditlog' in monitor (expected one of: files, audit_log, "
             "audit_log_max_size, audit_log_files, osv_endpoint)");
@@ -382,7 +382,7 @@ TEST(ParsePolicyErrorTest, Network) {
             "my.yaml:3:10: network.allow: expected a list of rules like {host: example.com, "
             "ports: [443]}");
   EXPECT_EQ(ParseError("version: 1\nnetwork:\n  allow: [a.com]\n"),
-            "my.yaml:3:11: network.allow[0]: expected a mapping with keys: host, ports");
+            "my.yaml:3:11: network.allow[0]: expected a mapping with keys: host, ports, protocol");
   EXPECT_EQ(ParseError("version: 1\nnetwork:\n  allow:\n    - ports: [443]\n"),
             "my.yaml:4:7: network.allow[0]: missing required key 'host'");
   EXPECT_EQ(ParseError("version: 1\nnetwork:\n  allow:\n    - host: a.com\n"),
