@@ -24,6 +24,8 @@
 #include <mutex>
 #include <thread>
 
+#include "common/fd_passing.h"
+
 namespace gander::monitor {
 
 namespace {
@@ -668,20 +670,11 @@ UniqueFd Egress::ParkPeer(const sockaddr_storage& park, socklen_t len) {
   if (!config_.namespaces) return UniqueFd(BoundSocket(park, len));
   if (!factory_) return {};
   if (send(factory_.get(), &park, len, MSG_NOSIGNAL) != static_cast<ssize_t>(len)) return {};
-  int err = 0;
-  iovec iov{&err, sizeof(err)};
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-  msghdr msg{};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  msg.msg_control = control;
-  msg.msg_controllen = sizeof(control);
-  if (recvmsg(factory_.get(), &msg, MSG_CMSG_CLOEXEC) != sizeof(err) || err != 0) return {};
-  cmsghdr* cmsg = CMSG_FIRSTHDR(&msg);
-  if (!cmsg || cmsg->cmsg_type != SCM_RIGHTS) return {};
-  int fd;
-  std::memcpy(&fd, CMSG_DATA(cmsg), sizeof(fd));
-  return UniqueFd(fd);
+  int err = 0, fd = -1;
+  if (ReceiveFd(factory_.get(), &err, sizeof(err), &fd) != 0) return {};
+  UniqueFd socket(fd);
+  if (err != 0) return {};
+  return socket;
 }
 
 // Completes a parked connect without ever taking the child's socket out of SYN_SENT: a socket
@@ -761,21 +754,7 @@ void Egress::StartSocketFactory() {
       if (n <= 0) _exit(0);
       int fd = BoundSocket(addr, static_cast<socklen_t>(n));
       int err = fd < 0 ? errno : 0;
-      iovec iov{&err, sizeof(err)};
-      alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-      msghdr msg{};
-      msg.msg_iov = &iov;
-      msg.msg_iovlen = 1;
-      if (fd >= 0) {
-        msg.msg_control = control;
-        msg.msg_controllen = sizeof(control);
-        cmsghdr* cmsg = CMSG_FIRSTHDR(&msg);
-        cmsg->cmsg_level = SOL_SOCKET;
-        cmsg->cmsg_type = SCM_RIGHTS;
-        cmsg->cmsg_len = CMSG_LEN(sizeof(int));
-        std::memcpy(CMSG_DATA(cmsg), &fd, sizeof(fd));
-      }
-      sendmsg(3, &msg, MSG_NOSIGNAL);
+      SendFd(3, &err, sizeof(err), fd);
       if (fd >= 0) close(fd);
     }
   }
