@@ -105,7 +105,7 @@ TEST(FdPassing, ErrorsAreErrnoValues) {
   int x = 0, fd = -1;
   sock.a.Reset();
   EXPECT_EQ(ReceiveFd(sock.b.get(), &x, sizeof(x), &fd), EPROTO);  // the peer is gone
-  EXPECT_EQ(SendFd(sock.b.get(), &x, sizeof(x), -1), EPIPE);        // no SIGPIPE either
+  EXPECT_EQ(SendFd(sock.b.get(), &x, sizeof(x), -1), EPIPE);       // no SIGPIPE either
   EXPECT_EQ(SendFd(-1, &x, sizeof(x), -1), EBADF);
   int many[kMaxPassedFds + 1] = {};
   EXPECT_EQ(SendFds(sock.b.get(), &x, sizeof(x), many, kMaxPassedFds + 1), EINVAL);
