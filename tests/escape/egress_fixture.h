@@ -221,11 +221,11 @@ struct GanderRun {
 };
 
 struct GanderOptions {
-  std::string workspace;             // default: the run's own temporary directory
-  std::vector<std::string> wrapper;  // argv before gander's (e.g. a mount namespace)
-  bool as_nobody = false;            // as uid 65534 (needs root; the workspace must be theirs)
-  std::string gander = GANDER_BIN;   // a copy uid 65534 can run, when the build tree is private
-  std::vector<std::string> flags;    // more `gander run` flags (e.g. --mode monitor)
+  std::string workspace;                // default: the run's own temporary directory
+  std::vector<std::string> wrapper;     // argv before gander's (e.g. a mount namespace)
+  bool as_nobody = false;               // as uid 65534 (needs root; the workspace must be theirs)
+  std::string gander = GANDER_BIN;      // a copy uid 65534 can run, when the build tree is private
+  std::vector<std::string> flags = {};  // more `gander run` flags (e.g. --mode monitor)
 };
 
 constexpr uid_t kNobody = 65534;
