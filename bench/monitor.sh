@@ -76,7 +76,7 @@ if [[ -n ${MONITOR_BENCH:-} ]]; then
   BENCH=$MONITOR_BENCH
 else
   BENCH=$TMP/monitor_bench
-  "$CXX" -O2 -std=c++20 -Wall -Wextra -o "$BENCH" bench/monitor_bench.cc || die "cannot build monitor_bench"
+  "$CXX" -O2 -std=c++20 -Wall -Wextra -I. -o "$BENCH" bench/monitor_bench.cc common/fd_passing.cc || die "cannot build monitor_bench"
 fi
 
 RESULTS=$TMP/results.txt   # "CONFIG<TAB>RESULT ..." lines

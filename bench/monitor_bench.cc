@@ -69,6 +69,8 @@
 #include <string>
 #include <vector>
 
+#include "common/fd_passing.h"
+
 #ifndef SECCOMP_IOCTL_NOTIF_SET_FLAGS
 #define SECCOMP_IOCTL_NOTIF_SET_FLAGS SECCOMP_IOW(4, __u64)
 #endif
@@ -231,37 +233,17 @@ int InstallNotifyFilter(const std::vector<int>& watched) {
   return fd;
 }
 
-void SendFd(int sock, int fd) {
+void SendListener(int sock, int fd) {
   char byte = 0;
-  iovec iov{&byte, 1};
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-  msghdr msg{};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  msg.msg_control = control;
-  msg.msg_controllen = sizeof(control);
-  cmsghdr* c = CMSG_FIRSTHDR(&msg);
-  c->cmsg_level = SOL_SOCKET;
-  c->cmsg_type = SCM_RIGHTS;
-  c->cmsg_len = CMSG_LEN(sizeof(int));
-  std::memcpy(CMSG_DATA(c), &fd, sizeof(int));
-  if (sendmsg(sock, &msg, 0) != 1) Die("sendmsg");
+  errno = gander::SendFd(sock, &byte, 1, fd);
+  if (errno != 0) Die("send the listener");
 }
 
-int ReceiveFd(int sock) {
+int ReceiveListener(int sock) {
   char byte;
-  iovec iov{&byte, 1};
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-  msghdr msg{};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  msg.msg_control = control;
-  msg.msg_controllen = sizeof(control);
-  if (recvmsg(sock, &msg, 0) != 1) Die("recvmsg");
-  cmsghdr* c = CMSG_FIRSTHDR(&msg);
-  if (!c || c->cmsg_type != SCM_RIGHTS) Die("no fd received");
-  int fd;
-  std::memcpy(&fd, CMSG_DATA(c), sizeof(int));
+  int fd = -1;
+  errno = gander::ReceiveFd(sock, &byte, 1, &fd);
+  if (errno != 0 || fd < 0) Die("receive the listener");
   return fd;
 }
 
@@ -353,7 +335,7 @@ int Supervised(const Options& o, const std::vector<int>& watched, Target target)
     close(sv[0]);
     Pin(o.target_cpu);
     int listener = InstallNotifyFilter(watched);
-    SendFd(sv[1], listener);
+    SendListener(sv[1], listener);
     close(listener);
     char go;
     if (read(sv[1], &go, 1) != 1) Die("wait for the supervisor");
@@ -362,7 +344,7 @@ int Supervised(const Options& o, const std::vector<int>& watched, Target target)
   }
   close(sv[1]);
   Pin(o.super_cpu);
-  int listener = ReceiveFd(sv[0]);
+  int listener = ReceiveListener(sv[0]);
   if (o.sync &&
       ioctl(listener, SECCOMP_IOCTL_NOTIF_SET_FLAGS, SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP) != 0) {
     Die("SECCOMP_IOCTL_NOTIF_SET_FLAGS(SYNC_WAKE_UP)");

@@ -26,6 +26,8 @@
 #include <cstdio>
 #include <cstring>
 
+#include "common/fd_passing.h"
+
 namespace gander::launcher {
 namespace {
 
@@ -212,20 +214,8 @@ void SendEgressSockets(int sync) {
     mask |= 1 << i;
   }
   ChildReport report{ChildStep::kEgressSockets, 0, mask};
-  iovec iov{&report, sizeof(report)};
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(fds))] = {};
-  msghdr msg{};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  msg.msg_control = control;
-  msg.msg_controllen = CMSG_SPACE(sizeof(int) * count);
-  cmsghdr* cmsg = CMSG_FIRSTHDR(&msg);
-  cmsg->cmsg_level = SOL_SOCKET;
-  cmsg->cmsg_type = SCM_RIGHTS;
-  cmsg->cmsg_len = CMSG_LEN(sizeof(int) * count);
-  memcpy(CMSG_DATA(cmsg), fds, sizeof(int) * count);
-  if (sendmsg(sync, &msg, MSG_NOSIGNAL) != static_cast<ssize_t>(sizeof(report))) {
-    Fail(sync, ChildStep::kEgressSockets, errno);
+  if (int err = SendFds(sync, &report, sizeof(report), fds, count)) {
+    Fail(sync, ChildStep::kEgressSockets, err);
   }
 }
 
@@ -291,19 +281,7 @@ void BuildRoot(const ChildPlan& plan) {
 // simply waits until the supervisor polls the listener.
 int SendListener(int sync, int listener) {
   ChildReport report{ChildStep::kListener, 0, 0};
-  iovec iov{&report, sizeof(report)};
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-  msghdr msg{};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  msg.msg_control = control;
-  msg.msg_controllen = sizeof(control);
-  cmsghdr* cmsg = CMSG_FIRSTHDR(&msg);
-  cmsg->cmsg_level = SOL_SOCKET;
-  cmsg->cmsg_type = SCM_RIGHTS;
-  cmsg->cmsg_len = CMSG_LEN(sizeof(int));
-  memcpy(CMSG_DATA(cmsg), &listener, sizeof(int));
-  return sendmsg(sync, &msg, MSG_NOSIGNAL) == static_cast<ssize_t>(sizeof(report)) ? 0 : errno;
+  return SendFd(sync, &report, sizeof(report), listener);
 }
 
 // Landlock and seccomp, the extension's last steps before execve: applied in the extension

@@ -14,6 +14,7 @@
 #include <cstring>
 #include <string>
 
+#include "common/fd_passing.h"
 #include "launcher/child_setup.h"
 
 namespace gander::launcher {
@@ -62,38 +63,23 @@ ChildPlan PrepareChildPlan(const SandboxSpec& spec, int sync_fd) {
   return plan;
 }
 
+static_assert(kEgressSlotCount <= kMaxPassedFds, "the egress sockets go in one message");
+
 // One report from the child, with the fds it carries (the seccomp listener, the egress
 // sockets), if any; `fd` receives the first, `more` the others.
 bool ReceiveReport(int sync, ChildReport* report, int* fd, std::vector<int>* more = nullptr) {
-  *fd = -1;
-  iovec iov{report, sizeof(*report)};
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * kEgressSlotCount)] = {};
-  msghdr msg{};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  msg.msg_control = control;
-  msg.msg_controllen = sizeof(control);
-  ssize_t n;
-  do {
-    n = recvmsg(sync, &msg, MSG_CMSG_CLOEXEC);
-  } while (n < 0 && errno == EINTR);
-  for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
-    if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
-      size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-      for (size_t i = 0; i < count; ++i) {
-        int received;
-        std::memcpy(&received, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
-        if (i == 0) {
-          *fd = received;
-        } else if (more) {
-          more->push_back(received);
-        } else {
-          close(received);
-        }
-      }
+  int fds[kEgressSlotCount];
+  int count = 0;
+  int err = ReceiveFds(sync, report, sizeof(*report), fds, kEgressSlotCount, &count);
+  *fd = count > 0 ? fds[0] : -1;
+  for (int i = 1; i < count; ++i) {
+    if (more) {
+      more->push_back(fds[i]);
+    } else {
+      close(fds[i]);
     }
   }
-  return n == static_cast<ssize_t>(sizeof(*report));
+  return err == 0;
 }
 
 StartFailure DescribeFailure(const ChildReport& report, const SandboxSpec& spec) {

@@ -26,6 +26,8 @@
 #include <mutex>
 #include <thread>
 
+#include "common/fd_passing.h"
+
 namespace gander::monitor {
 
 namespace {
@@ -849,22 +851,12 @@ UniqueFd Egress::FactorySocket(int type, const sockaddr_storage& addr, socklen_t
   *error = EIO;
   ssize_t size = static_cast<ssize_t>(sizeof(type) + len);
   if (send(factory_.get(), request, static_cast<size_t>(size), MSG_NOSIGNAL) != size) return {};
-  int err = 0;
-  iovec iov{&err, sizeof(err)};
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-  msghdr msg{};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  msg.msg_control = control;
-  msg.msg_controllen = sizeof(control);
-  if (recvmsg(factory_.get(), &msg, MSG_CMSG_CLOEXEC) != sizeof(err)) return {};
+  int err = 0, fd = -1;
+  if (ReceiveFd(factory_.get(), &err, sizeof(err), &fd) != 0) return {};
+  UniqueFd socket(fd);
   *error = err;
   if (err != 0) return {};
-  cmsghdr* cmsg = CMSG_FIRSTHDR(&msg);
-  if (!cmsg || cmsg->cmsg_type != SCM_RIGHTS) return {};
-  int fd;
-  std::memcpy(&fd, CMSG_DATA(cmsg), sizeof(fd));
-  return UniqueFd(fd);
+  return socket;
 }
 
 // Completes a parked connect without ever taking the child's socket out of SYN_SENT: a socket
@@ -950,21 +942,7 @@ void Egress::StartSocketFactory() {
       auto len = static_cast<socklen_t>(static_cast<size_t>(n) - sizeof(type));
       int fd = type == SOCK_DGRAM ? DatagramRelaySocket(addr, len) : BoundSocket(addr, len);
       int err = fd < 0 ? errno : 0;
-      iovec iov{&err, sizeof(err)};
-      alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-      msghdr msg{};
-      msg.msg_iov = &iov;
-      msg.msg_iovlen = 1;
-      if (fd >= 0) {
-        msg.msg_control = control;
-        msg.msg_controllen = sizeof(control);
-        cmsghdr* cmsg = CMSG_FIRSTHDR(&msg);
-        cmsg->cmsg_level = SOL_SOCKET;
-        cmsg->cmsg_type = SCM_RIGHTS;
-        cmsg->cmsg_len = CMSG_LEN(sizeof(int));
-        std::memcpy(CMSG_DATA(cmsg), &fd, sizeof(fd));
-      }
-      sendmsg(3, &msg, MSG_NOSIGNAL);
+      SendFd(3, &err, sizeof(err), fd);
       if (fd >= 0) close(fd);
     }
   }

@@ -393,6 +393,8 @@ const std::vector<AuditCase>& AuditCases() {
       {.attempt = "dns_exfil_made_up_name",
        .note = "the stub answers REFUSED without asking anyone; a dns network event"},
       {.attempt = "packet_socket", .denials = {{.name = "socket", .errno_name = "EAFNOSUPPORT"}}},
+      {.attempt = "vsock_family_high_bits",
+       .denials = {{.name = "socket", .errno_name = "EAFNOSUPPORT"}}},
       {.attempt = "netlink_sees_host_interfaces",
        .note = "netlink is allowed: it sees the sandbox's own namespace (lo only)"},
       {.attempt = "unix_host_socket",

@@ -2,46 +2,19 @@
 // by the dozen, results read from SO_ERROR as event loops do) inside a real sandbox and
 // "remote" servers on 127.0.0.2: parallel connections, a refusal and a time-out reported
 // asynchronously, the policy's errno for refused destinations.
-#include <arpa/inet.h>
-#include <fcntl.h>
-#include <gtest/gtest.h>
 #include <netdb.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <sys/syscall.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
-#include <atomic>
-#include <cstdio>
-#include <cstdlib>
 #include <cstring>
-#include <fstream>
-#include <nlohmann/json.hpp>
-#include <string>
-#include <thread>
-#include <vector>
+
+#include "egress_fixture.h"
 
 namespace {
 
-using json = nlohmann::json;
+using namespace gander::egress_suite;
 
 // A TCP socket on 127.0.0.2, any port: listening with `backlog`, or only bound (backlog < 0).
-int Socket127002(int backlog, int* port) {
-  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  inet_pton(AF_INET, "127.0.0.2", &a.sin_addr);
-  socklen_t len = sizeof(a);
-  if (bind(fd, reinterpret_cast<sockaddr*>(&a), len) != 0 ||
-      (backlog >= 0 && listen(fd, backlog) != 0)) {
-    close(fd);
-    return -1;
-  }
-  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  *port = ntohs(a.sin_port);
-  return fd;
-}
+int Socket127002(int backlog, int* port) { return Listen("127.0.0.2", false, 0, port, backlog); }
 
 // Echoes every byte back, a thread per connection; counts connections.
 class EchoServer {
@@ -82,51 +55,10 @@ class EchoServer {
   std::vector<std::thread> workers_;
 };
 
-struct GanderResult {
-  int status = -1;
-  std::string out;
-  std::vector<json> network;
-};
-
-GanderResult Gander(const std::string& policy, const std::vector<std::string>& command,
-                    const std::string& extra_flags = "") {
-  char tmpl[] = "/tmp/gander-egress-core-XXXXXX";
-  std::string dir = mkdtemp(tmpl) ? tmpl : "/tmp";
-  std::ofstream(dir + "/p.yaml") << policy;
-  // --collector off: no collector may outlive the test.
-  std::string cmd = std::string(GANDER_BIN) + " run --collector off " + extra_flags + " --policy " +
-                    dir + "/p.yaml --workspace " + dir + " --audit-log " + dir + "/audit.jsonl --";
-  for (const auto& a : command) cmd += " '" + a + "'";
-  cmd += " 2>&1";
-  GanderResult run;
-  // stdin stays open until gander is done: its EOF would end the extension (as Goose's does).
-  int in[2], out[2];
-  if (pipe2(in, O_CLOEXEC) != 0 || pipe2(out, O_CLOEXEC) != 0) return run;
-  pid_t pid = fork();
-  if (pid == 0) {
-    dup2(in[0], 0);
-    dup2(out[1], 1);
-    execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
-    _exit(127);
-  }
-  close(in[0]);
-  close(out[1]);
-  char buf[4096];
-  ssize_t n;
-  while ((n = read(out[0], buf, sizeof(buf))) > 0) run.out.append(buf, static_cast<size_t>(n));
-  close(out[0]);
-  int st = 0;
-  waitpid(pid, &st, 0);
-  close(in[1]);
-  run.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  std::ifstream log(dir + "/audit.jsonl");
-  std::string line;
-  while (std::getline(log, line)) {
-    json j = json::parse(line, nullptr, false);
-    if (!j.is_discarded() && j["kind"] == "network") run.network.push_back(j["network"]);
-  }
-  if (std::system(("rm -rf " + dir).c_str()) != 0) run.out += "(cleanup failed)";
-  return run;
+GanderOptions WithFlags(std::vector<std::string> flags) {
+  GanderOptions opts;
+  opts.flags = std::move(flags);
+  return opts;
 }
 
 std::string Allow(int port) {
@@ -144,7 +76,7 @@ std::vector<std::string> Client(int port, int count, int syncnt = 0) {
 TEST(EgressCore, ManyParallelNonBlockingConnects) {
   EchoServer server;
   ASSERT_GT(server.port(), 0);
-  GanderResult run = Gander(Allow(server.port()), Client(server.port(), 64));
+  GanderRun run = Gander(Allow(server.port()), Client(server.port(), 64));
   ASSERT_EQ(run.status, 0) << run.out;
   // (How many were still pending right after the connects depends on how fast the server
   // answered: not checked here.)
@@ -162,7 +94,7 @@ TEST(EgressCore, NonBlockingRefusalReadFromSoError) {
   int port = 0;
   int reserved = Socket127002(-1, &port);  // bound, never listening: connects are refused
   ASSERT_GE(reserved, 0);
-  GanderResult run = Gander(Allow(port), Client(port, 8));
+  GanderRun run = Gander(Allow(port), Client(port, 8));
   close(reserved);
   ASSERT_EQ(run.status, 0) << run.out;
   // Never a connected socket. The refusal is replayed through a disconnect: a client that
@@ -196,7 +128,7 @@ TEST(EgressCore, NonBlockingTimeoutReadFromSoError) {
     fillers.push_back(c);
   }
   // TCP_SYNCNT 1: the client's connects give up after about 3 s, the broker's with them.
-  GanderResult run = Gander(Allow(port), Client(port, 4, 1));
+  GanderRun run = Gander(Allow(port), Client(port, 4, 1));
   for (int c : fillers) close(c);
   close(full);
   ASSERT_EQ(run.status, 0) << run.out;
@@ -207,7 +139,7 @@ TEST(EgressCore, NonBlockingTimeoutReadFromSoError) {
 
 TEST(EgressCore, PolicyNamesTheErrnoOfRefusals) {
   // 192.0.2.1 (TEST-NET-1): not on the list, so refused before anything leaves.
-  GanderResult run = Gander(
+  GanderRun run = Gander(
       "version: 1\nextends: default\nnetwork:\n  deny_errno: EACCES\n  allow:\n"
       "    - {host: 127.0.0.2, ports: [443]}\n",
       {EGRESS_CLIENT_BIN, "192.0.2.1", "443", "2"});
@@ -222,7 +154,7 @@ TEST(EgressCore, PolicyNamesTheErrnoOfRefusals) {
 }
 
 TEST(EgressCore, BadDenyErrnoStopsBeforeAnythingStarts) {
-  GanderResult run = Gander("version: 1\nnetwork:\n  deny_errno: EWHAT\n", {"/bin/true"});
+  GanderRun run = Gander("version: 1\nnetwork:\n  deny_errno: EWHAT\n", {"/bin/true"});
   EXPECT_EQ(run.status, 2) << run.out;
   EXPECT_NE(run.out.find("p.yaml:3:15: network.deny_errno: expected one of: ECONNREFUSED"),
             std::string::npos)
@@ -235,11 +167,11 @@ TEST(EgressCore, MonitorModeLogsWouldDenyAndLetsItThrough) {
   std::string port = std::to_string(server.port());
   // The trial policy allows the host, then denies it (deny wins): under --mode monitor the
   // trial's denies are logged, not enforced.
-  GanderResult run = Gander(
+  GanderRun run = Gander(
       "version: 1\nextends: default\nnetwork:\n  allow:\n    - {host: 127.0.0.2, "
       "ports: [" +
           port + "]}\n  deny:\n    - {host: 127.0.0.2, ports: [" + port + "]}\n",
-      Client(server.port(), 1), "--mode monitor");
+      Client(server.port(), 1), WithFlags({"--mode", "monitor"}));
   ASSERT_EQ(run.status, 0) << run.out;
   EXPECT_NE(run.out.find("connect=EINPROGRESS:1 result=OK:1 echoed=1"), std::string::npos)
       << run.out;
@@ -247,7 +179,7 @@ TEST(EgressCore, MonitorModeLogsWouldDenyAndLetsItThrough) {
   EXPECT_EQ(run.network[0]["result"], "would_deny");
   EXPECT_EQ(run.network[0]["bytes_out"], 5);
   // Enforced, the same policy refuses it.
-  GanderResult enforced = Gander(
+  GanderRun enforced = Gander(
       "version: 1\nextends: default\nnetwork:\n  allow:\n    - {host: "
       "127.0.0.2, ports: [" +
           port + "]}\n  deny:\n    - {host: 127.0.0.2, ports: [" + port + "]}\n",
@@ -260,17 +192,12 @@ bool LandlockNetwork() {
   return abi >= 4;
 }
 
-void SkipOrFail(const std::string& why) {
-  const char* ci = std::getenv("CI");
-  if (ci && std::string(ci) == "true") FAIL() << "CI=true: cannot skip: " << why;
-  GTEST_SKIP() << why;
-}
-
 TEST(EgressCore, BrokerWithoutNamespaces) {
   if (!LandlockNetwork()) return SkipOrFail("Landlock ABI 4 (TCP rules) is not available");
   EchoServer server;
   ASSERT_GT(server.port(), 0);
-  GanderResult run = Gander(Allow(server.port()), Client(server.port(), 16), "--no-namespaces");
+  GanderRun run =
+      Gander(Allow(server.port()), Client(server.port(), 16), WithFlags({"--no-namespaces"}));
   ASSERT_EQ(run.status, 0) << run.out;
   EXPECT_NE(run.out.find("connect=EINPROGRESS:16 result=OK:16 echoed=16"), std::string::npos)
       << run.out;
@@ -282,7 +209,8 @@ TEST(EgressCore, BrokerWithoutNamespaces) {
   }
   // Not on the list: refused, nothing reaches the server.
   EchoServer other;
-  GanderResult denied = Gander(Allow(server.port()), Client(other.port(), 1), "--no-namespaces");
+  GanderRun denied =
+      Gander(Allow(server.port()), Client(other.port(), 1), WithFlags({"--no-namespaces"}));
   EXPECT_NE(denied.out.find("connect=ECONNREFUSED:1"), std::string::npos) << denied.out;
   EXPECT_EQ(other.connections(), 0);
 }
@@ -302,11 +230,11 @@ TEST(EgressCore, DnsOverTcpServedByTheStub) {
   std::string policy =
       "version: 1\nextends: default\nnetwork:\n  allow:\n    - {host: " + std::string(host) +
       ", ports: [443]}\n";
-  GanderResult run = Gander(policy, {EGRESS_CLIENT_BIN, "--dns-tcp", host});
+  GanderRun run = Gander(policy, {EGRESS_CLIENT_BIN, "--dns-tcp", host});
   ASSERT_EQ(run.status, 0) << run.out;
   EXPECT_EQ(run.out.substr(0, run.out.find(' ')), "rcode=0") << run.out;
   EXPECT_NE(run.out.find(std::string("first=") + ip), std::string::npos) << run.out;
-  GanderResult refused = Gander(policy, {EGRESS_CLIENT_BIN, "--dns-tcp", "c2.evil.invalid"});
+  GanderRun refused = Gander(policy, {EGRESS_CLIENT_BIN, "--dns-tcp", "c2.evil.invalid"});
   EXPECT_EQ(refused.out, "rcode=5 answers=0 first=-\n");
   ASSERT_EQ(refused.network.size(), 1u) << refused.out;
   EXPECT_EQ(refused.network[0]["transport"], "dns");

@@ -1,4 +1,5 @@
-// Shared by the egress suites (egress_test.cc, egress_confinement_test.cc): "remote" servers on
+// Shared by the egress suites (egress_test.cc, egress_confinement_test.cc, egress_core_test.cc):
+// "remote" servers on
 // other loopback addresses of this machine that count every byte they see, and `gander run`
 // with a policy, its audit log's network events read back. Moved here from egress_test.cc.
 #pragma once
@@ -16,6 +17,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -28,8 +30,9 @@ namespace gander::egress_suite {
 
 using json = nlohmann::json;
 
-// A listening TCP socket on `ip` (port 0: any free port); ok() says whether it worked.
-inline int Listen(const char* ip, bool v6, int port, int* bound_port) {
+// A TCP socket on `ip` (port 0: any free port), listening with `backlog`, or only bound when
+// `backlog` < 0 (connects to it are refused). -1 when it failed.
+inline int Listen(const char* ip, bool v6, int port, int* bound_port, int backlog = 128) {
   int fd = socket(v6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   int one = 1;
   setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
@@ -48,7 +51,8 @@ inline int Listen(const char* ip, bool v6, int port, int* bound_port) {
     inet_pton(AF_INET, ip, &a->sin_addr);
     len = sizeof(*a);
   }
-  if (bind(fd, reinterpret_cast<sockaddr*>(&ss), len) != 0 || listen(fd, 128) != 0) {
+  if (bind(fd, reinterpret_cast<sockaddr*>(&ss), len) != 0 ||
+      (backlog >= 0 && listen(fd, backlog) != 0)) {
     close(fd);
     return -1;
   }
@@ -217,10 +221,11 @@ struct GanderRun {
 };
 
 struct GanderOptions {
-  std::string workspace;             // default: the run's own temporary directory
-  std::vector<std::string> wrapper;  // argv before gander's (e.g. a mount namespace)
-  bool as_nobody = false;            // as uid 65534 (needs root; the workspace must be theirs)
-  std::string gander = GANDER_BIN;   // a copy uid 65534 can run, when the build tree is private
+  std::string workspace;                // default: the run's own temporary directory
+  std::vector<std::string> wrapper;     // argv before gander's (e.g. a mount namespace)
+  bool as_nobody = false;               // as uid 65534 (needs root; the workspace must be theirs)
+  std::string gander = GANDER_BIN;      // a copy uid 65534 can run, when the build tree is private
+  std::vector<std::string> flags = {};  // more `gander run` flags (e.g. --mode monitor)
 };
 
 constexpr uid_t kNobody = 65534;
@@ -250,11 +255,14 @@ inline GanderRun Gander(const std::string& policy, const std::vector<std::string
     argv.insert(argv.end(),
                 {"/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--"});
   }
+  for (const std::string& a : {opts.gander, std::string("run"), std::string("--collector"),
+                               std::string("off"), std::string("--policy"), dir + "/p.yaml"}) {
+    argv.push_back(a);
+  }
+  argv.insert(argv.end(), opts.flags.begin(), opts.flags.end());
   for (const std::string& a :
-       {opts.gander, std::string("run"), std::string("--collector"), std::string("off"),
-        std::string("--policy"), dir + "/p.yaml", std::string("--workspace"),
-        opts.workspace.empty() ? dir : opts.workspace, std::string("--audit-log"),
-        dir + "/audit.jsonl", std::string("--")}) {
+       {std::string("--workspace"), opts.workspace.empty() ? dir : opts.workspace,
+        std::string("--audit-log"), dir + "/audit.jsonl", std::string("--")}) {
     argv.push_back(a);
   }
   argv.insert(argv.end(), command.begin(), command.end());
@@ -307,5 +315,12 @@ inline std::string Policy(const std::string& allow) {
 }
 
 inline bool HaveCurl() { return access("/usr/bin/curl", X_OK) == 0; }
+
+// Under CI=true a missing kernel feature fails the test; elsewhere it skips with the reason.
+inline void SkipOrFail(const std::string& why) {
+  const char* ci = std::getenv("CI");
+  if (ci && std::string(ci) == "true") FAIL() << "CI=true: cannot skip: " << why;
+  GTEST_SKIP() << why;
+}
 
 }  // namespace gander::egress_suite

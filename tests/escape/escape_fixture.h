@@ -845,6 +845,8 @@ inline const std::vector<Attempt>& Attempts() {
        .why_no_control = "the host's resolver may be unreachable from this machine"},
       {.name = "packet_socket", .args = {"packet"}, .control = Control::kRootOnly,
        .why_no_control = "AF_PACKET needs CAP_NET_RAW"},
+      // The floor compares socket()'s family as 32 bits, as the kernel reads it.
+      {.name = "vsock_family_high_bits", .args = {"vsock-high-bits"}, .degraded = kReq},
       {.name = "netlink_sees_host_interfaces", .args = {"netlink"}, .control = Control::kNone,
        .why_no_control = "the host may have no interface but lo"},
       {.name = "abstract_host_socket", .args = {"abstract", "{ABSTRACT}"}, .degraded = kDesign},

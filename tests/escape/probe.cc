@@ -279,6 +279,17 @@ int DoPacket() {
   return Result(ok);
 }
 
+// A vsock socket (to the hypervisor, past the network namespace) whose family has bit 32 set
+// in the 64-bit register: the kernel reads an int and sees AF_VSOCK, so a filter comparing all
+// 64 bits would let it through. glibc's syscall() passes the register unchanged.
+int DoVsockHighBits() {
+  const uint64_t family = AF_VSOCK | (uint64_t{1} << 32);
+  long fd = syscall(SYS_socket, family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  bool ok = Check("socket AF_VSOCK | 1 << 32", fd);
+  if (fd >= 0) close(static_cast<int>(fd));
+  return Result(ok);
+}
+
 // A netlink route dump: succeeds when it shows a network interface other than lo (the host's).
 int DoNetlink() {
   int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
@@ -825,7 +836,7 @@ int Usage() {
           "usage: gander_probe ATTEMPT [ARGS]\n"
           "  read FILE | list DIR | write FILE | exec PATH [ARGS] | fds\n"
           "  env NAME [VALUE]\n"
-          "  tcp IP PORT | udp IP PORT | unix PATH | abstract NAME\n"
+          "  tcp IP PORT | udp IP PORT | unix PATH | abstract NAME | packet | vsock-high-bits\n"
           "  kill PID [SIG] | userns | setns NSFILE... | ptrace | process_vm | forkbomb N\n"
           "  mount DIR | umount DIR | chroot DIR | bpf | io_uring | keyctl | perf\n"
           "  open_by_handle FILE | tiocsti | x32 | int80\n"
@@ -855,6 +866,7 @@ int main(int argc, char** argv) {
   if (cmd == "udp" && need(2)) return DoUdp(args[0], args[1]);
   if (cmd == "unix" && need(1)) return DoUnix(args[0]);
   if (cmd == "packet") return DoPacket();
+  if (cmd == "vsock-high-bits") return DoVsockHighBits();
   if (cmd == "netlink") return DoNetlink();
   if (cmd == "dns-exfil") return DoDnsExfil(nargs > 0 ? args[0] : nullptr);
   if (cmd == "abstract" && need(1)) return DoAbstract(args[0]);

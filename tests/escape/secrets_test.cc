@@ -100,8 +100,41 @@ class SecretsTest : public SandboxTest, public ::testing::TestWithParam<SecretsP
     }
   }
 
+  // A secret API_TOKEN minted by a script: mint.sh issues numbered tokens PREFIX1, PREFIX2, ...
+  // with an expiry `expiry_s` out, counting them in counter_; revoke.sh appends each value it
+  // gets on stdin to revoked_, one per line. `options` completes the policy's entry (ttl, ...).
+  fs::path MintedSecretPolicy(int expiry_s, const std::string& options) {
+    counter_ = w().data / "counter";
+    revoked_ = w().data / "revoked";
+    fs::path mint = w().data / "mint.sh";
+    WriteFile(mint,
+              "#!/bin/sh\nn=$(cat " + counter_.string() + " 2>/dev/null || echo 0)\nn=$((n+1))\n" +
+                  "echo $n > " + counter_.string() + "\necho \"minting token $n\" >&2\n" +
+                  "printf '{\"token\": \"" + token_prefix_ +
+                  "%s\", \"expiry\": %s}\\n' $n $(( $(date +%s) + " + std::to_string(expiry_s) +
+                  " ))\n",
+              0755);
+    fs::path revoke = w().data / "revoke.sh";
+    WriteFile(revoke,
+              "#!/bin/sh\ncat >> " + revoked_.string() + "\necho >> " + revoked_.string() + "\n",
+              0755);
+    if (w().who() == Who::kNobody) ChownTree(w().data, kNobodyId, kNobodyId);
+    return Policy("  API_TOKEN: {from: command, run: " + mint.string() +
+                  ", json: token, expires: expiry, " + options +
+                  ",\n              revoke: " + revoke.string() + ", timeout: 5s}\n");
+  }
+
+  // Every value mint.sh issued was revoked, in order; returns how many it issued.
+  int ExpectEveryMintedValueRevoked(const std::string& context) {
+    int count = std::stoi(ReadFileOr(counter_, "0"));
+    std::string expected;
+    for (int i = 1; i <= count; ++i) expected += token_prefix_ + std::to_string(i) + "\n";
+    EXPECT_EQ(ReadFileOr(revoked_, ""), expected) << context;
+    return count;
+  }
+
   std::string planted_, aws_, token_prefix_;
-  fs::path audit_;
+  fs::path audit_, counter_, revoked_;
   int policies_ = 0;
   int runs_ = 0;
 };
@@ -155,24 +188,8 @@ TEST_P(SecretsTest, TheRelayRedactsTheSecretFromStdoutAndStderr) {
 }
 
 TEST_P(SecretsTest, FileSecretIsRefreshedInPlaceAndEveryValueRevoked) {
-  // Numbered tokens with an expiry 3 s out (the 2 s ttl comes first); each call counts.
-  fs::path mint = w().data / "mint.sh";
-  fs::path counter = w().data / "counter";
-  fs::path revoked = w().data / "revoked";
-  WriteFile(mint,
-            "#!/bin/sh\nn=$(cat " + counter.string() + " 2>/dev/null || echo 0)\nn=$((n+1))\n" +
-                "echo $n > " + counter.string() + "\necho \"minting token $n\" >&2\n" +
-                "printf '{\"token\": \"" + token_prefix_ +
-                "%s\", \"expiry\": %s}\\n' $n $(( $(date +%s) + 3 ))\n",
-            0755);
-  fs::path revoke = w().data / "revoke.sh";
-  WriteFile(revoke,
-            "#!/bin/sh\ncat >> " + revoked.string() + "\necho >> " + revoked.string() + "\n", 0755);
-  if (w().who() == Who::kNobody) ChownTree(w().data, kNobodyId, kNobodyId);
-  fs::path policy = Policy("  API_TOKEN: {from: command, run: " + mint.string() +
-                           ", json: token, expires: expiry, ttl: 2s, on_expiry: refresh,\n"
-                           "              revoke: " +
-                           revoke.string() + ", timeout: 5s, as: file}\n");
+  // Numbered tokens with an expiry 3 s out (the 2 s ttl comes first).
+  fs::path policy = MintedSecretPolicy(3, "ttl: 2s, on_expiry: refresh, as: file");
   // The extension notes every value it reads from API_TOKEN_FILE for 6.5 s.
   std::string loop =
       "end=$(( $(date +%s) + 7 )); last=; while [ $(date +%s) -lt $end ]; do "
@@ -199,11 +216,7 @@ TEST_P(SecretsTest, FileSecretIsRefreshedInPlaceAndEveryValueRevoked) {
     EXPECT_EQ(where, "/run/secrets/API_TOKEN\n");
   }
   // Every value minted is revoked: the replaced ones at their refresh, the last one at exit.
-  std::string minted = ReadFileOr(counter, "0");
-  int count = std::stoi(minted);
-  std::string expected_revoked;
-  for (int i = 1; i <= count; ++i) expected_revoked += token_prefix_ + std::to_string(i) + "\n";
-  EXPECT_EQ(ReadFileOr(revoked, ""), expected_revoked) << context;
+  ExpectEveryMintedValueRevoked(context);
   EXPECT_NE(r.err.find("secret API_TOKEN refreshed (file rewritten)"), std::string::npos)
       << context;
   std::string audit = ReadFileOr(audit_, "");
@@ -281,23 +294,7 @@ TEST_P(SecretsTest, EnvironmentSecretIsRefreshedByARestartBehindTheRelay) {
     GTEST_SKIP() << server.string() << " is not readable as " << WhoName(w().who())
                  << " (a 0700 directory above it?)";
   }
-  fs::path mint = w().data / "mint.sh";
-  fs::path counter = w().data / "counter";
-  fs::path revoked = w().data / "revoked";
-  WriteFile(mint,
-            "#!/bin/sh\nn=$(cat " + counter.string() + " 2>/dev/null || echo 0)\nn=$((n+1))\n" +
-                "echo $n > " + counter.string() + "\necho \"minting token $n\" >&2\n" +
-                "printf '{\"token\": \"" + token_prefix_ +
-                "%s\", \"expiry\": %s}\\n' $n $(( $(date +%s) + 4 ))\n",
-            0755);
-  fs::path revoke = w().data / "revoke.sh";
-  WriteFile(revoke,
-            "#!/bin/sh\ncat >> " + revoked.string() + "\necho >> " + revoked.string() + "\n", 0755);
-  if (w().who() == Who::kNobody) ChownTree(w().data, kNobodyId, kNobodyId);
-  fs::path policy = Policy("  API_TOKEN: {from: command, run: " + mint.string() +
-                           ", json: token, expires: expiry, ttl: 3s, on_expiry: refresh,\n"
-                           "              revoke: " +
-                           revoke.string() + ", timeout: 5s}\n");
+  fs::path policy = MintedSecretPolicy(4, "ttl: 3s, on_expiry: refresh");
   audit_ = w().data / "audit-restart.jsonl";
   Argv argv = DebugArgv(Flags(policy), {"node", server.string()});
   nlohmann::json config = {{"command", argv.front()},
@@ -350,11 +347,7 @@ TEST_P(SecretsTest, EnvironmentSecretIsRefreshedByARestartBehindTheRelay) {
 
   // Every value minted is revoked, in order: the replaced ones after their restart, the last
   // one at exit.
-  int count = std::stoi(ReadFileOr(counter, "0"));
-  EXPECT_GE(count, 3) << context;
-  std::string expected_revoked;
-  for (int i = 1; i <= count; ++i) expected_revoked += token_prefix_ + std::to_string(i) + "\n";
-  EXPECT_EQ(ReadFileOr(revoked, ""), expected_revoked) << context;
+  EXPECT_GE(ExpectEveryMintedValueRevoked(context), 3) << context;
   EXPECT_NE(gander_err.find("restarted behind the relay (secret API_TOKEN refreshed)"),
             std::string::npos)
       << context;
