@@ -80,7 +80,10 @@ TEST(DecideConnectTest, EverythingBrokersHostLoopbackOnlyWhenNothingListensInsid
   EXPECT_EQ(d.action, NetAction::kBroker);
   EXPECT_EQ(d.rule, "*");
   EXPECT_EQ(DecideConnect(all, D("203.0.113.7", 443), SOCK_STREAM, ctx).action, NetAction::kBroker);
-  EXPECT_EQ(DecideConnect(all, D("203.0.113.7", 443), SOCK_DGRAM, ctx).action, NetAction::kDeny);
+  // UDP to a remote host is relayed (and recorded) like any allowed UDP; loopback UDP stays
+  // the sandbox's own, where the DNS stub listens.
+  EXPECT_EQ(DecideConnect(all, D("203.0.113.7", 443), SOCK_DGRAM, ctx).action, NetAction::kRelay);
+  EXPECT_EQ(DecideConnect(all, D("127.0.0.1", 53), SOCK_DGRAM, ctx).action, NetAction::kLocal);
   ctx.namespaces = false;  // no namespace: host loopback is the only loopback
   EXPECT_EQ(DecideConnect(all, D("127.0.0.2", 80), SOCK_STREAM, ctx).action, NetAction::kBroker);
 }

@@ -175,7 +175,8 @@ TEST(ParsePolicyErrorTest, UnknownKeysAtEveryLevel) {
       ParseError("version: 1\nnetwork:\n  allowed: []\n"),
       "my.yaml:3:3: unknown key 'allowed' in network (expected one of: allow, deny, deny_errno)");
   EXPECT_EQ(ParseError("version: 1\nnetwork:\n  allow:\n    - host: a.com\n      port: [1]\n"),
-            "my.yaml:5:7: unknown key 'port' in network.allow[0] (expected one of: host, ports, protocol)");
+            "my.yaml:5:7: unknown key 'port' in network.allow[0] (expected one of: host, ports, "
+            "protocol)");
   EXPECT_EQ(ParseError("version: 1\nmonitor:\n  files: all\n  auditlog: /x\n"),
             "my.yaml:4:3: unknown key 'auditlog' in monitor (expected one of: files, audit_log, "
             "audit_log_max_size, audit_log_files, osv_endpoint)");
