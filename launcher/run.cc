@@ -467,7 +467,9 @@ Status PrepareTrial(Prepared& p) {
 // widened policy; the seccomp floor is the same in every mode.
 void PrepareLearn(Prepared& p, const std::vector<std::string>& keep_denied) {
   // Every directory of / but the kernel's and the runtime's: /proc and /dev are the sandbox's
-  // own, /sys and /run (sockets of system daemons: docker, D-Bus) stay out of reach.
+  // own, /sys and /run (sockets of system daemons: docker, D-Bus) stay out of reach. The
+  // host's /tmp is shown and writable like the home: what an extension reads there (a data
+  // directory under /tmp) is what learning must see.
   std::vector<std::string> roots;
   for (const auto& name : ListHostDir("/")) {
     std::string path = "/" + name;
@@ -477,15 +479,19 @@ void PrepareLearn(Prepared& p, const std::vector<std::string>& keep_denied) {
     PathInfo info = ProbeHostPath(path);
     if (info.exists && info.is_dir && !info.is_symlink) roots.push_back(path);
   }
-  // A home that is a system directory (HOME=/ or /usr) is never made writable.
+  // A home that is or lies in a system directory (HOME=/, /usr, /etc/x) is never made
+  // writable; /var and /opt themselves neither, a home below them (/var/lib/NAME) is a home.
   std::string home = p.home;
+  if (home == "/" || home == "/var" || home == "/opt") home.clear();
   for (const char* system : {"/usr", "/etc", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32",
-                             "/boot", "/var", "/opt", "/proc", "/dev", "/sys"}) {
-    if (home == "/" || IsWithin(home, system)) home.clear();
+                             "/boot", "/proc", "/dev", "/sys"}) {
+    if (IsWithin(home, system)) home.clear();
   }
   if (home.empty()) spdlog::warn("{}: --mode learn: home {} stays private", p.name, p.home);
+  std::vector<std::string> writable = {"/tmp"};
+  if (!home.empty()) writable.push_back(home);
   p.trial = p.policy;
-  p.policy = policies::LearnEnforcement(*p.trial, roots, home, keep_denied);
+  p.policy = policies::LearnEnforcement(*p.trial, roots, writable, keep_denied);
 }
 
 // gander's own configuration and state (policies, audit logs): never reachable by what it

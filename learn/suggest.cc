@@ -415,13 +415,18 @@ std::string SuggestPolicy(const Learned& learned, const SuggestContext& ctx) {
         review.push_back("file " + what + ": credentials or keys (" + Describe(usage) + ")");
         continue;
       }
-      // The real home (or /tmp) behind the base's private tmpfs: the user's own files, seen
-      // only because learn mode showed them.
       if (rules.Classify(path) == PathClass::kPrivate) {
-        review.push_back("file " + what + ": the user's own, hidden by the base's private " +
-                         (IsUnder(path, ctx.home) ? "home" : "directory") + " (" + Describe(usage) +
-                         ")");
-        continue;
+        // The real home behind the base's private tmpfs: the user's own files, seen only
+        // because learn mode showed them.
+        if (IsUnder(path, ctx.home)) {
+          review.push_back("file " + what +
+                           ": the user's own, hidden by the base's private home (" +
+                           Describe(usage) + ")");
+          continue;
+        }
+        // Elsewhere (the host's /tmp): a file the extension wrote itself needs nothing, its
+        // private tmpfs holds it; what it only read there (a data directory) is granted.
+        if (needs.contains(Need::kWrite)) continue;
       }
       if (!ValidUtf8(path)) {
         review.push_back("file " + what + ": not UTF-8 (" + Describe(usage) + ")");

@@ -49,15 +49,14 @@ ExpandedPolicy TrialEnforcement(const ExpandedPolicy& trial, const ExpandedPolic
 }
 
 ExpandedPolicy LearnEnforcement(const ExpandedPolicy& learned,
-                                const std::vector<std::string>& host_roots, const std::string& home,
+                                const std::vector<std::string>& host_roots,
+                                const std::vector<std::string>& writable,
                                 const std::vector<std::string>& keep_denied) {
   ExpandedPolicy out = learned;
   out.exec = Union(learned.exec, host_roots);
-  if (!home.empty()) {
-    out.exec = Union(out.exec, {home});
-    out.write = Union(learned.write, {home});
-    std::erase(out.private_, home);
-  }
+  out.exec = Union(out.exec, writable);
+  out.write = Union(learned.write, writable);
+  for (const auto& dir : writable) std::erase(out.private_, dir);
   out.deny = Union(learned.deny, keep_denied);
   out.sources.push_back("learn mode: widened to the host's files and network");
   return out;

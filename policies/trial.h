@@ -26,15 +26,16 @@ ExpandedPolicy TrialEnforcement(const ExpandedPolicy& trial, const ExpandedPolic
 //   - read and exec: `learned`'s entries plus every directory of `host_roots` (the entries of
 //     `/` but the kernel's and runtime ones, which the caller leaves out: /proc, /dev, /sys,
 //     /run);
-//   - write: `learned`'s entries plus the real `home` (exec too); `home` is no longer private
-//     (the user's own files are visible and writable), other private paths (/tmp) stay so;
-//     an empty `home` (the caller's choice for HOME=/ and the like) stays private;
+//   - write: `learned`'s entries plus `writable` (exec too), which are no longer private: the
+//     host's /tmp and the real home (the user's own files are visible and writable); the
+//     caller leaves the home out for HOME=/ and the like, so it stays private;
 //   - deny: `learned`'s deny list (credentials: a suggestion never grants them anyway) plus
 //     `keep_denied` (gander's own policies and audit logs, so learning cannot rewrite them);
 //   - network: unchanged here; the egress broker allows every destination in learn mode.
 // Limits, env, secrets and monitor settings stay `learned`'s.
 ExpandedPolicy LearnEnforcement(const ExpandedPolicy& learned,
-                                const std::vector<std::string>& host_roots, const std::string& home,
+                                const std::vector<std::string>& host_roots,
+                                const std::vector<std::string>& writable,
                                 const std::vector<std::string>& keep_denied);
 
 }  // namespace gander::policies

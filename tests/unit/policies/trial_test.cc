@@ -75,12 +75,12 @@ TEST(TrialEnforcementTest, MonitorSettingsAndEnvironmentAreTheTrials) {
 TEST(LearnEnforcementTest, WidensToTheHostsFilesAndTheRealHome) {
   ExpandedPolicy learned = Base();
   ExpandedPolicy enforced = LearnEnforcement(learned, {"/etc", "/opt", "/srv", "/home"},
-                                             "/home/ada", {"/home/ada/.config/gander"});
+                                             {"/tmp", "/home/ada"}, {"/home/ada/.config/gander"});
   EXPECT_THAT(enforced.read, ElementsAre("/etc"));
   EXPECT_THAT(enforced.exec,
-              ElementsAre("/usr", "/ws", "/etc", "/opt", "/srv", "/home", "/home/ada"));
-  EXPECT_THAT(enforced.write, ElementsAre("/ws", "/home/ada"));
-  EXPECT_THAT(enforced.private_, ElementsAre("/tmp"));  // the home is the real one now
+              ElementsAre("/usr", "/ws", "/etc", "/opt", "/srv", "/home", "/tmp", "/home/ada"));
+  EXPECT_THAT(enforced.write, ElementsAre("/ws", "/tmp", "/home/ada"));
+  EXPECT_THAT(enforced.private_, ElementsAre());  // the host's /tmp and the real home now
   // The credentials stay denied, and gander's own files join them.
   EXPECT_THAT(enforced.deny,
               ElementsAre("/home/ada/.ssh", "/etc/shadow", "/home/ada/.config/gander"));
@@ -89,11 +89,11 @@ TEST(LearnEnforcementTest, WidensToTheHostsFilesAndTheRealHome) {
                                             "learn mode: widened to the host's files and network"));
   // The policy learned under is untouched: it is the one on trial.
   EXPECT_THAT(learned.private_, ElementsAre("/tmp", "/home/ada"));
-  // No home (HOME=/): nothing made writable, the private home stays.
-  ExpandedPolicy no_home = LearnEnforcement(learned, {"/opt"}, "", {});
-  EXPECT_THAT(no_home.write, ElementsAre("/ws"));
-  EXPECT_THAT(no_home.exec, ElementsAre("/usr", "/ws", "/opt"));
-  EXPECT_THAT(no_home.private_, ElementsAre("/tmp", "/home/ada"));
+  // No home (HOME=/): only /tmp made writable, the private home stays.
+  ExpandedPolicy no_home = LearnEnforcement(learned, {"/opt"}, {"/tmp"}, {});
+  EXPECT_THAT(no_home.write, ElementsAre("/ws", "/tmp"));
+  EXPECT_THAT(no_home.exec, ElementsAre("/usr", "/ws", "/opt", "/tmp"));
+  EXPECT_THAT(no_home.private_, ElementsAre("/home/ada"));
 }
 
 }  // namespace
