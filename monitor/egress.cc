@@ -491,9 +491,12 @@ bool Egress::SandboxListens(const policies::IpAddress& ip, uint16_t port, bool* 
     UniqueFd fd(open((base + name).c_str(), O_RDONLY | O_CLOEXEC));
     if (!fd) continue;
     std::string table;
-    char buf[65536];
+    char buf[4096];
     ssize_t n;
-    while ((n = read(fd.get(), buf, sizeof(buf))) > 0) table.append(buf, static_cast<size_t>(n));
+    while ((n = read(fd.get(), buf, sizeof(buf))) > 0) {
+      table.append(buf, static_cast<size_t>(n));
+      if (TablePastListeners(table)) break;
+    }
     if (n < 0) continue;
     read_any = true;
     if (TableListensOn(table, name[3] == '6', ip, port)) {
@@ -590,7 +593,8 @@ std::optional<Response> Egress::OnConnect(const Notification& n, const Event& ba
   }
   policies::Destination dest{addr->ip, addr->port, NamesOf(addr->ip)};
   NetContext context = context_;
-  if (context.namespaces && type == SOCK_STREAM && IsLocalAddress(addr->ip)) {
+  if (context.namespaces && (ListenersMatter(config_.matcher, dest, type) ||
+                             (config_.trial && ListenersMatter(*config_.trial, dest, type)))) {
     context.listeners_known = SandboxListens(addr->ip, addr->port, &context.local_listener);
   }
   NetDecision d = DecideConnect(config_.matcher, dest, type, context);

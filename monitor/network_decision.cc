@@ -53,18 +53,16 @@ bool ParseHexWord(std::string_view hex, uint32_t* out) {
   return true;
 }
 
-}  // namespace
-
-bool TableListensOn(std::string_view table, bool v6_table, const policies::IpAddress& ip,
-                    uint16_t port) {
-  constexpr std::string_view kListen = "0A";
+// The rows of /proc/net/tcp{,6} after the header that end in a newline, each as its first
+// four fields ("  sl  local_address rem_address   st ..."); `row` returns false to stop.
+template <typename Row>
+void ForEachTableRow(std::string_view table, Row row) {
   size_t pos = table.find('\n');  // the header line
   while (pos != std::string_view::npos) {
     size_t end = table.find('\n', pos + 1);
-    std::string_view line =
-        table.substr(pos + 1, end == std::string_view::npos ? end : end - pos - 1);
+    if (end == std::string_view::npos) return;  // a partial row: more text to come
+    std::string_view line = table.substr(pos + 1, end - pos - 1);
     pos = end;
-    // "  sl  local_address rem_address   st ...": fields 1, 2 and 3.
     std::vector<std::string_view> fields;
     for (size_t i = 0; i < line.size() && fields.size() < 4;) {
       while (i < line.size() && line[i] == ' ') ++i;
@@ -73,30 +71,50 @@ bool TableListensOn(std::string_view table, bool v6_table, const policies::IpAdd
       if (j > i) fields.push_back(line.substr(i, j - i));
       i = j;
     }
-    if (fields.size() < 4 || fields[3] != kListen) continue;
+    if (fields.size() == 4 && !row(fields)) return;
+  }
+}
+
+constexpr std::string_view kListenState = "0A";
+
+}  // namespace
+
+bool TableListensOn(std::string_view table, bool v6_table, const policies::IpAddress& ip,
+                    uint16_t port) {
+  bool found = false;
+  ForEachTableRow(table, [&](const std::vector<std::string_view>& fields) {
+    if (fields[3] != kListenState) return true;
     std::string_view local = fields[1];
     size_t colon = local.find(':');
     uint32_t lport = 0;
     if (colon == std::string_view::npos || !ParseHexWord(local.substr(colon + 1), &lport) ||
         lport != port) {
-      continue;
+      return true;
     }
     std::string_view hex = local.substr(0, colon);
     uint8_t bytes[16] = {};
     size_t words = v6_table ? 4 : 1;
-    if (hex.size() != words * 8) continue;
-    bool ok = true;
-    for (size_t w = 0; w < words && ok; ++w) {
+    if (hex.size() != words * 8) return true;
+    for (size_t w = 0; w < words; ++w) {
       uint32_t word = 0;
-      ok = ParseHexWord(hex.substr(w * 8, 8), &word);
+      if (!ParseHexWord(hex.substr(w * 8, 8), &word)) return true;
       std::memcpy(bytes + w * 4, &word, 4);
     }
-    if (!ok) continue;
     policies::IpAddress listener =
         v6_table ? policies::IpAddress::V6(bytes) : policies::IpAddress::V4(bytes);
-    if (listener.IsUnspecified() || ip.IsUnspecified() || listener == ip) return true;
-  }
-  return false;
+    found = listener.IsUnspecified() || ip.IsUnspecified() || listener == ip;
+    return !found;
+  });
+  return found;
+}
+
+bool TablePastListeners(std::string_view table) {
+  bool past = false;
+  ForEachTableRow(table, [&](const std::vector<std::string_view>& fields) {
+    past = fields[3] != kListenState;
+    return !past;
+  });
+  return past;
 }
 
 bool IsLocalAddress(const policies::IpAddress& ip) { return ip.IsLoopback() || ip.IsUnspecified(); }
@@ -111,6 +129,12 @@ policies::MatchResult MatchAs(const policies::NetworkMatcher& matcher,
 }
 
 }  // namespace
+
+bool ListenersMatter(const policies::NetworkMatcher& matcher, const policies::Destination& dest,
+                     int sock_type) {
+  if (sock_type != SOCK_STREAM || !IsLocalAddress(dest.ip)) return false;
+  return matcher.everything() || !MatchAs(matcher, dest, sock_type).allowed;
+}
 
 NetDecision DecideConnect(const policies::NetworkMatcher& matcher,
                           const policies::Destination& dest, int sock_type,

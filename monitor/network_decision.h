@@ -78,6 +78,17 @@ NetDecision DecideSend(const policies::NetworkMatcher& matcher, const policies::
 bool TableListensOn(std::string_view table, bool v6_table, const policies::IpAddress& ip,
                     uint16_t port);
 
+// Has `table` (as read so far) a complete row past its listeners? The kernel prints every
+// LISTEN socket before the connected ones, so a reader may stop there: a sandbox with
+// thousands of TIME_WAIT sockets need not print them all at each connect.
+bool TablePastListeners(std::string_view table);
+
+// Does DecideConnect's answer for `dest` under `matcher` depend on the sandbox's own listeners
+// (NetContext::local_listener)? Only for a TCP connect to loopback that the matcher does not
+// allow by name, or under a matcher allowing everything.
+bool ListenersMatter(const policies::NetworkMatcher& matcher, const policies::Destination& dest,
+                     int sock_type);
+
 // Is `ip` the sandbox's own host (loopback or unspecified, which Linux connects to locally)?
 bool IsLocalAddress(const policies::IpAddress& ip);
 

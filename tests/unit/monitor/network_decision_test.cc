@@ -50,6 +50,27 @@ TEST(TableListensOnTest, FindsListenersByAddressAndWildcard) {
   EXPECT_FALSE(TableListensOn("header only\n", false, *IpAddress::Parse("127.0.0.1"), 8080));
 }
 
+TEST(TableListensOnTest, ReaderMayStopAtTheFirstConnectedRow) {
+  std::string table = kTcp;
+  size_t listeners_end = table.find("   2:");
+  EXPECT_FALSE(TablePastListeners(table.substr(0, listeners_end)));
+  EXPECT_FALSE(TablePastListeners(table.substr(0, listeners_end + 20)));  // a partial row
+  EXPECT_TRUE(TablePastListeners(table));
+  EXPECT_FALSE(TablePastListeners(kTcp6));
+  EXPECT_FALSE(TablePastListeners(""));
+}
+
+TEST(ListenersMatterTest, OnlyForLoopbackTcpThePolicyDoesNotName) {
+  NetworkMatcher none = *NetworkMatcher::Compile({});
+  NetworkMatcher named = Named("127.0.0.2", 80);
+  EXPECT_TRUE(ListenersMatter(none, D("127.0.0.2", 80), SOCK_STREAM));
+  EXPECT_FALSE(ListenersMatter(named, D("127.0.0.2", 80), SOCK_STREAM));  // brokered anyway
+  EXPECT_TRUE(ListenersMatter(named, D("127.0.0.2", 81), SOCK_STREAM));
+  EXPECT_FALSE(ListenersMatter(none, D("127.0.0.2", 53), SOCK_DGRAM));
+  EXPECT_FALSE(ListenersMatter(none, D("192.0.2.1", 80), SOCK_STREAM));
+  EXPECT_TRUE(ListenersMatter(NetworkMatcher::Everything(), D("127.0.0.2", 80), SOCK_STREAM));
+}
+
 TEST(DecideConnectTest, LoopbackWithoutAListenerInsideIsRefusedAndReported) {
   NetworkMatcher none = *NetworkMatcher::Compile({});
   NetContext ctx{.namespaces = true, .deny_errno = 13};
