@@ -364,7 +364,14 @@ std::unique_ptr<monitor::Egress> MakeEgress(const Prepared& p, SandboxProcess& s
       return nullptr;
     }
     OpenDnsStub(config.sockets, true);
-    if (!config.sockets.dns_tcp) spdlog::warn("{}: no DNS stub: names do not resolve", p.name);
+    if (config.sockets.dns_tcp) {
+      spdlog::info(
+          "{}: egress broker only: DNS over TCP (RES_OPTIONS=use-vc, glibc resolvers) "
+          "to the host's nameservers is served by the stub; UDP is refused",
+          p.name);
+    } else {
+      spdlog::warn("{}: no DNS stub: names do not resolve", p.name);
+    }
     std::ifstream resolv_conf("/etc/resolv.conf");
     std::stringstream text;
     text << resolv_conf.rdbuf();
