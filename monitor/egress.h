@@ -21,6 +21,12 @@
 // allowed destination's relay. Each flow (child socket, destination) emits one network event
 // with datagrams and bytes each way when the extension exits (or the flow is evicted).
 //
+// Without a network namespace ("broker only") the DNS stub has only a TCP listener, on a free
+// port of host loopback: the sandbox keeps the host's resolv.conf, glibc asks its nameservers
+// over TCP (RES_OPTIONS=use-vc, set by the launcher), and a TCP connect to one of them on port
+// 53 is connected by the supervisor to that listener (NetAction::kDnsStub), which serves only
+// the sockets so attached.
+//
 // Everything runs in the supervisor's poll loop through one epoll fd (fd()): no thread, no
 // lock, never blocking; each turn moves at most a bounded number of bytes per connection and
 // wakes itself (an eventfd) when more is ready. The only threads are host name lookups for the
