@@ -376,6 +376,10 @@ std::unique_ptr<monitor::Egress> MakeEgress(const Prepared& p, SandboxProcess& s
     std::stringstream text;
     text << resolv_conf.rdbuf();
     config.nameservers = monitor::ParseNameservers(text.str());
+    std::ifstream hosts("/etc/hosts");
+    std::stringstream hosts_text;
+    hosts_text << hosts.rdbuf();
+    config.hosts_file = monitor::ParseHostsFile(hosts_text.str());
   }
   return std::make_unique<monitor::Egress>(std::move(config), unotify, memory, queue);
 }

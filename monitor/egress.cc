@@ -395,6 +395,10 @@ Egress::Egress(EgressConfig config, Unotify& unotify, TargetMemory& memory,
   resolver_->event = UniqueFd(eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC));
   Watch(kick_.get(), EPOLLIN, &Egress::OnKick);
   Watch(resolver_->event.get(), EPOLLIN, &Egress::OnResolved);
+  for (const auto& [ip, name] : config_.hosts_file) {
+    if (names_.size() >= kMaxRecordedAddresses && !names_.count(ip)) break;
+    names_[ip].insert(name);
+  }
   EgressSockets& s = config_.sockets;
   for (auto [fd, addr] :
        {std::pair{&s.relay_v4, &relay_.v4}, std::pair{&s.relay_v6, &relay_.v6},

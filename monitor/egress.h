@@ -97,6 +97,9 @@ struct EgressConfig {
   // Without namespaces: the nameservers of the host's resolv.conf. A TCP connect to one of
   // them on port 53 is connected to the DNS stub's TCP listener (sockets.dns_tcp) instead.
   std::vector<policies::IpAddress> nameservers;
+  // Without namespaces: the host's /etc/hosts (ParseHostsFile). The extension reads names
+  // from it without asking the stub, so the broker knows those addresses by these names.
+  std::vector<std::pair<policies::IpAddress, std::string>> hosts_file;
 };
 
 struct EgressStats {

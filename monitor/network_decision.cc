@@ -3,6 +3,7 @@
 #include <netinet/in.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <vector>
@@ -189,6 +190,34 @@ std::vector<policies::IpAddress> ParseNameservers(std::string_view resolv_conf) 
     if (auto ip = policies::IpAddress::Parse(std::string(address))) out.push_back(*ip);
   }
   if (out.empty()) out.push_back(*policies::IpAddress::Parse("127.0.0.1"));
+  return out;
+}
+
+std::vector<std::pair<policies::IpAddress, std::string>> ParseHostsFile(std::string_view hosts) {
+  std::vector<std::pair<policies::IpAddress, std::string>> out;
+  while (!hosts.empty()) {
+    size_t end = hosts.find('\n');
+    std::string_view line = hosts.substr(0, end);
+    hosts = end == std::string_view::npos ? "" : hosts.substr(end + 1);
+    line = line.substr(0, line.find('#'));
+    std::vector<std::string_view> words;
+    while (true) {
+      size_t start = line.find_first_not_of(" \t\r");
+      if (start == std::string_view::npos) break;
+      line.remove_prefix(start);
+      size_t stop = std::min(line.find_first_of(" \t\r"), line.size());
+      words.push_back(line.substr(0, stop));
+      line.remove_prefix(stop);
+    }
+    if (words.size() < 2) continue;
+    auto ip = policies::IpAddress::Parse(std::string(words[0].substr(0, words[0].find('%'))));
+    if (!ip) continue;
+    for (size_t i = 1; i < words.size(); ++i) {
+      std::string name(words[i]);
+      for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      out.emplace_back(*ip, std::move(name));
+    }
+  }
   return out;
 }
 

@@ -100,6 +100,10 @@ bool ListenersMatter(const policies::NetworkMatcher& matcher, const policies::De
 // "%eth0" dropped); 127.0.0.1 when it names none, as glibc then asks the local host.
 std::vector<policies::IpAddress> ParseNameservers(std::string_view resolv_conf);
 
+// The address and name pairs of an /etc/hosts file (every name of a line, aliases too,
+// lower-cased; comments and malformed lines skipped).
+std::vector<std::pair<policies::IpAddress, std::string>> ParseHostsFile(std::string_view hosts);
+
 // Is `ip` the sandbox's own host (loopback or unspecified, which Linux connects to locally)?
 bool IsLocalAddress(const policies::IpAddress& ip);
 

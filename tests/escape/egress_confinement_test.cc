@@ -363,14 +363,16 @@ class EgressBrokerOnlyTest : public EgressHttpsTest, public ::testing::WithParam
     }
   }
 
-  GanderRun Run(const std::vector<std::string>& command) {
-    GanderRun run = Gander(Policy(), command, options_);
+  GanderRun Run(const std::vector<std::string>& command, bool hide_hosts = true) {
+    GanderRun run = Gander(Policy(hide_hosts), command, options_);
     EXPECT_TRUE(front_->WaitIdle(std::chrono::seconds(60)));
     return run;
   }
 
-  std::string Policy() const {
-    return std::string("version: 1\nextends: default\nfilesystem:\n  deny: [/etc/hosts]\n") +
+  // `hide_hosts`: the sandbox cannot read /etc/hosts, so every name is asked of the stub.
+  std::string Policy(bool hide_hosts = true) const {
+    return std::string("version: 1\nextends: default\n") +
+           (hide_hosts ? "filesystem:\n  deny: [/etc/hosts]\n" : "") +
            "network:\n  allow:\n    - {host: " + kAllowedName + ", ports: [" + port_ + "]}\n";
   }
 
@@ -419,6 +421,19 @@ TEST_P(EgressBrokerOnlyTest, NodeProgramFetchesFromAnAllowedName) {
   ASSERT_EQ(run.status, 0) << run.out;
   EXPECT_EQ(run.out, "200 " + std::to_string(kHttpsBody) + "\n");
   ExpectOneCountedConnection(run);
+}
+
+// The sandbox reads the host's /etc/hosts itself and never asks the stub: the broker knows the
+// file's names too, so the rule naming the host still matches, with the name in the event.
+TEST_P(EgressBrokerOnlyTest, NameFromTheHostsFileMatchesItsRule) {
+  GanderRun run = Run(Curl(kAllowedName), /*hide_hosts=*/false);
+  ASSERT_EQ(run.status, 0) << run.out;
+  EXPECT_EQ(run.out, "200 " + std::to_string(kHttpsBody));
+  for (const json& n : Events(run, "dns")) EXPECT_NE(n["host"], kAllowedName) << n.dump();
+  std::vector<json> tcp = Events(run, "tcp");
+  ASSERT_EQ(tcp.size(), 1u) << run.out;
+  EXPECT_EQ(tcp[0]["result"], "allowed");
+  EXPECT_EQ(tcp[0]["host"], kAllowedName);
 }
 
 TEST_P(EgressBrokerOnlyTest, NameOutsideTheAllowlistIsRefusedByTheStub) {

@@ -143,5 +143,20 @@ TEST(ParseNameserversTest, AddressesInOrderScopeDroppedLoopbackWhenNone) {
   EXPECT_EQ(none[0].ToString(), "127.0.0.1");
 }
 
+TEST(ParseHostsFileTest, EveryNameOfALineLowerCasedCommentsSkipped) {
+  auto pairs = ParseHostsFile(
+      "127.0.0.1\tlocalhost\n# 10.0.0.1 commented.example\n"
+      "10.0.0.2  API.Internal.example api  # trailing comment\n"
+      "not-an-address name\n::1 ip6-localhost\r\nlonely\n");
+  ASSERT_EQ(pairs.size(), 4u);
+  EXPECT_EQ(pairs[0].first.ToString(), "127.0.0.1");
+  EXPECT_EQ(pairs[0].second, "localhost");
+  EXPECT_EQ(pairs[1].first.ToString(), "10.0.0.2");
+  EXPECT_EQ(pairs[1].second, "api.internal.example");
+  EXPECT_EQ(pairs[2].second, "api");
+  EXPECT_EQ(pairs[3].first.ToString(), "::1");
+  EXPECT_EQ(pairs[3].second, "ip6-localhost");
+}
+
 }  // namespace
 }  // namespace gander::monitor
