@@ -28,6 +28,7 @@
 #pragma once
 
 #include <sys/socket.h>
+#include <sys/types.h>
 
 #include <chrono>
 #include <cstdint>
@@ -167,6 +168,11 @@ class Egress final : public NetworkHandler {
   void Park(Connection& c);
   bool Unpark(Connection& c);
   bool ConnectParked(Connection& c);
+  bool ParkedEnds(const Connection& c, sockaddr_storage* local, socklen_t* local_len,
+                  sockaddr_storage* park, socklen_t* park_len) const;
+  bool FailParked(Connection& c, int error);
+  int RawSocket(int family);
+  void RememberFailedConnect(ino_t inode);
   UniqueFd ParkPeer(const sockaddr_storage& park, socklen_t len);
   // A socket of `type` bound to `addr` in the child's network namespace (the factory helper).
   UniqueFd FactorySocket(int type, const sockaddr_storage& addr, socklen_t len, int* error);
@@ -217,6 +223,14 @@ class Egress final : public NetworkHandler {
   std::unordered_map<int, UdpRelay*> udp_by_fd_;  // relay and flow upstream fds -> relay
   size_t udp_flows_ = 0;
   EgressStats stats_;
+  // Raw sockets in the child's network namespace (FailParked), made on first use.
+  struct Raw {
+    UniqueFd fd;
+    bool tried = false;
+  };
+  Raw raw_v4_, raw_v6_;
+  // Inodes of child sockets whose parked connect failed, until their next connect (bounded).
+  std::set<ino_t> failed_connects_;
 };
 
 // The DNS wire format, as much as the stub needs. Pure, for tests.
