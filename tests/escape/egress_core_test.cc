@@ -242,6 +242,74 @@ INSTANTIATE_TEST_SUITE_P(Users, EgressRefused,
                                   (std::get<1>(info.param) ? "_ipv6" : "_ipv4");
                          });
 
+// Unreachable destinations: gander runs in a network namespace whose default route leads to a
+// router namespace that answers ICMP host unreachable (an `unreachable` route) or net
+// unreachable (no route at all); every connect, non-blocking or blocking, reads exactly that
+// errno. Few connects: the router rate-limits its ICMP errors (a lost one is answered at the
+// SYN's retransmission).
+class EgressUnreachable : public ::testing::TestWithParam<bool> {
+ protected:
+  void SetUp() override {
+    if (geteuid() != 0) GTEST_SKIP() << "the router namespaces need root";
+    if (std::system("command -v ip >/dev/null") != 0) return SkipOrFail("no `ip` command");
+    std::string id = std::to_string(getpid());
+    a_ = "gh5r-a-" + id;
+    r_ = "gh5r-r-" + id;
+    std::string setup = "set -e; ip netns add " + a_ + "; ip netns add " + r_ +
+                        "; ip link add gh5ra" + id + " netns " + a_ + " type veth peer name gh5rr" +
+                        id + " netns " + r_ + "; ip -n " + a_ + " link set lo up; ip -n " + r_ +
+                        " link set lo up; ip -n " + a_ + " addr add 10.203.0.1/24 dev gh5ra" + id +
+                        "; ip -n " + a_ + " link set gh5ra" + id + " up; ip -n " + r_ +
+                        " addr add 10.203.0.2/24 dev gh5rr" + id + "; ip -n " + r_ +
+                        " link set gh5rr" + id + " up; ip -n " + a_ +
+                        " route add default via 10.203.0.2; " + "ip netns exec " + r_ +
+                        " sysctl -qw net.ipv4.ip_forward=1 net.ipv4.icmp_ratelimit=0; ip -n " + r_ +
+                        " route add unreachable 10.204.0.0/24";
+    ready_ = std::system(("(" + setup + ") >/dev/null 2>&1").c_str()) == 0;
+    if (!ready_) return SkipOrFail("cannot make the router namespaces (ip netns, veth)");
+    ws_ = TempDir();
+    ASSERT_FALSE(ws_.empty());
+    client_ = ws_ + "/egress_client";
+    std::filesystem::copy_file(EGRESS_CLIENT_BIN, client_);
+    options_.workspace = ws_;
+    options_.wrapper = {"/usr/sbin/ip", "netns", "exec", a_};
+    if (GetParam()) {
+      options_.as_nobody = true;
+      options_.gander = ws_ + "/gander";
+      std::filesystem::copy_file(GANDER_BIN, options_.gander);
+      ASSERT_EQ(chown(ws_.c_str(), kNobody, kNobody), 0);
+    }
+  }
+  void TearDown() override {
+    if (!a_.empty()) {
+      std::string down = "ip netns del " + a_ + "; ip netns del " + r_;
+      EXPECT_EQ(std::system(("(" + down + ") >/dev/null 2>&1").c_str()), 0);
+    }
+    if (!ws_.empty()) std::filesystem::remove_all(ws_);
+  }
+  void Expect(const char* host, const char* error, int errno_value) {
+    GanderRun run = Gander(Policy("    - {host: " + std::string(host) + ", ports: [80]}\n"),
+                           {client_, "--failing", host, "80", "4"}, options_);
+    ASSERT_EQ(run.status, 0) << run.out;
+    std::string e = error;
+    EXPECT_EQ(run.out, "nonblocking=connect:EINPROGRESS:4,retry:" + e + ":2,so_error:" + e +
+                           ":2 blocking=" + e + ":4\n");
+    EXPECT_EQ(run.network.size(), 8u);
+    for (const json& n : run.network) EXPECT_EQ(n["errno"], errno_value) << n;
+  }
+  std::string a_, r_, ws_, client_;
+  bool ready_ = false;
+  GanderOptions options_;
+};
+
+TEST_P(EgressUnreachable, HostUnreachable) { Expect("10.204.0.5", "EHOSTUNREACH", EHOSTUNREACH); }
+
+TEST_P(EgressUnreachable, NetUnreachable) { Expect("10.205.0.5", "ENETUNREACH", ENETUNREACH); }
+
+INSTANTIATE_TEST_SUITE_P(Users, EgressUnreachable, ::testing::Bool(), [](const auto& info) {
+  return std::string(info.param ? "uid65534" : "current_user");
+});
+
 bool LandlockNetwork() {
   long abi = syscall(444 /* landlock_create_ruleset */, nullptr, 0, 1 /* VERSION */);
   return abi >= 4;
