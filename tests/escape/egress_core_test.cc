@@ -255,16 +255,20 @@ class EgressUnreachable : public ::testing::TestWithParam<bool> {
     std::string id = std::to_string(getpid());
     a_ = "gh5r-a-" + id;
     r_ = "gh5r-r-" + id;
-    std::string setup = "set -e; ip netns add " + a_ + "; ip netns add " + r_ +
-                        "; ip link add gh5ra" + id + " netns " + a_ + " type veth peer name gh5rr" +
-                        id + " netns " + r_ + "; ip -n " + a_ + " link set lo up; ip -n " + r_ +
-                        " link set lo up; ip -n " + a_ + " addr add 10.203.0.1/24 dev gh5ra" + id +
-                        "; ip -n " + a_ + " link set gh5ra" + id + " up; ip -n " + r_ +
-                        " addr add 10.203.0.2/24 dev gh5rr" + id + "; ip -n " + r_ +
-                        " link set gh5rr" + id + " up; ip -n " + a_ +
-                        " route add default via 10.203.0.2; " + "ip netns exec " + r_ +
-                        " sysctl -qw net.ipv4.ip_forward=1 net.ipv4.icmp_ratelimit=0; ip -n " + r_ +
-                        " route add unreachable 10.204.0.0/24";
+    std::string setup =
+        "set -e; ip netns add " + a_ + "; ip netns add " + r_ + "; ip link add gh5ra" + id +
+        " netns " + a_ + " type veth peer name gh5rr" + id + " netns " + r_ + "; ip -n " + a_ +
+        " link set lo up; ip -n " + r_ + " link set lo up; ip -n " + a_ +
+        " addr add 10.203.0.1/24 dev gh5ra" + id + "; ip -n " + a_ + " link set gh5ra" + id +
+        " up; ip -n " + r_ + " addr add 10.203.0.2/24 dev gh5rr" + id + "; ip -n " + r_ +
+        " link set gh5rr" + id + " up; ip -n " + a_ + " route add default via 10.203.0.2; " +
+        "ip netns exec " + r_ +
+        " sysctl -qw net.ipv4.ip_forward=1 net.ipv4.icmp_ratelimit=0; ip -n " + r_ +
+        " route add unreachable 10.204.0.0/24; ip -n " + a_ + " addr add fd00:203::1/64 dev gh5ra" +
+        id + " nodad; ip -n " + r_ + " addr add fd00:203::2/64 dev gh5rr" + id + " nodad; ip -n " +
+        a_ + " -6 route add default via fd00:203::2; ip netns exec " + r_ +
+        " sysctl -qw net.ipv6.conf.all.forwarding=1 net.ipv6.icmp.ratelimit=0; ip -n " + r_ +
+        " -6 route add prohibit fd00:206::/64";
     ready_ = std::system(("(" + setup + ") >/dev/null 2>&1").c_str()) == 0;
     if (!ready_) return SkipOrFail("cannot make the router namespaces (ip netns, veth)");
     ws_ = TempDir();
@@ -288,7 +292,10 @@ class EgressUnreachable : public ::testing::TestWithParam<bool> {
     if (!ws_.empty()) std::filesystem::remove_all(ws_);
   }
   void Expect(const char* host, const char* error, int errno_value) {
-    GanderRun run = Gander(Policy("    - {host: " + std::string(host) + ", ports: [80]}\n"),
+    std::string quoted = std::string(host).find(':') != std::string::npos
+                             ? "\"" + std::string(host) + "\""
+                             : std::string(host);
+    GanderRun run = Gander(Policy("    - {host: " + quoted + ", ports: [80]}\n"),
                            {client_, "--failing", host, "80", "4"}, options_);
     ASSERT_EQ(run.status, 0) << run.out;
     std::string e = error;
@@ -305,6 +312,12 @@ class EgressUnreachable : public ::testing::TestWithParam<bool> {
 TEST_P(EgressUnreachable, HostUnreachable) { Expect("10.204.0.5", "EHOSTUNREACH", EHOSTUNREACH); }
 
 TEST_P(EgressUnreachable, NetUnreachable) { Expect("10.205.0.5", "ENETUNREACH", ENETUNREACH); }
+
+// ICMPv6: no route at the router (ENETUNREACH), a `prohibit` route (administratively
+// prohibited: EACCES).
+TEST_P(EgressUnreachable, NoRouteIpv6) { Expect("fd00:205::5", "ENETUNREACH", ENETUNREACH); }
+
+TEST_P(EgressUnreachable, ProhibitedIpv6) { Expect("fd00:206::5", "EACCES", EACCES); }
 
 INSTANTIATE_TEST_SUITE_P(Users, EgressUnreachable, ::testing::Bool(), [](const auto& info) {
   return std::string(info.param ? "uid65534" : "current_user");
