@@ -57,8 +57,9 @@ struct EgressSockets {
   // (its SYNs are dropped), which is where a non-blocking connect waits while the broker
   // connects to the destination, so that poll() does not report it writable yet.
   UniqueFd park_v4, park_v6;
-  // Bound, not listening: a connect to one is refused (RST), how a refusal by the destination
-  // reaches a non-blocking connect's SO_ERROR.
+  // Bound, not listening: a connect to one is refused (RST). Where gander cannot fail a parked
+  // connect in place (Egress::FailParked), how a refusal reaches a non-blocking connect's
+  // SO_ERROR; and what a retried connect after a failure is answered with by the kernel.
   UniqueFd refuse_v4, refuse_v6;
   // The DNS stub's UDP socket and TCP listener, on 127.0.0.1:53 in the sandbox's namespace.
   UniqueFd dns_udp, dns_tcp;
