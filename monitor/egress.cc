@@ -5,7 +5,11 @@
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
 #include <netdb.h>
+#include <netinet/icmp6.h>
 #include <netinet/in.h>
+#include <netinet/ip.h>
+#include <netinet/ip6.h>
+#include <netinet/ip_icmp.h>
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <sched.h>
@@ -23,7 +27,9 @@
 #include <cerrno>
 #include <cstring>
 #include <deque>
+#include <initializer_list>
 #include <mutex>
+#include <string_view>
 #include <thread>
 
 #include "common/fd_passing.h"
@@ -285,6 +291,147 @@ void ResetAndClose(UniqueFd& fd) {
   linger l{1, 0};
   setsockopt(fd.get(), SOL_SOCKET, SO_LINGER, &l, sizeof(l));
   fd.Reset();
+}
+
+// The Internet checksum (RFC 1071) of `parts`, laid end to end (each of even size but the
+// last).
+uint16_t Checksum(std::initializer_list<std::string_view> parts) {
+  uint32_t sum = 0;
+  for (std::string_view part : parts) {
+    for (size_t i = 0; i < part.size(); i += 2) {
+      uint32_t hi = static_cast<uint8_t>(part[i]);
+      uint32_t lo = i + 1 < part.size() ? static_cast<uint8_t>(part[i + 1]) : 0;
+      sum += hi << 8 | lo;
+    }
+  }
+  while (sum >> 16) sum = (sum & 0xffff) + (sum >> 16);
+  return static_cast<uint16_t>(~sum);
+}
+
+template <typename T>
+std::string_view Bytes(const T& value) {
+  return {reinterpret_cast<const char*>(&value), sizeof(value)};
+}
+
+// An IP packet (the header's family from `from`) from `from` to `to`, carrying `payload` of
+// `protocol`; when `checksum_at` is set, the payload's checksum is stored there (network
+// order), computed with the pseudo-header for TCP and ICMPv6, without it for ICMP.
+std::string IpPacket(const sockaddr_storage& from, const sockaddr_storage& to, uint8_t protocol,
+                     std::string payload, std::optional<size_t> checksum_at) {
+  if (from.ss_family == AF_INET) {
+    const auto& src = reinterpret_cast<const sockaddr_in&>(from).sin_addr;
+    const auto& dst = reinterpret_cast<const sockaddr_in&>(to).sin_addr;
+    if (checksum_at) {
+      struct {
+        in_addr src, dst;
+        uint8_t zero, protocol;
+        uint16_t length;
+      } __attribute__((packed)) pseudo{src, dst, 0, protocol, htons(payload.size())};
+      uint16_t sum = htons(protocol == IPPROTO_ICMP ? Checksum({payload})
+                                                    : Checksum({Bytes(pseudo), payload}));
+      std::memcpy(payload.data() + *checksum_at, &sum, sizeof(sum));
+    }
+    iphdr ip{};
+    ip.version = 4;
+    ip.ihl = sizeof(ip) / 4;
+    ip.tot_len = htons(static_cast<uint16_t>(sizeof(ip) + payload.size()));
+    ip.ttl = 64;
+    ip.protocol = protocol;
+    ip.saddr = src.s_addr;
+    ip.daddr = dst.s_addr;
+    ip.check = htons(Checksum({Bytes(ip)}));
+    return std::string(Bytes(ip)) + payload;
+  }
+  const auto& src = reinterpret_cast<const sockaddr_in6&>(from).sin6_addr;
+  const auto& dst = reinterpret_cast<const sockaddr_in6&>(to).sin6_addr;
+  if (checksum_at) {
+    struct {
+      in6_addr src, dst;
+      uint32_t length;
+      uint8_t zero[3], protocol;
+    } __attribute__((packed)) pseudo{src, dst, htonl(payload.size()), {}, protocol};
+    uint16_t sum = htons(Checksum({Bytes(pseudo), payload}));
+    std::memcpy(payload.data() + *checksum_at, &sum, sizeof(sum));
+  }
+  ip6_hdr ip{};
+  ip.ip6_flow = htonl(6u << 28);
+  ip.ip6_plen = htons(static_cast<uint16_t>(payload.size()));
+  ip.ip6_nxt = protocol;
+  ip.ip6_hlim = 64;
+  ip.ip6_src = src;
+  ip.ip6_dst = dst;
+  return std::string(Bytes(ip)) + payload;
+}
+
+uint16_t PortOf(const sockaddr_storage& a) {
+  return a.ss_family == AF_INET ? reinterpret_cast<const sockaddr_in&>(a).sin_port
+                                : reinterpret_cast<const sockaddr_in6&>(a).sin6_port;
+}
+
+// A TCP header from `from` to `to` (network order ports) with `seq`, `ack` and `flags`.
+std::string TcpHeader(const sockaddr_storage& from, const sockaddr_storage& to, uint32_t seq,
+                      uint32_t ack, uint8_t flags) {
+  tcphdr th{};
+  th.source = PortOf(from);
+  th.dest = PortOf(to);
+  th.seq = htonl(seq);
+  th.ack_seq = htonl(ack);
+  th.doff = sizeof(th) / 4;
+  std::string out(Bytes(th));
+  out[13] = static_cast<char>(flags);
+  return out;
+}
+
+// The ICMP (ICMPv6) destination-unreachable code the kernel turns into `error` for a TCP
+// socket in SYN_SENT (icmp_err_convert, icmpv6_err_convert); -1 when there is none.
+int UnreachableCode(int family, int error) {
+  if (family == AF_INET) {
+    switch (error) {
+      case ENETUNREACH:
+        return ICMP_NET_UNREACH;
+      case EHOSTUNREACH:
+        return ICMP_HOST_UNREACH;
+      case ENOPROTOOPT:
+        return ICMP_PROT_UNREACH;
+      case EHOSTDOWN:
+        return ICMP_HOST_UNKNOWN;
+      case ENONET:
+        return ICMP_HOST_ISOLATED;
+      default:
+        return -1;
+    }
+  }
+  switch (error) {
+    case ENETUNREACH:
+      return ICMP6_DST_UNREACH_NOROUTE;
+    case EHOSTUNREACH:
+      return ICMP6_DST_UNREACH_ADDR;
+    case EACCES:
+      return ICMP6_DST_UNREACH_ADMIN;
+    default:
+      return -1;
+  }
+}
+
+// The next sequence number of a TCP socket's send queue (in SYN_SENT: its SYN's + 1), read
+// in repair mode (CAP_NET_ADMIN in the socket's network namespace). Leaving repair mode
+// clears SO_REUSEADDR: it is put back.
+std::optional<uint32_t> SendSequence(int fd) {
+  int reuse = SocketOption(fd, SOL_SOCKET, SO_REUSEADDR);
+  int on = TCP_REPAIR_ON;
+  if (setsockopt(fd, IPPROTO_TCP, TCP_REPAIR, &on, sizeof(on)) != 0) return std::nullopt;
+  int queue = TCP_SEND_QUEUE;
+  uint32_t seq = 0;
+  socklen_t len = sizeof(seq);
+  bool ok = setsockopt(fd, IPPROTO_TCP, TCP_REPAIR_QUEUE, &queue, sizeof(queue)) == 0 &&
+            getsockopt(fd, IPPROTO_TCP, TCP_QUEUE_SEQ, &seq, &len) == 0;
+  queue = TCP_NO_QUEUE;
+  setsockopt(fd, IPPROTO_TCP, TCP_REPAIR_QUEUE, &queue, sizeof(queue));
+  int off = TCP_REPAIR_OFF_NO_WP;
+  bool left = setsockopt(fd, IPPROTO_TCP, TCP_REPAIR, &off, sizeof(off)) == 0;
+  if (reuse > 0) setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &reuse, sizeof(reuse));
+  if (!ok || !left) return std::nullopt;
+  return seq;
 }
 
 }  // namespace
@@ -590,6 +737,18 @@ std::optional<Response> Egress::OnConnect(const Notification& n, const Event& ba
     if (family == AF_UNSPEC) return Response{true, 0};
     return Response{false, domain < 0 ? ENOTSOCK : EINVAL};
   }
+  struct stat st {};
+  fstat(sock.get(), &st);
+  // A parked connect that failed left the socket connecting for the kernel (SS_CONNECTING,
+  // TCP_CLOSE): its next connect returns the error (ECONNABORTED once SO_ERROR was read) and
+  // leaves it unconnected, as without gander. The kernel answers that itself when our copy is
+  // connected to the refuse address (sandbox loopback: were the socket unconnected after all,
+  // that would only be refused).
+  if (failed_connects_.erase(st.st_ino) && family != AF_UNSPEC && type == SOCK_STREAM) {
+    const sockaddr_storage* refuse = nullptr;
+    socklen_t refuse_len = LoopbackFor(domain, refuse_, &refuse);
+    if (refuse_len > 0) return ConnectLocal(n, std::move(sock), *refuse, refuse_len);
+  }
   if (family == AF_UNSPEC) return ConnectLocal(n, std::move(sock), copy, len);  // disconnect
   std::optional<InetAddress> addr = ParseInetSockaddr(&copy, len);
   if (!addr) return Response{false, EINVAL};
@@ -598,8 +757,6 @@ std::optional<Response> Egress::OnConnect(const Notification& n, const Event& ba
     return Response{false, EAFNOSUPPORT};
   }
   if (type == SOCK_STREAM) {
-    struct stat st {};
-    fstat(sock.get(), &st);
     auto pending = by_inode_.find(st.st_ino);
     if (pending != by_inode_.end() && connections_.count(pending->second)) {
       return Response{false, connections_[pending->second]->inner ? EISCONN : EALREADY};
@@ -836,13 +993,16 @@ void Egress::UpstreamDone(Connection& c, int error) {
       unotify_.Send(c.notification, Response{false, error});
       c.answered = true;
     }
-    // A parked non-blocking connect learns the failure as without gander: a refusal from the
-    // refuse socket; a time-out from its own SYN_SENT timing out (its TCP_SYNCNT and
-    // TCP_USER_TIMEOUT were copied to the upstream socket); anything else as a reset.
-    // Known race (README, "Not yet"): Unpark's disconnect makes tcp_disconnect() set
-    // ECONNRESET and wake the child's pollers before the refuse socket's RST sets
-    // ECONNREFUSED; a child thread polling then reads ECONNRESET (or SO_ERROR 0, unconnected).
-    if (c.parked && error != ETIMEDOUT && Unpark(c)) {
+    // A parked non-blocking connect learns the failure as without gander: a time-out from its
+    // own SYN_SENT timing out (its TCP_SYNCNT and TCP_USER_TIMEOUT were copied to the upstream
+    // socket); a refusal or an unreachable destination from the packet that reports it
+    // (FailParked). Where that cannot be done, the fallback: Unpark, then a refusal from the
+    // refuse socket, anything else as a reset. That fallback is not exact: the disconnect
+    // makes tcp_disconnect() set ECONNRESET and wake the child's pollers before the refuse
+    // socket's RST sets ECONNREFUSED, so a child thread polling may read ECONNRESET (or
+    // SO_ERROR 0, unconnected).
+    if (c.parked) RememberFailedConnect(c.inode);
+    if (c.parked && error != ETIMEDOUT && !FailParked(c, error) && Unpark(c)) {
       const sockaddr_storage* refuse = nullptr;
       socklen_t len = 0;
       if (error == ECONNREFUSED) {
@@ -904,22 +1064,9 @@ UniqueFd Egress::FactorySocket(int type, const sockaddr_storage& addr, socklen_t
 // reports it writable with SO_ERROR 0; no error or closed state is ever visible to the child.
 // That socket is the relay's inner end.
 bool Egress::ConnectParked(Connection& c) {
-  sockaddr_storage local{};
-  socklen_t local_len = sizeof(local);
-  if (getsockname(c.child.get(), reinterpret_cast<sockaddr*>(&local), &local_len) != 0) {
-    return false;
-  }
-  // An IPv6 socket parked on the IPv4 listener (mapped): its peer speaks IPv4.
-  sockaddr_storage park = c.park;
-  socklen_t park_len = c.park_len;
-  if (park.ss_family == AF_INET6) {
-    auto inet = ParseInetSockaddr(&park, park_len);
-    auto mine = ParseInetSockaddr(&local, local_len);
-    if (inet && !inet->ip.v6 && mine && !mine->ip.v6) {
-      park_len = ToSockaddr(inet->ip, inet->port, &park);
-      local_len = ToSockaddr(mine->ip, mine->port, &local);
-    }
-  }
+  sockaddr_storage local, park;
+  socklen_t local_len, park_len;
+  if (!ParkedEnds(c, &local, &local_len, &park, &park_len)) return false;
   UniqueFd peer = ParkPeer(park, park_len);
   if (!peer) return false;
   int rc = connect(peer.get(), reinterpret_cast<sockaddr*>(&local), local_len);
@@ -933,10 +1080,103 @@ bool Egress::ConnectParked(Connection& c) {
   return true;
 }
 
+// The two ends of a parked connect as the packets between them carry them: the child's
+// socket's local address and the park listener's.
+bool Egress::ParkedEnds(const Connection& c, sockaddr_storage* local, socklen_t* local_len,
+                        sockaddr_storage* park, socklen_t* park_len) const {
+  *local = {};
+  *local_len = sizeof(*local);
+  if (getsockname(c.child.get(), reinterpret_cast<sockaddr*>(local), local_len) != 0) {
+    return false;
+  }
+  // An IPv6 socket parked on the IPv4 listener (mapped): its peer speaks IPv4.
+  *park = c.park;
+  *park_len = c.park_len;
+  if (park->ss_family == AF_INET6) {
+    auto inet = ParseInetSockaddr(park, *park_len);
+    auto mine = ParseInetSockaddr(local, *local_len);
+    if (inet && !inet->ip.v6 && mine && !mine->ip.v6) {
+      *park_len = ToSockaddr(inet->ip, inet->port, park);
+      *local_len = ToSockaddr(mine->ip, mine->port, local);
+    }
+  }
+  return true;
+}
+
+// Fails a parked connect with `error` without ever taking the child's socket out of SYN_SENT,
+// so that nothing but the error is visible to the child, whichever thread polls it: the
+// kernel is handed what a refusing destination (or a router) would have sent. Its SYN's
+// sequence number is read in repair mode; then a raw socket in its network namespace sends
+//   ECONNREFUSED: an RST|ACK acknowledging the SYN, from the park address (in SYN_SENT
+//     tcp_reset() sets ECONNREFUSED before the socket closes, and wakes its pollers after);
+//   an unreachable error: an ICMP (ICMPv6) destination unreachable quoting the SYN, whose
+//     code tcp_v4_err (tcp_v6_err) turns into that error, set before the socket closes.
+// (Replaying a packet is simpler than any alternative that is exact: every other way to end
+// a SYN_SENT socket from outside, a disconnect or a shutdown, passes through a state the
+// child can observe.) False when this cannot be done (no CAP_NET_ADMIN or CAP_NET_RAW in
+// that namespace, as in broker-only mode without root, or no such code): the caller falls back
+// to a disconnect.
+bool Egress::FailParked(Connection& c, int error) {
+  sockaddr_storage local, park;
+  socklen_t local_len, park_len;
+  if (!ParkedEnds(c, &local, &local_len, &park, &park_len)) return false;
+  int family = local.ss_family;
+  int code = error == ECONNREFUSED ? -1 : UnreachableCode(family, error);
+  if (error != ECONNREFUSED && code < 0) return false;
+  int raw = RawSocket(family);
+  if (raw < 0) return false;
+  std::optional<uint32_t> next = SendSequence(c.child.get());
+  if (!next) return false;
+  std::string packet;
+  if (error == ECONNREFUSED) {
+    packet =
+        IpPacket(park, local, IPPROTO_TCP, TcpHeader(park, local, 0, *next, TH_RST | TH_ACK), 16);
+  } else {
+    // The SYN as sent: its IP header and the first 8 bytes of its TCP header (the ports and
+    // the sequence number the kernel checks).
+    std::string syn = IpPacket(local, park, IPPROTO_TCP,
+                               TcpHeader(local, park, *next - 1, 0, TH_SYN).substr(0, 8), {});
+    std::string icmp(8, '\0');
+    icmp[0] =
+        static_cast<char>(family == AF_INET ? int{ICMP_DEST_UNREACH} : int{ICMP6_DST_UNREACH});
+    icmp[1] = static_cast<char>(code);
+    int protocol = family == AF_INET ? int{IPPROTO_ICMP} : int{IPPROTO_ICMPV6};
+    packet = IpPacket(park, local, static_cast<uint8_t>(protocol), icmp + syn, 2);
+  }
+  sockaddr_storage to = local;
+  if (family == AF_INET) {
+    reinterpret_cast<sockaddr_in&>(to).sin_port = 0;
+  } else {
+    reinterpret_cast<sockaddr_in6&>(to).sin6_port = 0;
+  }
+  return sendto(raw, packet.data(), packet.size(), 0, reinterpret_cast<sockaddr*>(&to),
+                local_len) == static_cast<ssize_t>(packet.size());
+}
+
+// A raw socket (IPPROTO_RAW: it sends whole IP packets and receives nothing) in the child's
+// network namespace, made once per family: by the factory helper with namespaces, else here
+// (with CAP_NET_RAW only). -1 when there is none.
+int Egress::RawSocket(int family) {
+  Raw& raw = family == AF_INET ? raw_v4_ : raw_v6_;
+  if (!raw.tried) {
+    raw.tried = true;
+    if (config_.namespaces) {
+      sockaddr_storage addr{};
+      addr.ss_family = static_cast<sa_family_t>(family);
+      int unused = 0;
+      raw.fd = FactorySocket(SOCK_RAW, addr, sizeof(addr.ss_family), &unused);
+    } else {
+      raw.fd = UniqueFd(socket(family, SOCK_RAW | SOCK_CLOEXEC, IPPROTO_RAW));
+    }
+  }
+  return raw.fd ? raw.fd.get() : -1;
+}
+
 // The socket factory for namespaces: a helper process that joins the sandbox's user and
 // network namespaces (as their owner, gander may) and answers each request (a socket type and
 // address) with a socket bound to it, over a seqpacket pair: TCP for parked connects, UDP for
-// the relays of allowed UDP destinations. It dies with gander (PDEATHSIG) or
+// the relays of allowed UDP destinations; or, for SOCK_RAW, a raw IPPROTO_RAW socket of the
+// address's family (see FailParked). It dies with gander (PDEATHSIG) or
 // when the pair closes.
 void Egress::StartSocketFactory() {
   if (config_.sandbox_pid <= 0) return;
@@ -979,7 +1219,9 @@ void Egress::StartSocketFactory() {
       std::memcpy(&type, request, sizeof(type));
       std::memcpy(&addr, request + sizeof(type), static_cast<size_t>(n) - sizeof(type));
       auto len = static_cast<socklen_t>(static_cast<size_t>(n) - sizeof(type));
-      int fd = type == SOCK_DGRAM ? DatagramRelaySocket(addr, len) : BoundSocket(addr, len);
+      int fd = type == SOCK_RAW     ? socket(addr.ss_family, SOCK_RAW | SOCK_CLOEXEC, IPPROTO_RAW)
+               : type == SOCK_DGRAM ? DatagramRelaySocket(addr, len)
+                                    : BoundSocket(addr, len);
       int err = fd < 0 ? errno : 0;
       SendFd(3, &err, sizeof(err), fd);
       if (fd >= 0) close(fd);
@@ -1040,7 +1282,14 @@ void Egress::OnParked(int fd, uint32_t) {
   c.parked = false;
   by_fd_.erase(fd);
   Unwatch(fd);
+  RememberFailedConnect(c.inode);
   Finish(c, ETIMEDOUT, true);
+}
+
+void Egress::RememberFailedConnect(ino_t inode) {
+  failed_connects_.insert(inode);
+  if (failed_connects_.size() > kMaxRecordedAddresses)
+    failed_connects_.erase(failed_connects_.begin());
 }
 
 // Connects the child's own socket object to the relay listener; the accepted end is matched

@@ -34,6 +34,7 @@
 #pragma once
 
 #include <sys/socket.h>
+#include <sys/types.h>
 
 #include <chrono>
 #include <cstdint>
@@ -62,8 +63,9 @@ struct EgressSockets {
   // (its SYNs are dropped), which is where a non-blocking connect waits while the broker
   // connects to the destination, so that poll() does not report it writable yet.
   UniqueFd park_v4, park_v6;
-  // Bound, not listening: a connect to one is refused (RST), how a refusal by the destination
-  // reaches a non-blocking connect's SO_ERROR.
+  // Bound, not listening: a connect to one is refused (RST). Where gander cannot fail a parked
+  // connect in place (Egress::FailParked), how a refusal reaches a non-blocking connect's
+  // SO_ERROR; and what a retried connect after a failure is answered with by the kernel.
   UniqueFd refuse_v4, refuse_v6;
   // The DNS stub's UDP socket and TCP listener, on 127.0.0.1:53 in the sandbox's namespace.
   // Without one: only the TCP listener, on a free port of host loopback (see nameservers).
@@ -180,6 +182,11 @@ class Egress final : public NetworkHandler {
   void Park(Connection& c);
   bool Unpark(Connection& c);
   bool ConnectParked(Connection& c);
+  bool ParkedEnds(const Connection& c, sockaddr_storage* local, socklen_t* local_len,
+                  sockaddr_storage* park, socklen_t* park_len) const;
+  bool FailParked(Connection& c, int error);
+  int RawSocket(int family);
+  void RememberFailedConnect(ino_t inode);
   UniqueFd ParkPeer(const sockaddr_storage& park, socklen_t len);
   // A socket of `type` bound to `addr` in the child's network namespace (the factory helper).
   UniqueFd FactorySocket(int type, const sockaddr_storage& addr, socklen_t len, int* error);
@@ -232,6 +239,14 @@ class Egress final : public NetworkHandler {
   std::unordered_map<int, UdpRelay*> udp_by_fd_;  // relay and flow upstream fds -> relay
   size_t udp_flows_ = 0;
   EgressStats stats_;
+  // Raw sockets in the child's network namespace (FailParked), made on first use.
+  struct Raw {
+    UniqueFd fd;
+    bool tried = false;
+  };
+  Raw raw_v4_, raw_v6_;
+  // Inodes of child sockets whose parked connect failed, until their next connect (bounded).
+  std::set<ino_t> failed_connects_;
 };
 
 // The DNS wire format, as much as the stub needs. Pure, for tests.

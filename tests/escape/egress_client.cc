@@ -4,11 +4,16 @@
 //
 //   egress_client HOST PORT COUNT [SYNCNT]
 //   egress_client --dns-tcp NAME     (an A query to 127.0.0.1:53 over TCP)
+//   egress_client --failing HOST PORT COUNT
+//     (a destination that fails: COUNT non-blocking connects one after the other, each polled
+//     by this thread as soon as connect() returned, its result read from SO_ERROR for even
+//     ones and from a second connect() for odd ones; then COUNT blocking connects)
 //
 // Prints one line: `connect=<what connect() returned> result=<SO_ERROR or OK> echoed=N`, with
 // each distinct value and its count, e.g. `connect=EINPROGRESS:64 result=OK:64 echoed=64`.
 // `pending_after_connect=N` counts the sockets poll() did not report ready right after every
-// connect() had returned. With --dns-tcp: `rcode=N answers=N first=A.B.C.D`. Exit 0.
+// connect() had returned. With --dns-tcp: `rcode=N answers=N first=A.B.C.D`. With --failing:
+// `nonblocking=connect:EINPROGRESS:N,so_error:E:N,retry:E:N blocking=E:N`. Exit 0.
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -45,6 +50,12 @@ std::string Name(int err) {
       return "EPERM";
     case ENETUNREACH:
       return "ENETUNREACH";
+    case EHOSTUNREACH:
+      return "EHOSTUNREACH";
+    case ECONNABORTED:
+      return "ECONNABORTED";
+    case EALREADY:
+      return "EALREADY";
     default:
       return "errno" + std::to_string(err);
   }
@@ -117,11 +128,53 @@ int DnsOverTcp(const std::string& name) {
   return 0;
 }
 
+int Failing(const sockaddr_storage& ss, socklen_t len, int count) {
+  std::map<std::string, int> nonblocking, blocking;
+  for (int i = 0; i < count; ++i) {
+    int fd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    int reuse = i % 4 < 2;  // SO_REUSEADDR must stay as the program set it
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &reuse, sizeof(reuse));
+    int rc = connect(fd, reinterpret_cast<const sockaddr*>(&ss), len);
+    ++nonblocking["connect:" + Name(rc == 0 ? 0 : errno)];
+    if (rc == 0 || errno != EINPROGRESS) {
+      close(fd);
+      continue;
+    }
+    pollfd p{fd, POLLOUT, 0};
+    poll(&p, 1, -1);
+    if (i % 2 == 0) {
+      int err = 0;
+      socklen_t elen = sizeof(err);
+      getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &elen);
+      ++nonblocking["so_error:" + Name(err)];
+    } else {
+      rc = connect(fd, reinterpret_cast<const sockaddr*>(&ss), len);
+      ++nonblocking["retry:" + Name(rc == 0 ? 0 : errno)];
+    }
+    int now = -1;
+    socklen_t rlen = sizeof(now);
+    getsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &now, &rlen);
+    if (now != reuse) ++nonblocking["so_reuseaddr_changed"];
+    close(fd);
+  }
+  for (int i = 0; i < count; ++i) {
+    int fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    int rc = connect(fd, reinterpret_cast<const sockaddr*>(&ss), len);
+    ++blocking[Name(rc == 0 ? 0 : errno)];
+    close(fd);
+  }
+  std::printf("nonblocking=%s blocking=%s\n", Summary(nonblocking).c_str(),
+              Summary(blocking).c_str());
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   if (argc == 3 && std::string(argv[1]) == "--dns-tcp") return DnsOverTcp(argv[2]);
-  if (argc < 4) {
+  bool failing = argc == 5 && std::string(argv[1]) == "--failing";
+  if (failing) ++argv;
+  if (!failing && argc < 4) {
     std::fprintf(stderr, "usage: egress_client HOST PORT COUNT [SYNCNT]\n");
     return 2;
   }
@@ -142,6 +195,7 @@ int main(int argc, char** argv) {
     len = sizeof(*in6);
   }
   int count = std::atoi(argv[3]);
+  if (failing) return Failing(ss, len, count);
   int syncnt = argc > 4 ? std::atoi(argv[4]) : 0;
 
   std::map<std::string, int> connect_results, results;
