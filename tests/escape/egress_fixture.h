@@ -226,7 +226,7 @@ struct GanderOptions {
   bool as_nobody = false;               // as uid 65534 (needs root; the workspace must be theirs)
   std::string gander = GANDER_BIN;      // a copy uid 65534 can run, when the build tree is private
   std::vector<std::string> flags = {};  // more `gander run` flags (e.g. --mode monitor)
-  std::string audit_log;                // default: in the run's own temporary directory
+  std::string audit_log = {};           // default: in the run's own temporary directory
 };
 
 constexpr uid_t kNobody = 65534;

@@ -4,7 +4,10 @@
 // the current user and, as root, as uid 65534. Checked: the echo arrives from the address sent
 // to, connected and unconnected; the event's datagram and byte counts equal what the server
 // saw; an unlisted port or host is refused at once with an event; `protocol: udp` does not
-// allow TCP and a TCP rule does not allow UDP; a bad `protocol:` is an error, exit 2.
+// allow TCP and a TCP rule does not allow UDP; a bad `protocol:` is an error, exit 2. Flows:
+// one idle for GANDER_UDP_IDLE_MS ends with its event while the extension runs; over
+// GANDER_UDP_MAX_FLOWS the least recently used are evicted, each with its event; --mode
+// monitor logs would_deny with counts (as TCP); the echo works under --backend gvisor.
 #include <ifaddrs.h>
 #include <net/if.h>
 
