@@ -2,7 +2,9 @@
 # The gVisor backend against the native one, side by side in one hyperfine run:
 #   true      /bin/true, start -> exit
 #   mcp       server-filesystem: start -> initialize -> tools/list -> stdin EOF -> exit
-#             (bench/mcp_roundtrip.mjs, tests/e2e/node_modules)
+#             (bench/mcp_roundtrip.mjs, tests/e2e/node_modules); and, outside hyperfine, the
+#             round trip alone: CALL_SESSIONS sessions per backend of CALLS tools/list each
+#             (mcp_roundtrip.mjs --calls), the median of each session's percentiles
 #   syscalls  dd of 200,000 one-byte blocks /dev/zero -> /dev/null (400,000 read/write calls)
 #   compute   awk summing 20 million integers (no syscalls to speak of)
 #   net       10 curl downloads of 1 MiB from a node HTTP server on 127.0.0.2, allowed by the
@@ -19,6 +21,8 @@ cd "$REPO"
 GANDER=${GANDER:-build/launcher/gander}
 [[ $GANDER == /* ]] || GANDER=$REPO/$GANDER
 RUNS=${RUNS:-10}
+CALLS=${CALLS:-200}
+CALL_SESSIONS=${CALL_SESSIONS:-3}
 WORKLOADS=${WORKLOADS:-true mcp syscalls compute net}
 has() { [[ " $WORKLOADS " == *" $1 "* ]]; }
 OUT=${OUT:-$REPO/bench/results/gvisor.md}
@@ -69,6 +73,26 @@ for i in "${!commands[@]}"; do args+=(-n "${names[$i]}" "${commands[$i]}"); done
 hyperfine --warmup 1 --runs "$RUNS" --export-json "$TMP/h.json" --export-markdown "$TMP/h.md" \
   "${args[@]}" >&2
 
+# The MCP round trip through a running server, start-up left out: per backend, the median
+# over the sessions of each session's p50/p90/p99.
+roundtrips=()
+if has mcp; then
+  for backend in native gvisor; do
+    for _ in $(seq "$CALL_SESSIONS"); do
+      node "$REPO/bench/mcp_roundtrip.mjs" --calls "$CALLS" -- $(g "$backend") "$SERVER" "$REPO" \
+        2>&1 >/dev/null | sed -n "s/^mcp_roundtrip calls=[0-9]* /$backend /p" >>"$TMP/calls"
+    done
+  done
+  for backend in native gvisor; do
+    row="| $backend"
+    for q in p50 p90 p99; do
+      row+=" | $(sed -n "s/^$backend .*${q}_us=\([0-9.]*\).*/\1/p" "$TMP/calls" | sort -n |
+        awk '{v[NR]=$1} END {if (NR) printf "%.0f us", v[int((NR+1)/2)]; else printf "-"}')"
+    done
+    roundtrips+=("$row |")
+  done
+fi
+
 {
   echo "# gVisor backend vs native (bench/gvisor.sh)"
   echo
@@ -85,5 +109,23 @@ hyperfine --warmup 1 --runs "$RUNS" --export-json "$TMP/h.json" --export-markdow
     | $m["\($w) (native)"] as $n | $m["\($w) (gvisor)"] as $g
     | "| \($w) | \($n*1000|round) ms | \($g*1000|round) ms | \((($g-$n)*1000)|round) ms | \(($g/$n*100|round)/100) |"' \
     "$TMP/h.json"
+  echo
+  echo "CPU time per run (user + system of gander, runsc and the workload, hyperfine's means):"
+  echo
+  echo "| workload | native CPU | gvisor CPU | gvisor / native |"
+  echo "|---|---:|---:|---:|"
+  WORKLOADS=$WORKLOADS jq -r '.results | map({key: .command, value: (.user + .system)}) | from_entries as $m
+    | ($ENV.WORKLOADS | split(" ") | map(select(. != "")))[] as $w
+    | $m["\($w) (native)"] as $n | $m["\($w) (gvisor)"] as $g
+    | "| \($w) | \($n*1000|round) ms | \($g*1000|round) ms | \(($g/$n*100|round)/100) |"' \
+    "$TMP/h.json"
+  if ((${#roundtrips[@]})); then
+    echo
+    echo "MCP round trip through the running server (tools/list, $CALL_SESSIONS sessions x $CALLS calls per backend, the median session):"
+    echo
+    echo "| backend | p50 | p90 | p99 |"
+    echo "|---|---:|---:|---:|"
+    printf '%s\n' "${roundtrips[@]}"
+  fi
 } >"$OUT"
 cat "$OUT"

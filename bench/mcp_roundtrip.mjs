@@ -1,7 +1,11 @@
 #!/usr/bin/env node
 // mcp_roundtrip.mjs: one MCP stdio session, start -> tools/list answer -> exit, for benchmarks.
 //
-//   node bench/mcp_roundtrip.mjs [--verbose] [--timeout-ms N] [--exit-grace-ms N] -- CMD ARGS...
+//   node bench/mcp_roundtrip.mjs [--verbose] [--timeout-ms N] [--exit-grace-ms N] [--calls N] -- CMD ARGS...
+//
+// --calls N: after the first tools/list, N more tools/list requests one at a time, each timed
+// from write to answer, and one line `mcp_roundtrip calls=N p50_us=.. p90_us=.. p99_us=..` on
+// stderr: the round trip through a running server (and its sandbox), without start-up.
 //
 // Spawns CMD, speaks newline-delimited JSON-RPC on its stdin/stdout:
 //   -> initialize (no client capabilities: advertising `roots` would make some servers wait
@@ -27,15 +31,17 @@ const argv = process.argv.slice(2);
 let timeoutMs = 120000;
 let exitGraceMs = 2000;
 let verbose = false;
+let calls = 0;
 while (argv.length && argv[0] !== '--') {
   const a = argv.shift();
   if (a === '--verbose') verbose = true;
   else if (a === '--timeout-ms') timeoutMs = Number(argv.shift());
   else if (a === '--exit-grace-ms') exitGraceMs = Number(argv.shift());
+  else if (a === '--calls') calls = Number(argv.shift());
   else fail(`unknown option ${a}`, 64);
 }
 argv.shift();
-if (!argv.length) fail('usage: mcp_roundtrip.mjs [--verbose] [--timeout-ms N] [--exit-grace-ms N] -- CMD ARGS...', 64);
+if (!argv.length) fail('usage: mcp_roundtrip.mjs [--verbose] [--timeout-ms N] [--exit-grace-ms N] [--calls N] -- CMD ARGS...', 64);
 
 const t0 = process.hrtime.bigint();
 const ms = () => (Number(process.hrtime.bigint() - t0) / 1e6).toFixed(1);
@@ -93,17 +99,44 @@ createInterface({ input: child.stdout, crlfDelay: Infinity }).on('line', (line) 
   } else if (msg.id === 2 && phase === 'listing tools') {
     const tools = msg.result?.tools;
     if (!Array.isArray(tools)) fail(`tools/list result has no tools array: ${line.slice(0, 200)}`);
-    log(`tools/list answered: ${tools.length} tools; closing stdin`);
-    phase = 'draining';
-    child.stdin.end();
-    setTimeout(() => {
-      killed = true;
-      log('grace period over: SIGTERM');
-      child.kill('SIGTERM');
-      setTimeout(() => child.kill('SIGKILL'), 1000).unref();
-    }, exitGraceMs).unref();
+    log(`tools/list answered: ${tools.length} tools`);
+    if (calls > 0) {
+      phase = 'timing calls';
+      nextCall();
+      return;
+    }
+    drain();
+  } else if (phase === 'timing calls' && msg.id === 2 + timings.length + 1) {
+    timings.push(Number(process.hrtime.bigint() - callStart) / 1e3);
+    if (timings.length < calls) {
+      nextCall();
+      return;
+    }
+    timings.sort((a, b) => a - b);
+    const at = (q) => timings[Math.min(timings.length - 1, Math.floor(q * timings.length))].toFixed(1);
+    process.stderr.write(`mcp_roundtrip calls=${calls} p50_us=${at(0.5)} p90_us=${at(0.9)} p99_us=${at(0.99)}\n`);
+    drain();
   }
 });
+
+const timings = [];
+let callStart = 0n;
+function nextCall() {
+  callStart = process.hrtime.bigint();
+  send({ id: 2 + timings.length + 1, method: 'tools/list', params: {} });
+}
+
+function drain() {
+  log('closing stdin');
+  phase = 'draining';
+  child.stdin.end();
+  setTimeout(() => {
+    killed = true;
+    log('grace period over: SIGTERM');
+    child.kill('SIGTERM');
+    setTimeout(() => child.kill('SIGKILL'), 1000).unref();
+  }, exitGraceMs).unref();
+}
 
 phase = 'initializing';
 send({

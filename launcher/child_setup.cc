@@ -425,12 +425,12 @@ int BringUpLoopback() {
   return err;
 }
 
-void OpenDnsStub(monitor::EgressSockets& sockets) {
+void OpenDnsStub(monitor::EgressSockets& sockets, bool host_loopback) {
   sockaddr_in dns{};
   dns.sin_family = AF_INET;
   dns.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  dns.sin_port = htons(53);
-  sockets.dns_udp = UniqueFd(socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0));
+  dns.sin_port = htons(host_loopback ? 0 : 53);
+  if (!host_loopback) sockets.dns_udp = UniqueFd(socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0));
   if (sockets.dns_udp &&
       bind(sockets.dns_udp.get(), reinterpret_cast<sockaddr*>(&dns), sizeof(dns)) != 0) {
     sockets.dns_udp.Reset();

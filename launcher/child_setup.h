@@ -44,8 +44,9 @@ const char* ChildStepName(ChildStep step);
 // Async-signal-safe (also used by the gVisor backend between fork and exec).
 int BringUpLoopback();
 // Opens the DNS stub's sockets (UDP and a TCP listener on 127.0.0.1:53) in the calling
-// process's network namespace; left invalid where that fails. Async-signal-safe.
-void OpenDnsStub(monitor::EgressSockets& sockets);
+// process's network namespace; left invalid where that fails. Async-signal-safe. With
+// `host_loopback` (no network namespace): only the TCP listener, on a free port.
+void OpenDnsStub(monitor::EgressSockets& sockets, bool host_loopback = false);
 
 // What the child sends the parent: one message per outcome.
 struct ChildReport {

@@ -92,7 +92,8 @@ int Main(int argc, char** argv) {
       ->check(CLI::IsMember({"basic", "seccomp", "landlock", "full"}));
   run_cmd->add_flag("--no-namespaces", run.no_namespaces,
                     "Do not use namespaces: Landlock and seccomp only (what gander falls back "
-                    "to where user namespaces are refused)");
+                    "to where user namespaces are refused); host names then resolve only for "
+                    "resolvers honouring RES_OPTIONS=use-vc (glibc), over TCP");
   std::string backend;
   run_cmd
       ->add_option("--backend", backend,

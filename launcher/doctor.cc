@@ -79,8 +79,11 @@ int Doctor(std::ostream& out) {
       out << "  user namespaces are refused, so there is no empty network namespace behind the\n"
              "  broker: every connect and send still goes to it (it relays the policy's TCP\n"
              "  destinations, refuses the rest) and Landlock refuses the extension's own TCP\n"
-             "  connect and bind; no DNS stub (the host's resolver is refused): only address\n"
-             "  rules reach anything.\n";
+             "  connect and bind. Host names work through the DNS stub over TCP for programs\n"
+             "  whose resolver honours RES_OPTIONS=use-vc (glibc: Node, curl, Python): the\n"
+             "  broker hands their TCP connect to the host's nameserver to the stub. Resolvers\n"
+             "  that ignore it (Go's pure-Go resolver, musl) get no DNS: UDP is refused here\n"
+             "  (a datagram could leave past the broker); give them address or CIDR rules.\n";
       break;
     case EgressMode::kNone:
       out << "  no network for the extension: "

@@ -16,7 +16,9 @@
 #include <climits>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <map>
+#include <sstream>
 
 #include "common/unique_fd.h"
 #include "exporters/audit_log.h"
@@ -198,6 +200,9 @@ Result<SandboxSpec> BuildSpec(const Prepared& p, bool use_namespaces, PrivateDir
   // stub; without, the broker works on host loopback and only Landlock (ABI 4+) keeps the
   // extension's own TCP connect and bind off the host, so inet sockets need both.
   spec.egress = EgressModeOf(use_namespaces, p.landlock_abi, p.notify) != EgressMode::kNone;
+  // Without namespaces glibc's resolver asks the host's nameservers over TCP, which the
+  // broker hands to the DNS stub (docs/sandbox.md); the policy's env.set may override it.
+  if (spec.egress && !use_namespaces) fixed["RES_OPTIONS"] = "use-vc";
   if (spec.egress && use_namespaces) {
     auto dir = dirs.Make(p.name);
     if (!dir) return dir.error();
@@ -357,13 +362,27 @@ std::unique_ptr<monitor::Egress> MakeEgress(const Prepared& p, SandboxProcess& s
     config.max_udp_flows = static_cast<size_t>(std::atoi(n));
   }
   config.sockets = std::move(sandbox.egress);
-  // No network namespace: the relay, park and refuse sockets on host loopback; no DNS stub
-  // (the host's resolv.conf stays in force, and its queries are refused).
+  // No network namespace: the relay, park and refuse sockets on host loopback, and the DNS
+  // stub's TCP listener there: the host's resolv.conf stays in force, and a TCP connect to
+  // one of its nameservers on port 53 (RES_OPTIONS=use-vc, BuildSpec) reaches the stub.
   if (!sandbox.namespaces) {
     if (int err = monitor::OpenEgressSockets(config.sockets); err != 0) {
       spdlog::error("{}: egress sockets: {}", p.name, std::strerror(err));
       return nullptr;
     }
+    OpenDnsStub(config.sockets, true);
+    if (config.sockets.dns_tcp) {
+      spdlog::info(
+          "{}: egress broker only: DNS over TCP (RES_OPTIONS=use-vc, glibc resolvers) "
+          "to the host's nameservers is served by the stub; UDP is refused",
+          p.name);
+    } else {
+      spdlog::warn("{}: no DNS stub: names do not resolve", p.name);
+    }
+    std::ifstream resolv_conf("/etc/resolv.conf");
+    std::stringstream text;
+    text << resolv_conf.rdbuf();
+    config.nameservers = monitor::ParseNameservers(text.str());
   }
   return std::make_unique<monitor::Egress>(std::move(config), unotify, memory, queue);
 }

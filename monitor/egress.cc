@@ -99,6 +99,13 @@ socklen_t LoopbackFor(int domain, const LoopbackPair& pair, const sockaddr_stora
   return 0;
 }
 
+// A DNS stub client by its address as both ends see it (an IPv6 socket's mapped address
+// unmapped, as the IPv4 listener sees it).
+std::string StubClientKey(const sockaddr_storage& addr, socklen_t len) {
+  auto inet = ParseInetSockaddr(&addr, len);
+  return inet ? inet->ip.ToString() + "|" + std::to_string(inet->port) : "";
+}
+
 // ::ffff:a.b.c.d:port for an IPv4 address.
 sockaddr_storage MappedV6(const sockaddr_storage& v4) {
   sockaddr_storage out{};
@@ -380,7 +387,7 @@ struct Egress::Resolver {
 Egress::Egress(EgressConfig config, Unotify& unotify, TargetMemory& memory,
                BoundedEventQueue& queue)
     : config_(std::move(config)),
-      context_{config_.namespaces, config_.deny_errno},
+      context_{.namespaces = config_.namespaces, .deny_errno = config_.deny_errno},
       unotify_(unotify),
       memory_(memory),
       queue_(queue),
@@ -416,6 +423,14 @@ Egress::Egress(EgressConfig config, Unotify& unotify, TargetMemory& memory,
   if (s.dns_tcp) {
     fcntl(s.dns_tcp.get(), F_SETFL, fcntl(s.dns_tcp.get(), F_GETFL) | O_NONBLOCK);
     Watch(s.dns_tcp.get(), EPOLLIN, &Egress::OnDnsAccept);
+  }
+  // Without namespaces the host's nameservers are the stub, over TCP (egress.h).
+  if (s.dns_tcp && !config_.namespaces) {
+    socklen_t len = sizeof(dns_stub_.v4);
+    if (getsockname(s.dns_tcp.get(), reinterpret_cast<sockaddr*>(&dns_stub_.v4), &len) == 0) {
+      dns_stub_.v6 = MappedV6(dns_stub_.v4);
+      context_.nameservers = config_.nameservers;
+    }
   }
   if (config_.namespaces && (s.park_v4 || s.park_v6)) StartSocketFactory();
 }
@@ -614,6 +629,22 @@ std::optional<Response> Egress::OnConnect(const Notification& n, const Event& ba
       return Response{false, d.error ? d.error : config_.deny_errno};
     case NetAction::kLocal:
       return ConnectLocal(n, std::move(sock), copy, len);
+    case NetAction::kDnsStub: {
+      const sockaddr_storage* stub = nullptr;
+      socklen_t stub_len = LoopbackFor(domain, dns_stub_, &stub);
+      if (stub_len == 0) return Response{false, config_.deny_errno};
+      UniqueFd copy_for_key(fcntl(sock.get(), F_DUPFD_CLOEXEC, 0));
+      std::optional<Response> r = ConnectLocal(n, std::move(sock), *stub, stub_len);
+      // The stub on host loopback serves only the sockets connected here (OnDnsAccept).
+      sockaddr_storage local{};
+      socklen_t local_len = sizeof(local);
+      if (copy_for_key &&
+          getsockname(copy_for_key.get(), reinterpret_cast<sockaddr*>(&local), &local_len) == 0) {
+        if (dns_clients_.size() >= kMaxDnsTcpConnections * 16) dns_clients_.clear();
+        dns_clients_.insert(StubClientKey(local, local_len));
+      }
+      return r;
+    }
     case NetAction::kBroker:
       return StartBroker(n, base, std::move(sock), *addr, d, events);
     case NetAction::kRelay:
@@ -1267,7 +1298,8 @@ void Egress::OnUdpInner(int fd, uint32_t) {
     std::string key = AddressKey(from, from_len);
     auto flow = relay.flows.find(key);
     if (flow == relay.flows.end()) {
-      while (udp_flows_ >= std::max<size_t>(config_.max_udp_flows, 1)) EvictUdpFlow();
+      while (udp_flows_ >= std::max<size_t>(config_.max_udp_flows, 1) && EvictUdpFlow()) {
+      }
       auto made = std::make_unique<UdpFlow>();
       made->child = from;
       made->child_len = from_len;
@@ -1383,7 +1415,7 @@ void Egress::FinishUdpFlow(UdpRelay& relay, const std::string& key, std::string_
   --udp_flows_;
 }
 
-void Egress::EvictUdpFlow() {
+bool Egress::EvictUdpFlow() {
   UdpRelay* oldest_relay = nullptr;
   const std::string* oldest_key = nullptr;
   int64_t oldest = INT64_MAX;
@@ -1396,9 +1428,10 @@ void Egress::EvictUdpFlow() {
       }
     }
   }
-  if (!oldest_relay) return;
+  if (!oldest_relay) return false;
   ++stats_.udp_evicted;
   FinishUdpFlow(*oldest_relay, std::string(*oldest_key), "evicted");
+  return true;
 }
 
 void Egress::OnUdpTimer(int fd, uint32_t) {
@@ -1450,6 +1483,15 @@ void Egress::OnDnsAccept(int listener, uint32_t) {
     UniqueFd fd(accept4(listener, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC));
     if (!fd) return;
     if (dns_tcp_.size() >= kMaxDnsTcpConnections) continue;  // closed: the client retries
+    if (!config_.namespaces) {
+      // On host loopback anyone may connect: serve only the child sockets OnConnect attached.
+      sockaddr_storage peer{};
+      socklen_t len = sizeof(peer);
+      if (getpeername(fd.get(), reinterpret_cast<sockaddr*>(&peer), &len) != 0 ||
+          dns_clients_.erase(StubClientKey(peer, len)) == 0) {
+        continue;
+      }
+    }
     uint64_t id = next_id_++;
     int raw = fd.get();
     auto conn = std::make_unique<DnsConnection>();

@@ -24,6 +24,12 @@
 // full (`max_udp_flows`: the least recently used flow ends to make room) or when the extension
 // exits. The event's `end` says which (idle, evicted, exit).
 //
+// Without a network namespace ("broker only") the DNS stub has only a TCP listener, on a free
+// port of host loopback: the sandbox keeps the host's resolv.conf, glibc asks its nameservers
+// over TCP (RES_OPTIONS=use-vc, set by the launcher), and a TCP connect to one of them on port
+// 53 is connected by the supervisor to that listener (NetAction::kDnsStub), which serves only
+// the sockets so attached.
+//
 // Everything runs in the supervisor's poll loop through one epoll fd (fd()): no thread, no
 // lock, never blocking; each turn moves at most a bounded number of bytes per connection and
 // wakes itself (an eventfd) when more is ready. The only threads are host name lookups for the
@@ -63,6 +69,7 @@ struct EgressSockets {
   // reaches a non-blocking connect's SO_ERROR.
   UniqueFd refuse_v4, refuse_v6;
   // The DNS stub's UDP socket and TCP listener, on 127.0.0.1:53 in the sandbox's namespace.
+  // Without one: only the TCP listener, on a free port of host loopback (see nameservers).
   UniqueFd dns_udp, dns_tcp;
 };
 
@@ -90,6 +97,9 @@ struct EgressConfig {
   // With namespaces: the sandbox init, whose user and network namespaces a helper process
   // joins to make the sockets that complete parked connects (see Egress::ParkPeer).
   pid_t sandbox_pid = 0;
+  // Without namespaces: the nameservers of the host's resolv.conf. A TCP connect to one of
+  // them on port 53 is connected to the DNS stub's TCP listener (sockets.dns_tcp) instead.
+  std::vector<policies::IpAddress> nameservers;
   // UDP flows: one ends after this long without a datagram either way, and at most this many
   // are open (a new one then ends the least recently used). Tests shorten them through
   // GANDER_UDP_IDLE_MS and GANDER_UDP_MAX_FLOWS (launcher/run.cc).
@@ -189,7 +199,7 @@ class Egress final : public NetworkHandler {
   // Ends a flow: its event (`end`: idle, evicted, exit), its socket closed.
   void FinishUdpFlow(UdpRelay& relay, const std::string& key, std::string_view end);
   Event UdpFlowEvent(const UdpRelay& relay, const UdpFlow& f, std::string_view end);
-  void EvictUdpFlow();                       // the least recently used one
+  bool EvictUdpFlow();  // the least recently used one; false when there is none
   void OnUdpTimer(int fd, uint32_t events);  // ends idle flows
   void StartSocketFactory();
   void AttachChild(Connection& c);
@@ -208,6 +218,7 @@ class Egress final : public NetworkHandler {
   // The bound addresses of config_.sockets' relay, park and refuse sockets (v6: the IPv4
   // one, mapped, where the namespace has no ::1).
   LoopbackPair relay_, park_, refuse_;
+  LoopbackPair dns_stub_;  // without namespaces: the DNS stub's TCP listener
   std::unordered_map<int, Handler> handlers_;
   uint64_t next_id_ = 1;
   std::map<uint64_t, std::unique_ptr<Connection>> connections_;
@@ -227,7 +238,8 @@ class Egress final : public NetworkHandler {
   std::shared_ptr<Resolver> resolver_;
   UniqueFd factory_;  // with namespaces: the helper that makes sockets in the sandbox's netns
   pid_t factory_pid_ = -1;
-  std::map<uint64_t, std::unique_ptr<DnsConnection>> dns_tcp_;   // by id; their fds in by_fd_
+  std::map<uint64_t, std::unique_ptr<DnsConnection>> dns_tcp_;  // by id; their fds in by_fd_
+  std::set<std::string> dns_clients_;  // without namespaces: child sockets sent to the stub
   std::map<std::string, std::unique_ptr<UdpRelay>> udp_relays_;  // by "ip|port"
   std::unordered_map<int, UdpRelay*> udp_by_fd_;  // relay and flow upstream fds -> relay
   size_t udp_flows_ = 0;

@@ -2,6 +2,7 @@
 
 #include <netinet/in.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <vector>
@@ -140,6 +141,11 @@ NetDecision DecideConnect(const policies::NetworkMatcher& matcher,
                           const policies::Destination& dest, int sock_type,
                           const NetContext& context) {
   bool tcp = sock_type == SOCK_STREAM;
+  if (tcp && dest.port == 53 && !context.namespaces &&
+      std::find(context.nameservers.begin(), context.nameservers.end(), dest.ip) !=
+          context.nameservers.end()) {
+    return {NetAction::kDnsStub, 0, ""};
+  }
   bool udp = sock_type == SOCK_DGRAM && context.namespaces;
   policies::MatchResult match = MatchAs(matcher, dest, sock_type);
   if (IsLocalAddress(dest.ip)) {
@@ -160,6 +166,30 @@ NetDecision DecideConnect(const policies::NetworkMatcher& matcher,
   if (match.allowed && tcp) return {NetAction::kBroker, 0, match.rule};
   if (match.allowed && udp) return {NetAction::kRelay, 0, match.rule};
   return {NetAction::kDeny, context.deny_errno, match.rule};
+}
+
+std::vector<policies::IpAddress> ParseNameservers(std::string_view resolv_conf) {
+  std::vector<policies::IpAddress> out;
+  while (!resolv_conf.empty()) {
+    size_t end = resolv_conf.find('\n');
+    std::string_view line = resolv_conf.substr(0, end);
+    resolv_conf = end == std::string_view::npos ? "" : resolv_conf.substr(end + 1);
+    auto word = [&line]() {
+      size_t start = line.find_first_not_of(" \t\r");
+      if (start == std::string_view::npos) return std::string_view();
+      line.remove_prefix(start);
+      size_t stop = std::min(line.find_first_of(" \t\r"), line.size());
+      std::string_view w = line.substr(0, stop);
+      line.remove_prefix(stop);
+      return w;
+    };
+    if (word() != "nameserver") continue;
+    std::string_view address = word();
+    address = address.substr(0, address.find('%'));
+    if (auto ip = policies::IpAddress::Parse(std::string(address))) out.push_back(*ip);
+  }
+  if (out.empty()) out.push_back(*policies::IpAddress::Parse("127.0.0.1"));
+  return out;
 }
 
 NetDecision DecideSend(const policies::NetworkMatcher& matcher, const policies::Destination& dest,

@@ -18,6 +18,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "policies/network_matcher.h"
 
@@ -41,6 +42,8 @@ enum class NetAction {
   kLocal,     // the sandbox's own loopback: the supervisor connects the child's socket itself
   kBroker,    // TCP to an allowed host: the supervisor connects and relays
   kRelay,     // UDP to an allowed host: through the supervisor's datagram relay (egress.h)
+  kDnsStub,   // without namespaces, TCP to a nameserver of the host's resolv.conf, port 53:
+              // the supervisor connects the child's socket to the DNS stub's TCP listener
 };
 
 struct NetDecision {
@@ -61,6 +64,10 @@ struct NetContext {
   // allowing everything (learn mode) it is brokered to the host instead.
   bool listeners_known = false;
   bool local_listener = false;
+  // Without namespaces, when the DNS stub listens on host loopback: the nameservers of the
+  // host's resolv.conf, whose port 53 over TCP is the stub (glibc asks them over TCP with
+  // RES_OPTIONS=use-vc, which gander sets in this mode).
+  std::vector<policies::IpAddress> nameservers{};
 };
 
 // connect() of a socket of type `sock_type` (SOCK_STREAM, SOCK_DGRAM, ...) to `dest`.
@@ -88,6 +95,10 @@ bool TablePastListeners(std::string_view table);
 // allow by name, or under a matcher allowing everything.
 bool ListenersMatter(const policies::NetworkMatcher& matcher, const policies::Destination& dest,
                      int sock_type);
+
+// The `nameserver` addresses of a resolv.conf text, in order (a scope suffix such as
+// "%eth0" dropped); 127.0.0.1 when it names none, as glibc then asks the local host.
+std::vector<policies::IpAddress> ParseNameservers(std::string_view resolv_conf);
 
 // Is `ip` the sandbox's own host (loopback or unspecified, which Linux connects to locally)?
 bool IsLocalAddress(const policies::IpAddress& ip);

@@ -326,6 +326,140 @@ TEST_F(EgressHttpsTest, DeniedHostFailsAtOnce) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Host names without namespaces ("broker only")
+//
+// The sandbox keeps the host's /etc/resolv.conf; gander sets RES_OPTIONS=use-vc, so glibc
+// asks the nameserver over TCP, and the broker connects that socket to the DNS stub instead.
+// The sandbox also sees the host's files: the policy hides /etc/hosts, so the name is asked of
+// DNS, and the stub resolves it on the host (through the private /etc/hosts). As the current
+// user and, as root, as uid 65534.
+
+// The first nameserver of the host's resolv.conf ("" when it names none).
+std::string FirstNameserver() {
+  std::ifstream in("/etc/resolv.conf");
+  std::string word;
+  while (in >> word) {
+    if (word == "nameserver" && in >> word) return word.substr(0, word.find('%'));
+  }
+  return "";
+}
+
+class EgressBrokerOnlyTest : public EgressHttpsTest, public ::testing::WithParamInterface<bool> {
+ protected:
+  void SetUp() override {
+    if (!LandlockNetwork()) return SkipOrFail("Landlock ABI 4 (TCP rules) is not available");
+    bool as_nobody = GetParam();
+    if (as_nobody && geteuid() != 0) {
+      GTEST_SKIP() << "the uid 65534 run needs root to switch users (running as uid " << geteuid()
+                   << ")";
+    }
+    EgressHttpsTest::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
+    options_ = {ws_, wrapper_, as_nobody, GANDER_BIN, {"--no-namespaces"}};
+    if (as_nobody) {
+      options_.gander = ws_ + "/gander";
+      fs::copy_file(GANDER_BIN, options_.gander);
+      ASSERT_EQ(chown(ws_.c_str(), kNobody, kNobody), 0);
+    }
+  }
+
+  GanderRun Run(const std::vector<std::string>& command) {
+    GanderRun run = Gander(Policy(), command, options_);
+    EXPECT_TRUE(front_->WaitIdle(std::chrono::seconds(60)));
+    return run;
+  }
+
+  std::string Policy() const {
+    return std::string("version: 1\nextends: default\nfilesystem:\n  deny: [/etc/hosts]\n") +
+           "network:\n  allow:\n    - {host: " + kAllowedName + ", ports: [" + port_ + "]}\n";
+  }
+
+  std::vector<std::string> Curl(const std::string& name) const {
+    return {"/usr/bin/curl",
+            "-sS",
+            "--max-time",
+            "60",
+            "--cacert",
+            ws_ + "/ca.pem",
+            "-o",
+            "/dev/null",
+            "-w",
+            "%{http_code} %{size_download}",
+            "https://" + name + ":" + port_};
+  }
+
+  std::vector<std::string> Node(const std::string& name) const {
+    return {"/usr/bin/node", ws_ + "/client.js", "https://" + name + ":" + port_, ws_ + "/ca.pem"};
+  }
+
+  // The stub's refusals of `name`: one event each (what gander_dns_queries_total counts).
+  static int Refusals(const GanderRun& run, const std::string& name) {
+    int refused = 0;
+    for (const json& n : Events(run, "dns")) {
+      if (n["host"] == name) {
+        EXPECT_EQ(n["result"], "denied") << n.dump();
+        ++refused;
+      }
+    }
+    return refused;
+  }
+
+  GanderOptions options_;
+};
+
+TEST_P(EgressBrokerOnlyTest, CurlFetchesFromAnAllowedName) {
+  GanderRun run = Run(Curl(kAllowedName));
+  ASSERT_EQ(run.status, 0) << run.out;
+  EXPECT_EQ(run.out, "200 " + std::to_string(kHttpsBody));
+  ExpectOneCountedConnection(run);
+}
+
+TEST_P(EgressBrokerOnlyTest, NodeProgramFetchesFromAnAllowedName) {
+  GanderRun run = Run(Node(kAllowedName));
+  ASSERT_EQ(run.status, 0) << run.out;
+  EXPECT_EQ(run.out, "200 " + std::to_string(kHttpsBody) + "\n");
+  ExpectOneCountedConnection(run);
+}
+
+TEST_P(EgressBrokerOnlyTest, NameOutsideTheAllowlistIsRefusedByTheStub) {
+  // curl's --max-time is far away: exit code 6 (could not resolve) is an answer, 28 a timeout.
+  GanderRun curl = Run(Curl(kOtherName));
+  EXPECT_EQ(curl.status, 6) << curl.out;
+  EXPECT_GE(Refusals(curl, kOtherName), 1) << curl.out;
+  EXPECT_TRUE(Events(curl, "tcp").empty()) << curl.out;
+  GanderRun node = Run(Node(kOtherName));
+  EXPECT_EQ(node.status, 1) << node.out;
+  EXPECT_NE(node.out.find("error ENOTFOUND"), std::string::npos) << node.out;
+  EXPECT_GE(Refusals(node, kOtherName), 1) << node.out;
+  EXPECT_TRUE(Events(node, "tcp").empty()) << node.out;
+  EXPECT_EQ(front_->accepted(), 0);
+}
+
+TEST_P(EgressBrokerOnlyTest, UdpAndOtherPort53StayRefused) {
+  std::string nameserver = FirstNameserver();
+  if (nameserver.empty()) nameserver = "127.0.0.1";
+  // UDP to the nameserver (as a plain DNS query would go): refused, as all UDP in this mode. TCP
+  // to port 53 of an address that is no nameserver: the policy decides, as any connect.
+  std::string script = "echo x > /dev/udp/" + nameserver + "/53; echo udp=$?; " +
+                       "echo x > /dev/tcp/127.0.0.2/53; echo tcp=$?";
+  GanderRun run = Run({"/bin/bash", "-c", script});
+  EXPECT_NE(run.out.find("udp=1"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("tcp=1"), std::string::npos) << run.out;
+  // The UDP socket is refused when it is made (EACCES, no event); a denied send if not.
+  EXPECT_NE(run.out.find("Permission denied"), std::string::npos) << run.out;
+  for (const json& n : Events(run, "udp")) EXPECT_EQ(n["result"], "denied") << n.dump();
+  std::vector<json> tcp = Events(run, "tcp");
+  ASSERT_EQ(tcp.size(), 1u) << run.out;
+  EXPECT_EQ(tcp[0]["result"], "denied");
+  EXPECT_EQ(tcp[0]["ip"], "127.0.0.2");
+  EXPECT_EQ(tcp[0]["port"], 53);
+}
+
+INSTANTIATE_TEST_SUITE_P(User, EgressBrokerOnlyTest, ::testing::Bool(), [](const auto& info) {
+  return std::string(info.param ? "uid65534" : "current_user");
+});
+
+// ---------------------------------------------------------------------------------------------
 // A static binary, and the sockaddr-rewrite race
 
 // True when `path` is an ELF file with no program interpreter (statically linked).

@@ -187,11 +187,6 @@ TEST(EgressCore, MonitorModeLogsWouldDenyAndLetsItThrough) {
   EXPECT_NE(enforced.out.find("result=ECONNREFUSED:1"), std::string::npos) << enforced.out;
 }
 
-bool LandlockNetwork() {
-  long abi = syscall(444 /* landlock_create_ruleset */, nullptr, 0, 1 /* VERSION */);
-  return abi >= 4;
-}
-
 TEST(EgressCore, BrokerWithoutNamespaces) {
   if (!LandlockNetwork()) return SkipOrFail("Landlock ABI 4 (TCP rules) is not available");
   EchoServer server;

@@ -10,6 +10,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -317,6 +318,12 @@ inline std::string Policy(const std::string& allow) {
 }
 
 inline bool HaveCurl() { return access("/usr/bin/curl", X_OK) == 0; }
+
+// Can Landlock handle TCP connect and bind (ABI 4+), as the broker needs without namespaces?
+inline bool LandlockNetwork() {
+  long abi = syscall(444 /* landlock_create_ruleset */, nullptr, 0, 1 /* VERSION */);
+  return abi >= 4;
+}
 
 // Under CI=true a missing kernel feature fails the test; elsewhere it skips with the reason.
 inline void SkipOrFail(const std::string& why) {

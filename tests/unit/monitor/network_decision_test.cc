@@ -109,5 +109,39 @@ TEST(DecideConnectTest, EverythingBrokersHostLoopbackOnlyWhenNothingListensInsid
   EXPECT_EQ(DecideConnect(all, D("127.0.0.2", 80), SOCK_STREAM, ctx).action, NetAction::kBroker);
 }
 
+TEST(DecideConnectTest, WithoutNamespacesTcpToAHostNameserverIsTheStub) {
+  NetworkMatcher github = Named("api.github.com", 443);
+  NetContext ctx{.namespaces = false,
+                 .deny_errno = 111,
+                 .nameservers = {*IpAddress::Parse("10.0.0.53"), *IpAddress::Parse("fd00::53")}};
+  for (const char* ns : {"10.0.0.53", "fd00::53"}) {
+    NetDecision d = DecideConnect(github, D(ns, 53), SOCK_STREAM, ctx);
+    EXPECT_EQ(d.action, NetAction::kDnsStub) << ns;
+    EXPECT_EQ(d.rule, "") << ns;
+  }
+  // Another port, another address, UDP: decided by the policy as any connect.
+  EXPECT_EQ(DecideConnect(github, D("10.0.0.53", 853), SOCK_STREAM, ctx).action, NetAction::kDeny);
+  EXPECT_EQ(DecideConnect(github, D("10.0.0.54", 53), SOCK_STREAM, ctx).action, NetAction::kDeny);
+  EXPECT_EQ(DecideConnect(github, D("10.0.0.53", 53), SOCK_DGRAM, ctx).action, NetAction::kDeny);
+  EXPECT_EQ(DecideConnect(Named("10.0.0.54", 53), D("10.0.0.54", 53), SOCK_STREAM, ctx).action,
+            NetAction::kBroker);
+  // With namespaces the sandbox has its own resolv.conf: nameservers play no part.
+  ctx.namespaces = true;
+  EXPECT_EQ(DecideConnect(github, D("10.0.0.53", 53), SOCK_STREAM, ctx).action, NetAction::kDeny);
+}
+
+TEST(ParseNameserversTest, AddressesInOrderScopeDroppedLoopbackWhenNone) {
+  auto ips = ParseNameservers(
+      "# comment\nsearch example.com\nnameserver 10.255.255.53\n  nameserver\tfe80::1%eth0 \n"
+      "nameserver not-an-address\noptions use-vc\nnameserver ::1\r\n");
+  ASSERT_EQ(ips.size(), 3u);
+  EXPECT_EQ(ips[0].ToString(), "10.255.255.53");
+  EXPECT_EQ(ips[1].ToString(), "fe80::1");
+  EXPECT_EQ(ips[2].ToString(), "::1");
+  std::vector<IpAddress> none = ParseNameservers("search example.com\n");
+  ASSERT_EQ(none.size(), 1u);
+  EXPECT_EQ(none[0].ToString(), "127.0.0.1");
+}
+
 }  // namespace
 }  // namespace gander::monitor
