@@ -354,6 +354,13 @@ std::unique_ptr<monitor::Egress> MakeEgress(const Prepared& p, SandboxProcess& s
     config.deny_errno =
         policies::DenyErrnoValue(*p.policy.network.deny_errno).value_or(ECONNREFUSED);
   }
+  // Test knobs: a short UDP idle time and a small flow table (egress_udp_tests).
+  if (const char* ms = getenv("GANDER_UDP_IDLE_MS"); ms && std::atoi(ms) > 0) {
+    config.udp_idle = std::chrono::milliseconds(std::atoi(ms));
+  }
+  if (const char* n = getenv("GANDER_UDP_MAX_FLOWS"); n && std::atoi(n) > 0) {
+    config.max_udp_flows = static_cast<size_t>(std::atoi(n));
+  }
   config.sockets = std::move(sandbox.egress);
   // No network namespace: the relay, park and refuse sockets on host loopback, and the DNS
   // stub's TCP listener there: the host's resolv.conf stays in force, and a TCP connect to

@@ -19,6 +19,7 @@
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/timerfd.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -49,7 +50,6 @@ constexpr int kMaxLookupsInFlight = 16;
 constexpr uint32_t kDnsTtl = 30;
 constexpr size_t kMaxDnsTcpConnections = 64;
 constexpr size_t kMaxDnsTcpBuffer = 2 + 65535;
-constexpr size_t kMaxUdpFlows = 1024;   // child sockets x destinations, all relays
 constexpr int kUdpTurnDatagrams = 256;  // per socket and turn
 constexpr size_t kMaxDatagram = 65536;
 
@@ -491,7 +491,9 @@ struct Egress::UdpFlow {
   socklen_t child_len = 0;
   UniqueFd upstream;
   uint64_t datagrams_out = 0, datagrams_in = 0, bytes_out = 0, bytes_in = 0;
+  uint64_t dropped = 0;  // datagrams not relayed, either way
   int64_t started_ns = 0;
+  int64_t last_ns = 0;  // the last datagram either way
 };
 
 // An allowed UDP destination: the relay socket bound to its address in the sandbox's network
@@ -546,6 +548,8 @@ Egress::Egress(EgressConfig config, Unotify& unotify, TargetMemory& memory,
     if (names_.size() >= kMaxRecordedAddresses && !names_.count(ip)) break;
     names_[ip].insert(name);
   }
+  udp_timer_ = UniqueFd(timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC));
+  if (udp_timer_) Watch(udp_timer_.get(), EPOLLIN, &Egress::OnUdpTimer);
   EgressSockets& s = config_.sockets;
   for (auto [fd, addr] :
        {std::pair{&s.relay_v4, &relay_.v4}, std::pair{&s.relay_v6, &relay_.v6},
@@ -592,7 +596,7 @@ Egress::~Egress() {
 void Egress::CloseAll() {
   for (auto& [key, relay] : udp_relays_) {
     OnUdpInner(relay->inner.get(), EPOLLIN);  // what the child sent last still goes out
-    while (!relay->flows.empty()) FinishUdpFlow(*relay, relay->flows.begin()->first);
+    while (!relay->flows.empty()) FinishUdpFlow(*relay, relay->flows.begin()->first, "exit");
   }
   std::vector<uint64_t> ids;
   for (const auto& [id, c] : connections_) ids.push_back(id);
@@ -1547,23 +1551,43 @@ void Egress::OnUdpInner(int fd, uint32_t) {
     std::string key = AddressKey(from, from_len);
     auto flow = relay.flows.find(key);
     if (flow == relay.flows.end()) {
-      if (udp_flows_ >= kMaxUdpFlows) continue;  // dropped, as a full queue would
-      sockaddr_storage dest{};
-      socklen_t dest_len = ToSockaddr(relay.dest.ip, relay.dest.port, &dest);
-      UniqueFd up(socket(dest.ss_family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
-      if (!up || connect(up.get(), reinterpret_cast<sockaddr*>(&dest), dest_len) != 0) continue;
+      while (udp_flows_ >= std::max<size_t>(config_.max_udp_flows, 1) && EvictUdpFlow()) {
+      }
       auto made = std::make_unique<UdpFlow>();
       made->child = from;
       made->child_len = from_len;
-      made->upstream = std::move(up);
       made->started_ns = MonotonicNs();
+      sockaddr_storage dest{};
+      socklen_t dest_len = ToSockaddr(relay.dest.ip, relay.dest.port, &dest);
+      UniqueFd up(socket(dest.ss_family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+      if (!up || connect(up.get(), reinterpret_cast<sockaddr*>(&dest), dest_len) != 0) {
+        // No socket for the flow (out of fds, no route): the datagram is dropped, on record.
+        int error = errno;
+        made->dropped = 1;
+        ++stats_.udp_dropped;
+        Event e = UdpFlowEvent(relay, *made, "error");
+        std::get<NetworkEvent>(e.payload).error = error;
+        queue_.Push(std::move(e));
+        continue;
+      }
+      made->upstream = std::move(up);
       udp_by_fd_[made->upstream.get()] = &relay;
       Watch(made->upstream.get(), EPOLLIN, &Egress::OnUdpUpstream);
       flow = relay.flows.emplace(key, std::move(made)).first;
       ++udp_flows_;
       ++stats_.udp_flows;
+      if (!udp_timer_armed_ && udp_timer_) {
+        // Checked every quarter of the idle time: a flow ends within 1.25 times of it.
+        int64_t ns = std::max<int64_t>(config_.udp_idle.count() * 1000000 / 4, 1000000);
+        itimerspec every{};
+        every.it_interval = {static_cast<time_t>(ns / 1000000000),
+                             static_cast<long>(ns % 1000000000)};
+        every.it_value = every.it_interval;
+        udp_timer_armed_ = timerfd_settime(udp_timer_.get(), 0, &every, nullptr) == 0;
+      }
     }
     UdpFlow& f = *flow->second;
+    f.last_ns = MonotonicNs();
     ssize_t sent = send(f.upstream.get(), buffer, static_cast<size_t>(n), MSG_DONTWAIT);
     // A connected UDP socket reports an earlier ICMP error on the next send, once.
     if (sent < 0 && errno == ECONNREFUSED) {
@@ -1572,6 +1596,9 @@ void Egress::OnUdpInner(int fd, uint32_t) {
     if (sent == n) {
       ++f.datagrams_out;
       f.bytes_out += static_cast<uint64_t>(n);
+    } else {
+      ++f.dropped;  // the host's socket buffer full, or an error the child cannot see
+      ++stats_.udp_dropped;
     }
   }
 }
@@ -1594,20 +1621,20 @@ void Egress::OnUdpUpstream(int fd, uint32_t) {
       if (errno == EINTR || errno == ECONNREFUSED) continue;  // an ICMP error: nothing to pass
       return;
     }
+    flow->last_ns = MonotonicNs();
     ssize_t sent = sendto(relay.inner.get(), buffer, static_cast<size_t>(n), MSG_DONTWAIT,
                           reinterpret_cast<const sockaddr*>(&flow->child), flow->child_len);
     if (sent == n) {
       ++flow->datagrams_in;
       flow->bytes_in += static_cast<uint64_t>(n);
+    } else {
+      ++flow->dropped;  // the child's socket is gone, or its buffer full
+      ++stats_.udp_dropped;
     }
   }
 }
 
-void Egress::FinishUdpFlow(UdpRelay& relay, const std::string& key) {
-  auto it = relay.flows.find(key);
-  if (it == relay.flows.end()) return;
-  UdpFlow& f = *it->second;
-  OnUdpUpstream(f.upstream.get(), EPOLLIN);  // replies already here are delivered and counted
+Event Egress::UdpFlowEvent(const UdpRelay& relay, const UdpFlow& f, std::string_view end) {
   Event e = relay.base;
   e.time_ns = WallClockNowNs();
   NetworkEvent net;
@@ -1622,13 +1649,64 @@ void Egress::FinishUdpFlow(UdpRelay& relay, const std::string& key) {
   net.bytes_in = f.bytes_in;
   net.datagrams_out = f.datagrams_out;
   net.datagrams_in = f.datagrams_in;
+  net.datagrams_dropped = f.dropped;
+  net.end = end;
   net.duration_ns = MonotonicNs() - f.started_ns;
   e.payload = std::move(net);
-  queue_.Push(std::move(e));
+  return e;
+}
+
+void Egress::FinishUdpFlow(UdpRelay& relay, const std::string& key, std::string_view end) {
+  auto it = relay.flows.find(key);
+  if (it == relay.flows.end()) return;
+  UdpFlow& f = *it->second;
+  OnUdpUpstream(f.upstream.get(), EPOLLIN);  // replies already here are delivered and counted
+  queue_.Push(UdpFlowEvent(relay, f, end));
   udp_by_fd_.erase(f.upstream.get());
   Unwatch(f.upstream.get());
   relay.flows.erase(it);
   --udp_flows_;
+}
+
+bool Egress::EvictUdpFlow() {
+  UdpRelay* oldest_relay = nullptr;
+  const std::string* oldest_key = nullptr;
+  int64_t oldest = INT64_MAX;
+  for (auto& [dest, relay] : udp_relays_) {
+    for (auto& [key, f] : relay->flows) {
+      if (f->last_ns < oldest) {
+        oldest = f->last_ns;
+        oldest_relay = relay.get();
+        oldest_key = &key;
+      }
+    }
+  }
+  if (!oldest_relay) return false;
+  ++stats_.udp_evicted;
+  FinishUdpFlow(*oldest_relay, std::string(*oldest_key), "evicted");
+  return true;
+}
+
+void Egress::OnUdpTimer(int fd, uint32_t) {
+  uint64_t expirations;
+  (void)!read(fd, &expirations, sizeof(expirations));
+  int64_t idle_before = MonotonicNs() - config_.udp_idle.count() * 1000000;
+  std::vector<std::pair<UdpRelay*, std::string>> idle;
+  for (auto& [dest, relay] : udp_relays_) {
+    OnUdpInner(relay->inner.get(), EPOLLIN);  // what waits is activity, not idleness
+    for (auto& [key, f] : relay->flows) {
+      if (f->last_ns <= idle_before) idle.emplace_back(relay.get(), key);
+    }
+  }
+  for (auto& [relay, key] : idle) {
+    ++stats_.udp_idle;
+    FinishUdpFlow(*relay, key, "idle");
+  }
+  if (udp_flows_ == 0 && udp_timer_armed_) {
+    itimerspec off{};
+    timerfd_settime(fd, 0, &off, nullptr);
+    udp_timer_armed_ = false;
+  }
 }
 
 // ---- DNS stub ----

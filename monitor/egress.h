@@ -19,7 +19,10 @@
 // would without gander. A send naming an allowed destination runs once its relay exists: in
 // the empty namespace a rewritten address reaches only the sandbox's loopback or another
 // allowed destination's relay. Each flow (child socket, destination) emits one network event
-// with datagrams and bytes each way when the extension exits (or the flow is evicted).
+// with datagrams and bytes each way when it ends: after `udp_idle` without a datagram either
+// way (as conntrack ends a UDP flow; a later datagram starts a new flow), when the table is
+// full (`max_udp_flows`: the least recently used flow ends to make room) or when the extension
+// exits. The event's `end` says which (idle, evicted, exit).
 //
 // Without a network namespace ("broker only") the DNS stub has only a TCP listener, on a free
 // port of host loopback: the sandbox keeps the host's resolv.conf, glibc asks its nameservers
@@ -102,11 +105,19 @@ struct EgressConfig {
   // Without namespaces: the host's /etc/hosts (ParseHostsFile). The extension reads names
   // from it without asking the stub, so the broker knows those addresses by these names.
   std::vector<std::pair<policies::IpAddress, std::string>> hosts_file;
+  // UDP flows: one ends after this long without a datagram either way, and at most this many
+  // are open (a new one then ends the least recently used). Tests shorten them through
+  // GANDER_UDP_IDLE_MS and GANDER_UDP_MAX_FLOWS (launcher/run.cc).
+  std::chrono::milliseconds udp_idle{60000};
+  size_t max_udp_flows = 1024;
 };
 
 struct EgressStats {
-  uint64_t brokered = 0;   // connections relayed
-  uint64_t udp_flows = 0;  // UDP flows relayed (a child socket and an allowed destination)
+  uint64_t brokered = 0;     // connections relayed
+  uint64_t udp_flows = 0;    // UDP flows relayed (a child socket and an allowed destination)
+  uint64_t udp_idle = 0;     // ... ended after `udp_idle` without a datagram
+  uint64_t udp_evicted = 0;  // ... ended to make room (`max_udp_flows`)
+  uint64_t udp_dropped = 0;  // datagrams not relayed (a send failed, no socket for a flow)
   uint64_t denied = 0;
   uint64_t dns_queries = 0;
   uint64_t dns_refused = 0;
@@ -195,7 +206,11 @@ class Egress final : public NetworkHandler {
                      const NetDecision& decision);
   void OnUdpInner(int fd, uint32_t events);
   void OnUdpUpstream(int fd, uint32_t events);
-  void FinishUdpFlow(UdpRelay& relay, const std::string& key);
+  // Ends a flow: its event (`end`: idle, evicted, exit), its socket closed.
+  void FinishUdpFlow(UdpRelay& relay, const std::string& key, std::string_view end);
+  Event UdpFlowEvent(const UdpRelay& relay, const UdpFlow& f, std::string_view end);
+  bool EvictUdpFlow();  // the least recently used one; false when there is none
+  void OnUdpTimer(int fd, uint32_t events);  // ends idle flows
   void StartSocketFactory();
   void AttachChild(Connection& c);
   void StartRelay(Connection& c);
@@ -238,6 +253,8 @@ class Egress final : public NetworkHandler {
   std::map<std::string, std::unique_ptr<UdpRelay>> udp_relays_;  // by "ip|port"
   std::unordered_map<int, UdpRelay*> udp_by_fd_;  // relay and flow upstream fds -> relay
   size_t udp_flows_ = 0;
+  UniqueFd udp_timer_;  // a timerfd, armed while flows are open
+  bool udp_timer_armed_ = false;
   EgressStats stats_;
   // Raw sockets in the child's network namespace (FailParked), made on first use.
   struct Raw {

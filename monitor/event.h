@@ -115,7 +115,9 @@ struct NetworkEvent {
   // and in; bytes_out/bytes_in are their payload bytes.
   uint64_t datagrams_out = 0;
   uint64_t datagrams_in = 0;
-  int64_t duration_ns = 0;  // brokered TCP: from connect() to the end of the relay
+  uint64_t datagrams_dropped = 0;  // ... not relayed (a send failed), either way
+  std::string end{};               // ... why the flow ended: idle, evicted, exit
+  int64_t duration_ns = 0;         // brokered TCP: from connect() to the end of the relay
 };
 
 enum class LifecyclePhase {

@@ -159,6 +159,8 @@ void WriteNetwork(ObjectWriter& o, const NetworkEvent& n) {
   if (n.transport == "udp" && n.result != Verdict::kDenied) {
     o.Uint("datagrams_out", n.datagrams_out);
     o.Uint("datagrams_in", n.datagrams_in);
+    o.Uint("datagrams_dropped", n.datagrams_dropped);
+    o.StringOrNull("end", n.end);
   }
   o.Uint("duration_us", static_cast<uint64_t>(n.duration_ns / 1000));
 }

@@ -147,6 +147,13 @@ void EventMetrics::Apply(const monitor::Event& e, std::string_view home, bool ba
     std::string dest = Bounded(ext, BoundedLabel::kDestination, Metric::kEgressConnections, tried);
     store_.Add(Metric::kEgressConnections, {ext, dest, monitor::ToString(n->result)});
     if (n->bytes_out || n->bytes_in) Traffic(ext, dest, n->bytes_out, n->bytes_in);
+    if (n->transport == "udp" && !n->end.empty()) {
+      std::string_view end = n->end;
+      if (end != "idle" && end != "evicted" && end != "exit" && end != "error") end = "other";
+      store_.Add(Metric::kUdpFlows, {ext, end});
+      if (n->datagrams_dropped)
+        store_.Add(Metric::kUdpDatagramsDropped, {ext}, n->datagrams_dropped);
+    }
     if (n->result != Verdict::kAllowed) Deny(ext, "network", n->result);
   } else if (const auto* t = std::get_if<monitor::ToolEvent>(&e.payload)) {
     ToolCall(ext, t->name, t->outcome, static_cast<double>(t->duration_ns) / 1e9);

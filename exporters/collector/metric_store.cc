@@ -79,6 +79,14 @@ const std::array<MetricSpec, kMetricCount>& Specs() {
        "Label values replaced by 'other' because the per-extension cap was reached.",
        T::kCounter,
        {"metric", "label"}},
+      {"gander_udp_flows_total",
+       "Relayed UDP flows (a socket and a destination), by why they ended.",
+       T::kCounter,
+       {"extension", "end"}},
+      {"gander_udp_datagrams_dropped_total",
+       "Datagrams the UDP relay could not pass on, either way.",
+       T::kCounter,
+       {"extension"}},
   }};
   return specs;
 }

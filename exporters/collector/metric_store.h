@@ -49,8 +49,10 @@ enum class Metric {
   kExtensionExits,
   kEventsDropped,
   kLabelOverflow,
+  kUdpFlows,
+  kUdpDatagramsDropped,
 };
-inline constexpr int kMetricCount = 16;
+inline constexpr int kMetricCount = 18;
 
 enum class MetricType { kCounter, kGauge, kHistogram };
 

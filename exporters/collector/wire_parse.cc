@@ -126,6 +126,10 @@ Status ParseNetwork(const object& o, monitor::NetworkEvent& n) {
   if (!o["bytes_in"].get_uint64().get(bytes)) n.bytes_in = bytes;
   if (!o["datagrams_out"].get_uint64().get(bytes)) n.datagrams_out = bytes;
   if (!o["datagrams_in"].get_uint64().get(bytes)) n.datagrams_in = bytes;
+  if (!o["datagrams_dropped"].get_uint64().get(bytes)) n.datagrams_dropped = bytes;
+  if (o["end"].get_string().error() == simdjson::SUCCESS) {
+    GANDER_TRY_ASSIGN(n.end, Bytes(o, "end"));
+  }
   return {};
 }
 

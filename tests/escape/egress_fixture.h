@@ -227,6 +227,7 @@ struct GanderOptions {
   bool as_nobody = false;               // as uid 65534 (needs root; the workspace must be theirs)
   std::string gander = GANDER_BIN;      // a copy uid 65534 can run, when the build tree is private
   std::vector<std::string> flags = {};  // more `gander run` flags (e.g. --mode monitor)
+  std::string audit_log = {};           // default: in the run's own temporary directory
 };
 
 constexpr uid_t kNobody = 65534;
@@ -249,6 +250,7 @@ inline GanderRun Gander(const std::string& policy, const std::vector<std::string
                         const GanderOptions& opts = {}) {
   std::string dir = TempDir();
   std::ofstream(dir + "/p.yaml") << policy;
+  const std::string audit = opts.audit_log.empty() ? dir + "/audit.jsonl" : opts.audit_log;
   // --collector off: the audit log is read right after, and no collector may outlive the test.
   std::vector<std::string> argv = opts.wrapper;
   if (opts.as_nobody) {
@@ -263,7 +265,7 @@ inline GanderRun Gander(const std::string& policy, const std::vector<std::string
   argv.insert(argv.end(), opts.flags.begin(), opts.flags.end());
   for (const std::string& a :
        {std::string("--workspace"), opts.workspace.empty() ? dir : opts.workspace,
-        std::string("--audit-log"), dir + "/audit.jsonl", std::string("--")}) {
+        std::string("--audit-log"), audit, std::string("--")}) {
     argv.push_back(a);
   }
   argv.insert(argv.end(), command.begin(), command.end());
@@ -301,7 +303,7 @@ inline GanderRun Gander(const std::string& policy, const std::vector<std::string
   int st = 0;
   if (pid > 0 && waitpid(pid, &st, 0) == pid) run.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
   close(in[1]);
-  std::ifstream log(dir + "/audit.jsonl");
+  std::ifstream log(audit);
   std::string line;
   while (std::getline(log, line)) {
     json j = json::parse(line, nullptr, false);

@@ -3,6 +3,9 @@
 //       answered before the next: connected (send/recv) or not (sendto/recvfrom, the reply's
 //       source address checked against HOST:PORT). Prints
 //       "send=<OK|ERRNO>:<n> recv=<n> bytes_out=<n> bytes_in=<n> from_ok=<n>".
+//   egress_udp_client hold HOST PORT COUNT GOFILE AFTER   as connect, then waits for the file
+//       GOFILE to exist and sends AFTER more on the same socket.
+//   egress_udp_client sockets HOST PORT COUNT   COUNT sockets, one datagram each (unconnected).
 //   egress_udp_client tcp HOST PORT   a blocking TCP connect: "tcp=<OK|ERRNO>".
 // A reply that does not come within 10 s ends the run ("recv" counts what came); the tests
 // never wait on that for a pass.
@@ -17,6 +20,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -60,6 +64,41 @@ socklen_t Parse(const char* host, int port, sockaddr_storage* out) {
   return 0;
 }
 
+struct Totals {
+  int send_error = 0, received = 0, from_ok = 0;
+  long bytes_out = 0, bytes_in = 0, sent = 0;
+};
+
+// COUNT datagrams "datagram-<first + i>" on `fd`, each answered before the next.
+void Exchange(int fd, const sockaddr_storage& dest, socklen_t len, bool connected, int first,
+              int count, Totals& t) {
+  for (int i = first; i < first + count && t.send_error == 0; ++i) {
+    std::string message = "datagram-" + std::to_string(i);
+    ssize_t n = connected ? send(fd, message.data(), message.size(), 0)
+                          : sendto(fd, message.data(), message.size(), 0,
+                                   reinterpret_cast<const sockaddr*>(&dest), len);
+    if (n < 0) {
+      t.send_error = errno;
+      break;
+    }
+    ++t.sent;
+    t.bytes_out += n;
+    pollfd p{fd, POLLIN, 0};
+    if (poll(&p, 1, 10000) != 1) break;
+    char buf[2048];
+    sockaddr_storage from{};
+    socklen_t from_len = sizeof(from);
+    n = recvfrom(fd, buf, sizeof(buf), 0, reinterpret_cast<sockaddr*>(&from), &from_len);
+    if (n < 0) {
+      t.send_error = errno;  // an ICMP error on a connected socket
+      break;
+    }
+    ++t.received;
+    t.bytes_in += n;
+    if (from_len == len && std::memcmp(&from, &dest, len) == 0) ++t.from_ok;
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -76,38 +115,29 @@ int main(int argc, char** argv) {
   }
   if (argc < 5) return 2;
   int count = std::atoi(argv[4]);
-  bool connected = mode == "connect";
-  int fd = socket(dest.ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-  int send_error = 0, received = 0, from_ok = 0;
-  long bytes_out = 0, bytes_in = 0, sent = 0;
-  if (connected && connect(fd, reinterpret_cast<sockaddr*>(&dest), len) != 0) send_error = errno;
-  for (int i = 0; i < count && send_error == 0; ++i) {
-    std::string message = "datagram-" + std::to_string(i);
-    ssize_t n = connected ? send(fd, message.data(), message.size(), 0)
-                          : sendto(fd, message.data(), message.size(), 0,
-                                   reinterpret_cast<sockaddr*>(&dest), len);
-    if (n < 0) {
-      send_error = errno;
-      break;
+  Totals t;
+  if (mode == "sockets") {
+    // COUNT sockets, one after another, each sending one datagram (each a flow of its own);
+    // all stay open until the end.
+    std::vector<int> fds;
+    for (int i = 0; i < count && t.send_error == 0; ++i) {
+      fds.push_back(socket(dest.ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0));
+      Exchange(fds.back(), dest, len, false, i, 1, t);
     }
-    ++sent;
-    bytes_out += n;
-    pollfd p{fd, POLLIN, 0};
-    if (poll(&p, 1, 10000) != 1) break;
-    char buf[2048];
-    sockaddr_storage from{};
-    socklen_t from_len = sizeof(from);
-    n = recvfrom(fd, buf, sizeof(buf), 0, reinterpret_cast<sockaddr*>(&from), &from_len);
-    if (n < 0) {
-      send_error = errno;  // an ICMP error on a connected socket
-      break;
+  } else {
+    bool connected = mode == "connect" || mode == "hold";
+    int fd = socket(dest.ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (connected && connect(fd, reinterpret_cast<sockaddr*>(&dest), len) != 0)
+      t.send_error = errno;
+    Exchange(fd, dest, len, connected, 0, count, t);
+    if (mode == "hold" && argc >= 7) {
+      // Stay until the file GOFILE exists (at most 120 s), then send AFTER more datagrams.
+      for (int i = 0; i < 6000 && access(argv[5], F_OK) != 0; ++i) usleep(20000);
+      Exchange(fd, dest, len, connected, count, std::atoi(argv[6]), t);
     }
-    ++received;
-    bytes_in += n;
-    if (from_len == len && std::memcmp(&from, &dest, len) == 0) ++from_ok;
   }
   std::printf("send=%s:%ld recv=%d bytes_out=%ld bytes_in=%ld from_ok=%d\n",
-              send_error ? ErrnoName(send_error) : "OK", send_error ? 1 : sent, received, bytes_out,
-              bytes_in, from_ok);
+              t.send_error ? ErrnoName(t.send_error) : "OK", t.send_error ? 1 : t.sent, t.received,
+              t.bytes_out, t.bytes_in, t.from_ok);
   return 0;
 }

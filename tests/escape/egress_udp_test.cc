@@ -4,7 +4,10 @@
 // the current user and, as root, as uid 65534. Checked: the echo arrives from the address sent
 // to, connected and unconnected; the event's datagram and byte counts equal what the server
 // saw; an unlisted port or host is refused at once with an event; `protocol: udp` does not
-// allow TCP and a TCP rule does not allow UDP; a bad `protocol:` is an error, exit 2.
+// allow TCP and a TCP rule does not allow UDP; a bad `protocol:` is an error, exit 2. Flows:
+// one idle for GANDER_UDP_IDLE_MS ends with its event while the extension runs; over
+// GANDER_UDP_MAX_FLOWS the least recently used are evicted, each with its event; --mode
+// monitor logs would_deny with counts (as TCP); the echo works under --backend gvisor.
 #include <ifaddrs.h>
 #include <net/if.h>
 
@@ -261,6 +264,160 @@ TEST_P(EgressUdp, DenyRuleWithoutProtocolRefusesUdp) {
   EXPECT_EQ(udp[0]["result"], "denied");
   EXPECT_EQ(udp[0]["rule"], ip);
   EXPECT_EQ(echo.datagrams(), 0u);
+}
+
+// The network events of the audit log at `path` so far.
+std::vector<json> NetworkEventsIn(const std::string& path) {
+  std::vector<json> out;
+  std::ifstream log(path);
+  std::string line;
+  while (std::getline(log, line)) {
+    json j = json::parse(line, nullptr, false);
+    if (!j.is_discarded() && j["kind"] == "network") out.push_back(j["network"]);
+  }
+  return out;
+}
+
+// Sets an environment variable for one test (gander reads it; the tests run one at a time).
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const std::string& value) : name_(name) {
+    setenv(name, value.c_str(), 1);
+  }
+  ~ScopedEnv() { unsetenv(name_); }
+
+ private:
+  const char* name_;
+};
+
+// A flow with no datagram for GANDER_UDP_IDLE_MS ends with its event while the extension
+// still runs; the next datagram on the same socket starts a new flow.
+TEST_P(EgressUdp, IdleFlowEndsWhileRunning) {
+  UdpEcho echo("127.0.0.2");
+  ASSERT_TRUE(echo.ok());
+  ScopedEnv idle("GANDER_UDP_IDLE_MS", "500");
+  std::string logs = TempDir();
+  ASSERT_FALSE(logs.empty());
+  if (options_.as_nobody) {
+    ASSERT_EQ(chown(logs.c_str(), kNobody, kNobody), 0);
+  }
+  options_.audit_log = logs + "/audit.jsonl";
+  std::string go = ws_ + "/go";
+  GanderRun run;
+  std::thread gander([&] {
+    run = Run(Rule("127.0.0.2", echo.port()),
+              {"hold", "127.0.0.2", std::to_string(echo.port()), "3", go, "2"});
+  });
+  // The first flow's event, written while the client waits for `go` (a generous wait).
+  std::vector<json> before;
+  for (int i = 0; i < 1200 && before.empty(); ++i) {
+    for (const json& n : NetworkEventsIn(options_.audit_log)) {
+      if (n["transport"] == "udp" && n["end"] == "idle") before.push_back(n);
+    }
+    if (before.empty()) usleep(50000);
+  }
+  std::ofstream(go) << "go";
+  gander.join();
+  fs::remove_all(logs);
+  ASSERT_EQ(run.status, 0) << run.out;
+  EXPECT_EQ(run.out, "send=OK:5 recv=5 bytes_out=50 bytes_in=50 from_ok=5\n");
+  ASSERT_FALSE(before.empty()) << "no flow ended while the extension ran";
+  EXPECT_EQ(before[0]["result"], "allowed");
+  EXPECT_EQ(before[0]["port"], echo.port());
+  std::vector<json> udp = Udp(run);
+  ASSERT_GE(udp.size(), 2u) << run.out;
+  uint64_t out = 0, in = 0, bytes_out = 0, bytes_in = 0;
+  for (const json& n : udp) {
+    out += n["datagrams_out"].get<uint64_t>();
+    in += n["datagrams_in"].get<uint64_t>();
+    bytes_out += n["bytes_out"].get<uint64_t>();
+    bytes_in += n["bytes_in"].get<uint64_t>();
+    EXPECT_EQ(n["datagrams_dropped"], 0);
+  }
+  EXPECT_EQ(out, 5u);
+  EXPECT_EQ(in, 5u);
+  EXPECT_EQ(bytes_out, 50u);
+  EXPECT_EQ(bytes_in, 50u);
+  // The datagrams after `go` are a flow of their own, ended when the extension exited.
+  EXPECT_EQ(udp.back()["end"], "exit");
+  EXPECT_EQ(udp.back()["datagrams_out"], 2);
+  EXPECT_EQ(udp.back()["datagrams_in"], 2);
+  EXPECT_EQ(echo.datagrams(), 5u);
+}
+
+// More flows than GANDER_UDP_MAX_FLOWS: the least recently used ones end (evicted) to make
+// room; every flow still has its event and nothing is dropped.
+TEST_P(EgressUdp, FlowsOverTheLimitEvictTheOldest) {
+  UdpEcho echo("127.0.0.2");
+  ASSERT_TRUE(echo.ok());
+  ScopedEnv limit("GANDER_UDP_MAX_FLOWS", "4");
+  GanderRun run = Run(Rule("127.0.0.2", echo.port()),
+                      {"sockets", "127.0.0.2", std::to_string(echo.port()), "10"});
+  ASSERT_EQ(run.status, 0) << run.out;
+  EXPECT_EQ(run.out, "send=OK:10 recv=10 bytes_out=100 bytes_in=100 from_ok=10\n");
+  EXPECT_EQ(echo.datagrams(), 10u);
+  std::vector<json> udp = Udp(run);
+  ASSERT_EQ(udp.size(), 10u) << run.out;
+  int evicted = 0, exited = 0;
+  for (const json& n : udp) {
+    EXPECT_EQ(n["datagrams_out"], 1);
+    EXPECT_EQ(n["datagrams_in"], 1);
+    EXPECT_EQ(n["datagrams_dropped"], 0);
+    evicted += n["end"] == "evicted";
+    exited += n["end"] == "exit";
+  }
+  EXPECT_EQ(evicted, 6);
+  EXPECT_EQ(exited, 4);
+  // The oldest went first: the first six events are the evictions.
+  for (size_t i = 0; i < 6; ++i) EXPECT_EQ(udp[i]["end"], "evicted") << i;
+}
+
+// --mode monitor, as for TCP: what the trial policy allows and then denies goes through and is
+// logged would_deny with its counts; a destination it does not list at all is refused.
+TEST_P(EgressUdp, MonitorModeLogsWouldDenyWithCounts) {
+  UdpEcho echo("127.0.0.2");
+  ASSERT_TRUE(echo.ok());
+  std::string port = std::to_string(echo.port());
+  options_.flags = {"--mode", "monitor"};
+  std::string policy =
+      Policy(Rule("127.0.0.2", echo.port())) + "  deny:\n    - {host: 127.0.0.2}\n";
+  for (const char* mode : {"connect", "sendto"}) {
+    GanderRun run = Gander(policy, {client_, mode, "127.0.0.2", port, "3"}, options_);
+    ASSERT_EQ(run.status, 0) << run.out;
+    EXPECT_NE(run.out.find("send=OK:3 recv=3 bytes_out=30 bytes_in=30 from_ok=3\n"),
+              std::string::npos)
+        << run.out;
+    std::vector<json> udp = Udp(run);
+    ASSERT_FALSE(udp.empty()) << run.out;
+    // sendto: each send is also logged would_deny as it happens; the flow's event has counts.
+    const json& flow = udp.back();
+    EXPECT_EQ(flow["result"], "would_deny");
+    EXPECT_EQ(flow["datagrams_out"], 3);
+    EXPECT_EQ(flow["datagrams_in"], 3);
+    EXPECT_EQ(flow["bytes_out"], 30);
+    EXPECT_EQ(flow["bytes_in"], 30);
+    for (const json& n : udp) EXPECT_EQ(n["result"], "would_deny") << n.dump();
+  }
+  EXPECT_EQ(echo.datagrams(), 6u);
+  // A host the trial policy does not list (TEST-NET-2; 127.0.0.2 itself would be the
+  // sandbox's own loopback): refused, as a TCP connect to it is.
+  GanderRun run = Gander(policy, {client_, "sendto", "198.51.100.7", port, "1"}, options_);
+  EXPECT_NE(run.out.find("send=ECONNREFUSED:1 recv=0 bytes_out=0 bytes_in=0 from_ok=0\n"),
+            std::string::npos)
+      << run.out;
+  ASSERT_EQ(Udp(run).size(), 1u) << run.out;
+  EXPECT_EQ(Udp(run)[0]["result"], "denied");
+  EXPECT_EQ(Udp(run)[0]["ip"], "198.51.100.7");
+}
+
+// The gVisor backend: runsc runs in gander's empty network namespace, and its sends reach the
+// same broker and relay.
+TEST_P(EgressUdp, AllowedEchoUnderGvisor) {
+  if (access("/usr/bin/runsc", X_OK) != 0 && std::system("command -v runsc >/dev/null 2>&1") != 0) {
+    return SkipOrFail("runsc is not installed (apt-get install runsc)");
+  }
+  options_.flags = {"--backend", "gvisor"};
+  EchoThrough("127.0.0.2");
 }
 
 INSTANTIATE_TEST_SUITE_P(User, EgressUdp, ::testing::Bool(), [](const auto& info) {

@@ -163,14 +163,28 @@ TEST(Wire, RecordsRoundTripThroughTheCollectorsParser) {
   net.extension = "github";
   net.payload = monitor::NetworkEvent{"example.com", "93.184.215.14",           443,
                                       "tcp",         monitor::Verdict::kDenied, 111};
+  // A relayed UDP flow's event: counts, drops and why it ended survive the wire.
+  Event udp;
+  udp.time_ns = 1748772000000002000;
+  udp.extension = "github";
+  udp.payload = monitor::NetworkEvent{.ip = "10.0.0.5",
+                                      .port = 53,
+                                      .transport = "udp",
+                                      .rule = "10.0.0.5",
+                                      .bytes_out = 40,
+                                      .bytes_in = 200,
+                                      .datagrams_out = 2,
+                                      .datagrams_in = 2,
+                                      .datagrams_dropped = 1,
+                                      .end = "evicted"};
   Event exit_event;
   exit_event.extension = "github";
   exit_event.time_ns = 1000;
   exit_event.payload = monitor::ProcessEvent{.action = monitor::ProcessAction::kExit, .signal = 9};
   LineParser parser;
   for (const Event& e :
-       {exec, net, exit_event, FileEvent("/tmp/\xff", monitor::PathClass::kPrivate), Counted("", 3),
-        Lifecycle(monitor::LifecyclePhase::kEventsDropped, "9")}) {
+       {exec, net, udp, exit_event, FileEvent("/tmp/\xff", monitor::PathClass::kPrivate),
+        Counted("", 3), Lifecycle(monitor::LifecyclePhase::kEventsDropped, "9")}) {
     std::string line = WithoutNewline(wire::EncodeRecord(9, e));
     auto parsed = parser.ParseLine(line);
     ASSERT_TRUE(parsed) << parsed.error().message << "\n" << line;
@@ -320,6 +334,23 @@ TEST(EventMetrics, MapsEventsAndCapsLabels) {
   EXPECT_EQ(store.Value(Metric::kExtensionExits, {"github", "clean"}), 1);
   EXPECT_EQ(store.Value(Metric::kEventsDropped, {"github", "queue"}), 12);
   EXPECT_EQ(store.Value(Metric::kEventsDropped, {"github", "backlog"}), 5);
+
+  // UDP flows: counted by why they ended, with the datagrams the relay dropped.
+  for (const char* end : {"idle", "evicted", "evicted", "exit"}) {
+    Event flow;
+    flow.extension = "github";
+    flow.payload = monitor::NetworkEvent{.ip = "10.0.0.5",
+                                         .port = 53,
+                                         .transport = "udp",
+                                         .datagrams_out = 1,
+                                         .datagrams_dropped = 2,
+                                         .end = end};
+    m.Apply(flow, "");
+  }
+  EXPECT_EQ(store.Value(Metric::kUdpFlows, {"github", "idle"}), 1);
+  EXPECT_EQ(store.Value(Metric::kUdpFlows, {"github", "evicted"}), 2);
+  EXPECT_EQ(store.Value(Metric::kUdpFlows, {"github", "exit"}), 1);
+  EXPECT_EQ(store.Value(Metric::kUdpDatagramsDropped, {"github"}), 8);
 
   // A new policy replaces the info series instead of adding a second one.
   wire::Hello h = MakeHello();

@@ -240,6 +240,19 @@ TEST(ToJsonLine, NetworkEvent) {
   EXPECT_EQ(j["network"]["duration_us"], 12345);
   EXPECT_EQ(j["network"]["rule"], "api.test");
   EXPECT_EQ(j["network"]["syscall"], "connect");
+  // A relayed UDP flow: datagram counts, drops and why it ended.
+  e.payload = NetworkEvent{.ip = "10.0.0.5",
+                           .port = 53,
+                           .transport = "udp",
+                           .datagrams_out = 3,
+                           .datagrams_in = 2,
+                           .datagrams_dropped = 1,
+                           .end = "idle"};
+  j = Parse(ToJsonLine(e));
+  EXPECT_EQ(j["network"]["datagrams_out"], 3);
+  EXPECT_EQ(j["network"]["datagrams_in"], 2);
+  EXPECT_EQ(j["network"]["datagrams_dropped"], 1);
+  EXPECT_EQ(j["network"]["end"], "idle");
 }
 
 TEST(ToJsonLine, LifecycleEvent) {
