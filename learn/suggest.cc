@@ -704,7 +704,8 @@ std::string SuggestPolicy(const Learned& learned, const SuggestContext& ctx) {
       out += "#   " + line + "\n";
     }
   };
-  block("granted above, but flagged (each entry says why); remove what is not intended", flagged);
+  block("flagged in the suggestion above (each says why); remove or complete what needs it",
+        flagged);
   block("used while learning but NOT added (risky); grant by hand only if intended", review);
   return out;
 }

@@ -394,7 +394,7 @@ TEST(Suggest, PublicDestinationsAreFlaggedNamedOrNot) {
                       "2606:2800:220:1::1;"),
             std::string::npos);
   // ... and are listed in the review block of flagged grants.
-  auto flagged = yaml.find("# REVIEW: granted above, but flagged");
+  auto flagged = yaml.find("# REVIEW: flagged in the suggestion above");
   ASSERT_NE(flagged, std::string::npos);
   EXPECT_NE(yaml.find("#   network api.example.com: public host 93.184.215.14", flagged),
             std::string::npos);
