@@ -437,7 +437,19 @@ std::unique_ptr<exporters::AuditLog> OpenAuditLog(exporters::AuditLogOptions opt
 // How often the syscall counts are published while the extension runs.
 constexpr auto kCountsInterval = std::chrono::seconds(5);
 
-monitor::RunInfo RunInfo(const Prepared& p, IsolationLevel level, const std::string& accounting) {
+// `secrets_mounted`: file-delivered secrets appear at /run/secrets (namespaces or gVisor).
+monitor::RunInfo RunInfo(const Prepared& p, IsolationLevel level, const std::string& accounting,
+                         bool secrets_mounted) {
+  std::vector<monitor::RunSecret> secrets;
+  for (const auto& [name, rule] : p.policy.secrets) {
+    const bool file = rule.as == policies::SecretDelivery::kFile;
+    secrets.push_back({.name = name,
+                       .from = rule.from == policies::SecretSource::kEnv    ? "env"
+                               : rule.from == policies::SecretSource::kFile ? "file"
+                                                                            : "command",
+                       .as = file ? "file" : "env",
+                       .file = file ? p.secrets->FilePath(name, secrets_mounted) : ""});
+  }
   std::string sources;
   for (const auto& source : p.policy.sources) sources += (sources.empty() ? "" : " <- ") + source;
   const bool gvisor = p.backend == policies::Backend::kGvisor;
@@ -448,7 +460,8 @@ monitor::RunInfo RunInfo(const Prepared& p, IsolationLevel level, const std::str
           .policy_sha256 = policies::PolicySha256(p.policy),
           .policy = sources,
           .workspace = p.workspace,
-          .command_grants = p.command.readable};
+          .command_grants = p.command.readable,
+          .secrets = std::move(secrets)};
 }
 
 monitor::Event Lifecycle(const std::string& name, monitor::LifecyclePhase what,
@@ -742,7 +755,7 @@ int Run(const RunOptions& o) {
       : !p.notify ? "none"
       : learn     ? "census"
                   : "watched";
-  const monitor::RunInfo info = RunInfo(p, level, accounting);
+  const monitor::RunInfo info = RunInfo(p, level, accounting, use_namespaces || gvisor);
   monitor::BoundedEventQueue queue(8192);
   std::string audit_path = !o.audit_log.empty() ? o.audit_log
                            : p.policy.audit_log ? *p.policy.audit_log

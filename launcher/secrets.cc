@@ -171,13 +171,16 @@ std::map<std::string, std::string> SecretManager::Environment(bool use_namespace
   std::map<std::string, std::string> env;
   for (const auto& secret : secrets_) {
     if (secret->rule.as == policies::SecretDelivery::kFile) {
-      std::string dir = use_namespaces ? std::string(kSecretsMountPoint) : dir_;
-      env[secret->name + "_FILE"] = dir + "/" + secret->name;
+      env[secret->name + "_FILE"] = FilePath(secret->name, use_namespaces);
     } else {
       env[secret->name] = secret->value;
     }
   }
   return env;
+}
+
+std::string SecretManager::FilePath(const std::string& name, bool use_namespaces) const {
+  return (use_namespaces ? std::string(kSecretsMountPoint) : dir_) + "/" + name;
 }
 
 Status SecretManager::AddToSandbox(SandboxSpec& spec) const {

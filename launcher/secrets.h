@@ -69,6 +69,8 @@ class SecretManager {
   // extension sees it (file delivery: /run/secrets/NAME, or the host directory's path without
   // a mount namespace).
   std::map<std::string, std::string> Environment(bool use_namespaces) const;
+  // A file-delivered secret's path as the extension sees it (the NAME_FILE of Environment).
+  std::string FilePath(const std::string& name, bool use_namespaces) const;
 
   // File delivery: a read-only bind of the directory at /run/secrets (with namespaces) and a
   // Landlock read rule for it. An error when the policy's own mounts cover /run/secrets.

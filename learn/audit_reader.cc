@@ -53,34 +53,62 @@ bool NeedOf(const std::string& access, Need* need) {
   return true;
 }
 
-void AddFile(const json& file, const std::string& tool, Learned& out) {
+void AddFile(const json& file, const std::string& tool, const std::string& time, Learned& out) {
   std::string path = Str(file, "path");
   if (path.empty() || path[0] != '/') return;  // unresolved, or a pipe/socket
+  // A delivered secret's file: a read of the secret, not a path to grant (its mount and
+  // Landlock rule come with the secret).
+  if (auto secret = out.secret_files.find(path); secret != out.secret_files.end()) {
+    Need need;
+    if (NeedOf(Str(file, "access"), &need) && need == Need::kRead) {
+      out.secrets[secret->second].reads.Add(1, tool, time);
+    }
+    return;
+  }
   std::string cls = Str(file, "class");
   if (cls == "system" || cls == "unknown") return;  // /proc, /dev: always there
   if (cls == "denied") {
-    out.denied_files[path].Add(1, tool);
+    out.denied_files[path].Add(1, tool, time);
     return;
   }
   Need need;
-  if (NeedOf(Str(file, "access"), &need)) out.files[path][need].Add(1, tool);
+  if (NeedOf(Str(file, "access"), &need)) out.files[path][need].Add(1, tool, time);
 }
 
-void AddNetwork(const json& net, const std::string& tool, Learned& out) {
+void AddNetwork(const json& net, const std::string& tool, const std::string& time, Learned& out) {
   std::string transport = Str(net, "transport");
   std::string host = Str(net, "host");
   if (transport == "dns") {
     std::transform(host.begin(), host.end(), host.begin(), ::tolower);
     while (!host.empty() && host.back() == '.') host.pop_back();
-    if (!host.empty()) out.dns_names[host].Add(1, tool);
+    if (!host.empty()) out.dns_names[host].Add(1, tool, time);
     return;
   }
   if (transport != "tcp" && transport != "udp") return;
-  if (host.empty()) host = Str(net, "ip");
+  std::string ip = Str(net, "ip");
+  if (host.empty()) host = ip;
   uint64_t port = Uint(net, "port", 0);
   if (host.empty() || port == 0 || port > 65535) return;
   auto& network = transport == "udp" ? out.network_udp : out.network;
-  network[{host, static_cast<uint16_t>(port)}].Add(1, tool);
+  network[{host, static_cast<uint16_t>(port)}].Add(1, tool, time);
+  if (!ip.empty() && ip != host) out.addresses[host].insert(ip);
+}
+
+// The secrets a run's policy delivered (`info.secrets`: name, from, as, file; never a value).
+void AddSecrets(const json& info, const std::string& time, Learned& out) {
+  auto secrets = info.find("secrets");
+  if (secrets == info.end() || !secrets->is_array()) return;
+  for (const auto& s : *secrets) {
+    if (!s.is_object()) continue;
+    std::string name = Str(s, "name");
+    if (name.empty()) continue;
+    SecretSeen& seen = out.secrets[name];
+    seen.from = Str(s, "from");
+    seen.as = Str(s, "as");
+    seen.delivered.Add(1, "(startup)", time);
+    std::string file = Str(s, "file");
+    if (!file.empty() && file[0] == '/') out.secret_files[file] = name;
+  }
 }
 
 }  // namespace
@@ -99,21 +127,22 @@ void AddAuditLine(std::string_view line, const std::string& extension, Learned& 
   auto body = j.find(kind);
   if (kind.empty() || body == j.end() || !body->is_object()) return;
   std::string tool = ToolOf(j);
+  std::string time = Str(j, "time");
   if (kind == "file") {
-    AddFile(*body, tool, out);
+    AddFile(*body, tool, time, out);
   } else if (kind == "network") {
-    AddNetwork(*body, tool, out);
+    AddNetwork(*body, tool, time, out);
   } else if (kind == "process") {
     std::string path = Str(*body, "path");
     if (Str(*body, "action") == "exec" && !path.empty() && path[0] == '/') {
-      out.files[path][Need::kExec].Add(1, tool);
+      out.files[path][Need::kExec].Add(1, tool, time);
     }
   } else if (kind == "syscall") {
     std::string name = Str(*body, "name");
     if (name.empty()) name = "nr " + std::to_string(Uint(*body, "nr", 0));
     std::string action = Str(*body, "action");
     uint64_t count = Uint(*body, "count", 1);
-    if (action == "denied") out.denied_syscalls[name].Add(count, tool);
+    if (action == "denied") out.denied_syscalls[name].Add(count, tool, time);
     if (action == "counted") out.syscalls[name] += count;
   } else if (kind == "lifecycle") {
     std::string what = Str(*body, "what");
@@ -132,6 +161,7 @@ void AddAuditLine(std::string_view line, const std::string& extension, Learned& 
         }
       };
       add(out.workspaces, ws);
+      if (has_info) AddSecrets(*info, time, out);
       if (has_info) {
         auto grants = info->find("command_grants");
         for (const auto& g : grants != info->end() && grants->is_array() ? *grants : json()) {
@@ -193,18 +223,14 @@ void RebaseWorkspaces(Learned& learned, const std::string& workspace) {
     }
     return path;
   };
-  auto merge = [](Usage& into, const Usage& from) {
-    into.count += from.count;
-    into.tools.insert(from.tools.begin(), from.tools.end());
-  };
   decltype(learned.files) files;
   for (auto& [path, needs] : learned.files) {
     auto& into = files[rebase(path)];
-    for (auto& [need, usage] : needs) merge(into[need], usage);
+    for (auto& [need, usage] : needs) into[need].Merge(usage);
   }
   learned.files = std::move(files);
   decltype(learned.denied_files) denied;
-  for (auto& [path, usage] : learned.denied_files) merge(denied[rebase(path)], usage);
+  for (auto& [path, usage] : learned.denied_files) denied[rebase(path)].Merge(usage);
   learned.denied_files = std::move(denied);
   for (auto& grant : learned.command_grants) grant = rebase(grant);
 }

@@ -15,15 +15,40 @@ namespace gander::learn {
 // write, delete, rename, chmod) or exec.
 enum class Need { kRead, kWrite, kExec };
 
-// How often something was used and by which tool calls: a tool's name, or "(startup)",
-// "(idle)", "(concurrent)" for events no single tool call caused.
+// How often something was used, by which tool calls (a tool's name, or "(startup)", "(idle)",
+// "(concurrent)" for events no single tool call caused) and when: the events' `time` (RFC 3339,
+// UTC, fixed width, so that text order is time order; "" when a line had none).
 struct Usage {
   uint64_t count = 0;
   std::set<std::string> tools;
-  void Add(uint64_t n, const std::string& tool) {
+  std::string first, last;
+  void Add(uint64_t n, const std::string& tool, const std::string& time = "") {
     count += n;
     tools.insert(tool);
+    Seen(time, time);
   }
+  // Sums another usage into this one (another path collapsed into the same grant, another run).
+  void Merge(const Usage& other) {
+    count += other.count;
+    tools.insert(other.tools.begin(), other.tools.end());
+    Seen(other.first, other.last);
+  }
+
+ private:
+  void Seen(const std::string& from, const std::string& to) {
+    if (!from.empty() && (first.empty() || from < first)) first = from;
+    if (!to.empty() && (last.empty() || to > last)) last = to;
+  }
+};
+
+// A secret the learning runs' policy delivered (start lines' `info.secrets`; never a value).
+struct SecretSeen {
+  std::string from;  // its source: env, file, command
+  std::string as;    // its delivery: env (a variable) or file (/run/secrets/NAME)
+  Usage delivered;   // one per run it was delivered to ("(startup)"), with the runs' times
+  // `as: file`: reads of the secret's file (file events on it). An environment secret's reads
+  // (getenv) are not observable: only its delivery is known.
+  Usage reads;
 };
 
 struct Learned {
@@ -33,6 +58,9 @@ struct Learned {
   std::map<std::string, Usage> denied_files;
   // (host or, without a name, the IP address, port) -> usage; TCP only, not DNS queries.
   std::map<std::pair<std::string, uint16_t>, Usage> network;
+  // Host names of `network` and `network_udp` -> the addresses they were reached at (the
+  // event's `ip`): what decides whether a named destination is public.
+  std::map<std::string, std::set<std::string>> addresses;
   // The same for UDP (suggested as `protocol: udp` rules).
   std::map<std::pair<std::string, uint16_t>, Usage> network_udp;
   // Names asked of the DNS stub (lower case): under enforcement a name the policy does not
@@ -54,6 +82,9 @@ struct Learned {
   // Learned paths known to be directories (the launcher stats them; a path with learned
   // children is one too): such a path is granted as itself, not as its parent.
   std::set<std::string> directories;
+  // Secrets delivered to the runs, by name, and the paths their files had (path -> name).
+  std::map<std::string, SecretSeen> secrets;
+  std::map<std::string, std::string> secret_files;
   uint64_t dropped = 0;  // events lost (`events_dropped`): the picture is incomplete
 };
 

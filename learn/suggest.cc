@@ -67,7 +67,19 @@ const char* NeedWord(Need need) {
   return "read";
 }
 
-// "3x; tools: a, b" with at most five tool names.
+// "2026-11-30 10:01-10:05" (UTC, to the minute) from a usage's first and last time; the date
+// again when it changed; "" without times.
+std::string When(const Usage& u) {
+  auto ok = [](const std::string& t) { return t.size() >= 16 && t[10] == 'T'; };
+  if (!ok(u.first) || !ok(u.last)) return "";
+  std::string out = u.first.substr(0, 10) + " " + u.first.substr(11, 5);
+  if (u.last.substr(0, 16) == u.first.substr(0, 16)) return out;
+  if (u.last.substr(0, 10) != u.first.substr(0, 10))
+    return out + " - " + u.last.substr(0, 10) + " " + u.last.substr(11, 5);
+  return out + "-" + u.last.substr(11, 5);
+}
+
+// "3x; tools: a, b; 2026-11-30 10:01-10:05" with at most five tool names.
 std::string Describe(const Usage& u) {
   std::string out = std::to_string(u.count) + "x; tools: ";
   size_t shown = 0;
@@ -78,6 +90,7 @@ std::string Describe(const Usage& u) {
     }
     out += (shown++ ? ", " : "") + tool;
   }
+  if (std::string when = When(u); !when.empty()) out += "; " + when;
   // A comment is one line: no control characters from tool names.
   for (char& c : out) {
     if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
@@ -274,23 +287,46 @@ std::string QuotePath(const std::string& written) {
 
 bool IsNameHost(const std::string& host) { return !policies::IpAddress::Parse(host).has_value(); }
 
-// Destinations that are never suggested: public addresses without a name (nothing to pin),
-// link-local (cloud metadata), and well-known paste and tunnel services.
-std::string RiskyHost(const std::string& host) {
-  if (auto ip = policies::IpAddress::Parse(host)) {
-    const auto& b = ip->bytes;
-    if (ip->IsLoopback()) return "";
-    if (!ip->v6) {
-      if (b[0] == 169 && b[1] == 254) return "link-local (cloud metadata) address";
-      if (b[0] == 10 || (b[0] == 172 && (b[1] & 0xf0) == 16) || (b[0] == 192 && b[1] == 168)) {
-        return "";
-      }
-    } else if ((b[0] & 0xfe) == 0xfc) {
-      return "";
-    } else if (b[0] == 0xfe && (b[1] & 0xc0) == 0x80) {
-      return "link-local address";
+// Where an address leads. Public: anything not loopback, private (RFC 1918, CGNAT, IPv6 unique
+// local), link-local or a documentation range (TEST-NETs, 2001:db8::/32).
+enum class Scope { kLocal, kLinkLocal, kPublic };
+
+Scope ScopeOf(const policies::IpAddress& ip) {
+  const auto& b = ip.bytes;
+  if (ip.IsLoopback() || ip.IsUnspecified()) return Scope::kLocal;
+  if (!ip.v6) {
+    if (b[0] == 169 && b[1] == 254) return Scope::kLinkLocal;
+    if (b[0] == 10 || (b[0] == 172 && (b[1] & 0xf0) == 16) || (b[0] == 192 && b[1] == 168) ||
+        (b[0] == 100 && (b[1] & 0xc0) == 64) || (b[0] == 192 && b[1] == 0 && b[2] == 2) ||
+        (b[0] == 198 && b[1] == 51 && b[2] == 100) || (b[0] == 203 && b[1] == 0 && b[2] == 113)) {
+      return Scope::kLocal;
     }
-    return "a public address without a name (no DNS pinning)";
+    return Scope::kPublic;
+  }
+  if ((b[0] & 0xfe) == 0xfc) return Scope::kLocal;
+  if (b[0] == 0x20 && b[1] == 0x01 && b[2] == 0x0d && b[3] == 0xb8) return Scope::kLocal;
+  if (b[0] == 0xfe && (b[1] & 0xc0) == 0x80) return Scope::kLinkLocal;
+  return Scope::kPublic;
+}
+
+// Destinations that are never suggested: public addresses without a name (nothing to pin),
+// link-local (cloud metadata) ones, named or not, and well-known paste and tunnel services.
+std::string RiskyHost(const std::string& host, const std::set<std::string>& addresses) {
+  if (auto ip = policies::IpAddress::Parse(host)) {
+    switch (ScopeOf(*ip)) {
+      case Scope::kLocal:
+        return "";
+      case Scope::kLinkLocal:
+        return ip->v6 ? "link-local address" : "link-local (cloud metadata) address";
+      case Scope::kPublic:
+        return "a public address without a name (no DNS pinning)";
+    }
+  }
+  for (const auto& address : addresses) {
+    auto ip = policies::IpAddress::Parse(address);
+    if (ip && ScopeOf(*ip) == Scope::kLinkLocal) {
+      return "resolves to link-local (cloud metadata) address " + address;
+    }
   }
   static constexpr std::array<std::string_view, 12> kExfil = {
       "pastebin.com",         "transfer.sh", "ngrok.io", "ngrok-free.app", "webhook.site",
@@ -300,6 +336,20 @@ std::string RiskyHost(const std::string& host) {
     if (host == d || host.ends_with("." + std::string(d))) return "a paste / tunnel service";
   }
   return "";
+}
+
+// A named destination that is granted but flagged: "public host 140.82.112.3" when an address it
+// was reached at is public, "public host? (no address recorded)" without one; "" when every
+// address is local.
+std::string PublicFlag(const std::set<std::string>& addresses) {
+  if (addresses.empty()) return "public host? (no address recorded)";
+  std::string publics;
+  for (const auto& address : addresses) {
+    auto ip = policies::IpAddress::Parse(address);
+    if (ip && ScopeOf(*ip) != Scope::kPublic) continue;
+    publics += (publics.empty() ? "" : ", ") + address;
+  }
+  return publics.empty() ? "" : "public host " + publics;
 }
 
 bool NetworkCovered(const policies::NetworkMatcher& matcher, const std::string& host, uint16_t port,
@@ -347,6 +397,59 @@ FileVerdict FileCovered(const ClassifierRules& rules, const policies::ExpandedPo
   return {};
 }
 
+// Was a delivered secret used? A file secret when its file was read; an environment secret
+// always counts (getenv is not observable: delivery is all there is to go on).
+bool SecretUsed(const SecretSeen& seen) { return seen.as != "file" || seen.reads.count > 0; }
+
+std::string SecretComment(const SecretSeen& seen) {
+  std::string out = "delivered to " + std::to_string(seen.delivered.count) + " run" +
+                    (seen.delivered.count == 1 ? "" : "s");
+  if (std::string when = When(seen.delivered); !when.empty()) out += " (" + when + ")";
+  if (seen.as == "file") {
+    out += seen.reads.count > 0 ? "; file read " + Describe(seen.reads)
+                                : "; its file was never read: drop it if not needed";
+  } else {
+    out += "; reads of an environment variable are not observable, only its delivery";
+  }
+  for (char& c : out) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+  }
+  return out;
+}
+
+// The `secrets` section: the names and deliveries of the secrets the runs were given (never a
+// value). A secret from gander's environment is written as an entry; one from a file or a
+// command as a commented entry, since its source (a path, a script) is not in the audit log.
+std::string SecretsSection(const Learned& learned, const policies::ExpandedPolicy& base,
+                           std::vector<std::string>& flagged) {
+  std::string entries, sourced;
+  for (const auto& [name, seen] : learned.secrets) {
+    auto rule = base.secrets.find(name);
+    if (rule != base.secrets.end() &&
+        (rule->second.as == policies::SecretDelivery::kFile) == (seen.as == "file")) {
+      continue;  // the base delivers it already, from its own source
+    }
+    std::string as = seen.as == "file" ? ", as: file" : "";
+    std::string comment = "  # " + SecretComment(seen) + "\n";
+    if (seen.from == "env" || seen.from.empty()) {
+      entries += "  " + name + ": {from: env" + as + "}" + comment;
+    } else {
+      std::string key = seen.from == "file" ? "path" : "run";
+      sourced +=
+          "#   " + name + ": {from: " + seen.from + ", " + key + ": ..." + as + "}" + comment;
+      flagged.push_back("secret " + name + ": from " + seen.from +
+                        ": copy its source from the policy learned under");
+    }
+    if (!SecretUsed(seen)) flagged.push_back("secret " + name + ": delivered, never read");
+  }
+  if (entries.empty() && sourced.empty()) return "";
+  std::string out = entries.empty() ? "" : "secrets:\n" + entries;
+  if (!sourced.empty()) {
+    out += "# secrets from a file or a command: fill in the source and uncomment\n" + sourced;
+  }
+  return out;
+}
+
 }  // namespace
 
 Coverage CheckCoverage(const Learned& learned, const policies::ExpandedPolicy& policy,
@@ -384,20 +487,29 @@ Coverage CheckCoverage(const Learned& learned, const policies::ExpandedPolicy& p
     if (matcher && matcher->MayResolve(name)) continue;
     out.uncovered.push_back("resolve " + name + " (" + Describe(usage) + ")");
   }
+  for (const auto& [name, seen] : learned.secrets) {
+    if (!SecretUsed(seen)) continue;
+    auto rule = policy.secrets.find(name);
+    std::string as = seen.as == "file" ? "file" : "env";
+    if (rule == policy.secrets.end()) {
+      out.uncovered.push_back("secret " + name + " as " + as + " (" + SecretComment(seen) + ")");
+    } else if ((rule->second.as == policies::SecretDelivery::kFile) != (as == "file")) {
+      out.uncovered.push_back("secret " + name + " as " + as + ": the policy delivers it as " +
+                              (as == "file" ? "env" : "file") + " (" + SecretComment(seen) + ")");
+    }
+  }
   return out;
 }
 
 std::string SuggestPolicy(const Learned& learned, const SuggestContext& ctx) {
   auto rules = ClassifierRules::From(ctx.base, ctx.workspace);
   Collapser collapse(learned, ctx.workspace, ctx.home);
-  std::vector<std::string> review;
+  std::vector<std::string> review;   // not granted
+  std::vector<std::string> flagged;  // granted, with a `# REVIEW:` comment on the entry
 
   // Candidate directory -> need -> usage (merged over the paths it stands for).
   std::map<std::string, std::pair<std::string, std::map<Need, Usage>>> grants;
-  auto merge = [](Usage& into, const Usage& from) {
-    into.count += from.count;
-    into.tools.insert(from.tools.begin(), from.tools.end());
-  };
+  auto merge = [](Usage& into, const Usage& from) { into.Merge(from); };
   for (const auto& [path, usage] : learned.denied_files) {
     review.push_back("file " + path + ": under a deny rule (" + Describe(usage) + ")");
   }
@@ -491,9 +603,14 @@ std::string SuggestPolicy(const Learned& learned, const SuggestContext& ctx) {
   for (const auto& [dest, usage] : learned.network_udp) {
     destinations.emplace_back(dest.first, dest.second, policies::Protocol::kUdp, usage);
   }
+  static const std::set<std::string> kNoAddresses;
+  auto addresses_of = [&](const std::string& host) -> const std::set<std::string>& {
+    auto it = learned.addresses.find(host);
+    return it == learned.addresses.end() ? kNoAddresses : it->second;
+  };
   for (const auto& [host, port, protocol, usage] : destinations) {
     if (matcher && NetworkCovered(*matcher, host, port, protocol)) continue;
-    std::string risk = RiskyHost(host);
+    std::string risk = RiskyHost(host, addresses_of(host));
     bool bad_name = IsNameHost(host) &&
                     (host.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
                                             "0123456789-.") != std::string::npos);
@@ -528,7 +645,8 @@ std::string SuggestPolicy(const Learned& learned, const SuggestContext& ctx) {
   for (const auto& s : ctx.sources) out += "#   " + s + "\n";
   out +=
       "# Review every entry before you use it: it grants what the extension did while learning,\n"
-      "# no more, and nothing the base already allows. Comments: how often, which tools.\n";
+      "# no more, and nothing the base already allows. Comments: how often, which tools,\n"
+      "# first-last use (UTC). Entries marked `# REVIEW:` are granted but need a look.\n";
   if (learned.dropped > 0) {
     out += "# WARNING: " + std::to_string(learned.dropped) +
            " events were dropped while learning: this picture is incomplete.\n";
@@ -553,10 +671,16 @@ std::string SuggestPolicy(const Learned& learned, const SuggestContext& ctx) {
       bool udp = protocol == policies::Protocol::kUdp;
       std::string ports;
       for (uint16_t p : entry.first) ports += (ports.empty() ? "" : ", ") + std::to_string(p);
+      // A public destination is granted (the extension needs it to work) but never silently.
+      std::string flag = IsNameHost(host) ? PublicFlag(addresses_of(host)) : "";
+      if (!flag.empty()) flagged.push_back("network " + host + ": " + flag);
       out += "    - {host: \"" + host + "\", ports: [" + ports + "]" +
-             (udp ? ", protocol: udp}  # send " : "}  # connect ") + Describe(entry.second) + "\n";
+             (udp ? ", protocol: udp}  # " : "}  # ") +
+             (flag.empty() ? "" : "REVIEW: " + flag + "; ") + (udp ? "send " : "connect ") +
+             Describe(entry.second) + "\n";
     }
   }
+  out += SecretsSection(learned, ctx.base, flagged);
   if (!learned.syscalls.empty()) {
     std::vector<std::pair<uint64_t, std::string>> top;
     for (const auto& [name, n] : learned.syscalls) top.emplace_back(n, name);
@@ -570,16 +694,19 @@ std::string SuggestPolicy(const Learned& learned, const SuggestContext& ctx) {
         "\n# (policy v1 has no syscall allowlist: `--format oci-seccomp` writes one as an OCI\n"
         "# seccomp profile)\n";
   }
-  if (!review.empty()) {
-    out +=
-        "#\n# REVIEW: used while learning but NOT added (risky); grant by hand only if intended:\n";
-    for (auto& line : review) {
+  auto block = [&out](const char* title, std::vector<std::string>& lines) {
+    if (lines.empty()) return;
+    out += std::string("#\n# REVIEW: ") + title + ":\n";
+    for (auto& line : lines) {
       for (char& c : line) {
         if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
       }
       out += "#   " + line + "\n";
     }
-  }
+  };
+  block("flagged in the suggestion above (each says why); remove or complete what needs it",
+        flagged);
+  block("used while learning but NOT added (risky); grant by hand only if intended", review);
   return out;
 }
 

@@ -22,15 +22,18 @@ struct SuggestContext {
 // A policy v1 YAML document extending ctx.extends that grants what was seen and the base does
 // not already allow: paths collapsed to directories (the workspace, home, an interpreter's
 // prefix, a shared library's directory), read / write / exec separated, network hosts with
-// their ports; each entry with a comment saying how often and by which tools it was used.
-// Risky items (credentials under home, the system's password and key files, anything under a
-// deny rule of the base, public addresses without a name, syscalls the filter refused) are
+// their ports, the secrets the runs were given (names and delivery, never values); each entry
+// with a comment saying how often, by which tools and when (first-last) it was used.
+// Named public hosts are granted but flagged `# REVIEW: public host`. Risky items (credentials
+// under home, the system's password and key files, anything under a deny rule of the base,
+// public addresses without a name, link-local destinations, syscalls the filter refused) are
 // never added: they are listed in a `# REVIEW:` comment block at the end.
 std::string SuggestPolicy(const Learned& learned, const SuggestContext& ctx);
 
 struct Coverage {
-  std::vector<std::string> uncovered;  // "read /srv/data/x (3x; tools: a, b)", ...
-  std::vector<std::string> refused;    // seen, but under a deny rule of the policy (expected)
+  // "read /srv/data/x (3x; tools: a, b; 2026-11-30 10:01-10:05)", "secret TOKEN as env (...)"
+  std::vector<std::string> uncovered;
+  std::vector<std::string> refused;  // seen, but under a deny rule of the policy (expected)
 };
 
 // What of `learned` the expanded `policy` does not allow, by the monitor's path classifier

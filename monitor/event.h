@@ -131,6 +131,14 @@ enum class LifecyclePhase {
   kInstall,        // the install phase: OSV verdict, install started/failed/done (detail)
 };
 
+// A secret the run's policy delivers (never its value): what learning records of it.
+struct RunSecret {
+  std::string name;
+  std::string from;  // env, file, command
+  std::string as;    // env, file
+  std::string file;  // as file: its path as the extension sees it; "" otherwise
+};
+
 // How a run is set up, on its start event: what the metrics' extension_info carries.
 struct RunInfo {
   std::string backend = "native";
@@ -143,6 +151,7 @@ struct RunInfo {
   // What gander granted the command itself (read+exec), beyond the policy: the executable, its
   // interpreter and their install prefixes (launcher/command.h). A learned policy need not.
   std::vector<std::string> command_grants{};
+  std::vector<RunSecret> secrets{};  // the policy's secrets, by name
 };
 
 struct LifecycleEvent {

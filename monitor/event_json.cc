@@ -214,6 +214,19 @@ void WriteLifecycle(ObjectWriter& o, const LifecycleEvent& l) {
     AppendJsonString(grants, l.info->command_grants[n]);
   }
   grants += ']';
+  std::string& secrets = i.raw("secrets");
+  secrets += '[';
+  for (size_t n = 0; n < l.info->secrets.size(); ++n) {
+    const RunSecret& secret = l.info->secrets[n];
+    if (n > 0) secrets += ',';
+    ObjectWriter s(secrets);
+    s.String("name", secret.name);
+    s.String("from", secret.from);
+    s.String("as", secret.as);
+    s.StringOrNull("file", secret.file);
+    s.End();
+  }
+  secrets += ']';
   i.End();
 }
 

@@ -51,6 +51,40 @@ if "$gander" policy suggest --check "$scratch/suggested.yaml" learner --from "$s
   fail "--check should fail on a refused lookup"
 fi
 grep -q "^not covered: resolve collect.example.net" "$scratch/dns.txt" || fail "$(cat "$scratch/dns.txt")"
+
+# Secrets: the names and deliveries a run was given are suggested (never a value); the read of
+# a file secret is counted; --check reports a secret used but not in POLICY.
+cat >"$scratch/secrets.yaml" <<'YAML'
+version: 1
+extends: default
+secrets:
+  LEARN_TOKEN: {from: env}
+  LEARN_KEY: {from: env, as: file}
+YAML
+LEARN_TOKEN=tok-7f3a LEARN_KEY=key-9c2e "$gander" run --mode learn --collector off --name learner \
+  --policy "$scratch/secrets.yaml" --workspace "$scratch/ws" --audit-log "$scratch/secrets.jsonl" \
+  -- /bin/sh -c 'cat "$LEARN_KEY_FILE" >/dev/null' </dev/null >/dev/null 2>"$scratch/run.err" ||
+  fail "the secrets run failed: $(cat "$scratch/run.err")"
+grep -q 'tok-7f3a\|key-9c2e' "$scratch/secrets.jsonl" && fail "a secret's value is in the audit log"
+"$gander" policy suggest learner --from "$scratch/secrets.jsonl" --workspace "$scratch/ws" \
+  >"$scratch/secrets-suggested.yaml" || fail "suggest (secrets) failed"
+cat "$scratch/secrets-suggested.yaml"
+grep -q '^  LEARN_KEY: {from: env, as: file}  # delivered to 1 run (.*); file read 1x; tools: ' \
+  "$scratch/secrets-suggested.yaml" || fail "LEARN_KEY: no secrets entry with its read"
+grep -q '^  LEARN_TOKEN: {from: env}  # delivered to 1 run (.*); reads of an environment' \
+  "$scratch/secrets-suggested.yaml" || fail "LEARN_TOKEN: no secrets entry"
+grep -q 'tok-7f3a\|key-9c2e' "$scratch/secrets-suggested.yaml" && fail "a value in the suggestion"
+grep -q '/run/secrets' "$scratch/secrets-suggested.yaml" && fail "the secret file granted as a path"
+if "$gander" policy suggest --check default learner --from "$scratch/secrets.jsonl" \
+    --workspace "$scratch/ws" >"$scratch/secrets-check.txt" 2>/dev/null; then
+  fail "--check default should fail: the secrets are not in it"
+fi
+grep -q "^not covered: secret LEARN_KEY as file" "$scratch/secrets-check.txt" &&
+  grep -q "^not covered: secret LEARN_TOKEN as env" "$scratch/secrets-check.txt" ||
+  fail "$(cat "$scratch/secrets-check.txt")"
+"$gander" policy suggest --check "$scratch/secrets-suggested.yaml" learner \
+  --from "$scratch/secrets.jsonl" --workspace "$scratch/ws" ||
+  fail "--check against the suggestion (secrets) should pass"
 echo PASS
 # Again as uid 65534 when run as root: the same without root's privileges.
 if [ "$(id -u)" = 0 ] && [ -z "${GANDER_AS_NOBODY:-}" ] && command -v setpriv >/dev/null; then

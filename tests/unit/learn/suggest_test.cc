@@ -226,5 +226,201 @@ TEST(Check, ARefusedLookupIsDriftAndReviewedNotGranted) {
       << yaml;
 }
 
+// A line of `kind` with `body` at `time`, from tool `tool`.
+std::string At(const std::string& time, const std::string& kind, const std::string& body,
+               const std::string& tool = "read_text_file") {
+  return R"({"v":1,"time":")" + time + R"(","kind":")" + kind +
+         R"(","extension":"ext","tool_call":{"state":"one","tool":")" + tool + R"("},")" + kind +
+         R"(":)" + body + "}";
+}
+
+std::string Read(const std::string& path, const std::string& cls = "outside") {
+  return R"({"path":")" + path + R"(","class":")" + cls + R"(","access":"read"})";
+}
+
+std::string Policy(const std::string& yaml, policies::ExpandedPolicy* out) {
+  auto parsed = policies::ParsePolicy(yaml, "suggestion.yaml");
+  if (!parsed.ok()) return parsed.error().message;
+  auto merged = policies::ResolveExtends(*parsed, {});
+  if (!merged.ok()) return merged.error().message;
+  auto expanded = policies::Expand(*merged, {kWs, kHome, {}});
+  if (!expanded.ok()) return expanded.error().message;
+  *out = *expanded;
+  return "";
+}
+
+TEST(Usage, KeepsFirstAndLastTimeThroughMerges) {
+  Usage a, b;
+  a.Add(1, "x", "2026-11-30T10:03:00.000000Z");
+  a.Add(1, "x", "2026-11-30T10:01:00.000000Z");
+  a.Add(1, "x", "");  // a line without time changes neither
+  b.Add(2, "y", "2026-11-30T10:05:59.000000Z");
+  a.Merge(b);
+  EXPECT_EQ(a.count, 5u);
+  EXPECT_EQ(a.first, "2026-11-30T10:01:00.000000Z");
+  EXPECT_EQ(a.last, "2026-11-30T10:05:59.000000Z");
+  EXPECT_EQ(a.tools, (std::set<std::string>{"x", "y"}));
+}
+
+TEST(Suggest, CommentsSayWhenAcrossRunsAndRebasing) {
+  Learned l;
+  // Two learning runs in two workspaces, on two days: they accumulate, times included.
+  auto start = [](const std::string& time, const std::string& ws) {
+    return At(time, "lifecycle",
+              R"({"what":"start","detail":"x","info":{"workspace":")" + ws + R"("}})");
+  };
+  for (const auto& line :
+       {start("2026-11-30T10:00:00.000000Z", "/ci/a"),
+        At("2026-11-30T10:01:07.000000Z", "file", Read("/srv/data/a.txt")),
+        At("2026-11-30T10:05:00.000000Z", "file", Read("/srv/data/b.txt")),
+        At("2026-11-30T10:02:00.000000Z", "file", Read("/ci/a/src/x.js", "workspace")),
+        start("2026-12-01T09:00:00.000000Z", "/ci/b"),
+        At("2026-12-01T09:30:00.000000Z", "file", Read("/ci/b/src/x.js", "workspace")),
+        At("2026-11-30T10:04:00.000000Z", "network",
+           R"({"host":null,"ip":"10.0.0.9","port":5432,"transport":"tcp"})", "query")}) {
+    AddAuditLine(line, "ext", l);
+  }
+  RebaseWorkspaces(l, "/w");
+  const Usage& ws = l.files.at("/w/src/x.js").at(Need::kRead);
+  EXPECT_EQ(ws.count, 2u);
+  EXPECT_EQ(ws.first, "2026-11-30T10:02:00.000000Z");
+  EXPECT_EQ(ws.last, "2026-12-01T09:30:00.000000Z");
+  std::string yaml = SuggestPolicy(l, Ctx());
+  SCOPED_TRACE(yaml);
+  EXPECT_NE(yaml.find("\"/srv/data\"  # read 2x; tools: read_text_file; 2026-11-30 10:01-10:05\n"),
+            std::string::npos);
+  EXPECT_NE(yaml.find("ports: [5432]}  # connect 1x; tools: query; 2026-11-30 10:04\n"),
+            std::string::npos);
+  // --check names the times too.
+  auto coverage = CheckCoverage(l, Default(), "/w", kHome);
+  ASSERT_FALSE(coverage.uncovered.empty());
+  EXPECT_EQ(coverage.uncovered[0],
+            "read /srv/data/a.txt (1x; tools: read_text_file; 2026-11-30 10:01)");
+  // A span over midnight names both days.
+  Usage u;
+  u.Add(1, "t", "2026-11-30T23:59:00.000000Z");
+  u.Add(1, "t", "2026-12-01T00:01:00.000000Z");
+  Learned l2;
+  l2.files["/srv/x/y"][Need::kRead] = u;
+  EXPECT_NE(SuggestPolicy(l2, Ctx()).find("2026-11-30 23:59 - 2026-12-01 00:01"),
+            std::string::npos);
+}
+
+TEST(Suggest, SecretsSeenAreSuggestedByNameAndDeliveryNeverByValue) {
+  std::string start =
+      At("2026-11-30T10:00:00.000000Z", "lifecycle",
+         R"({"what":"start","detail":"x","info":{"workspace":"/home/u/proj","secrets":[)"
+         R"({"name":"API_TOKEN","from":"env","as":"env","file":null},)"
+         R"({"name":"DB_PASSWORD","from":"env","as":"file","file":"/run/secrets/DB_PASSWORD"},)"
+         R"({"name":"UNUSED","from":"env","as":"file","file":"/run/secrets/UNUSED"},)"
+         R"({"name":"VAULT","from":"command","as":"env","file":null}]}})",
+         "(startup)");
+  Learned l;
+  AddAuditLine(start, "ext", l);
+  AddAuditLine(At("2026-11-30T10:02:00.000000Z", "file",
+                  Read("/run/secrets/DB_PASSWORD", "allowed_read_only"), "query"),
+               "ext", l);
+  ASSERT_EQ(l.secrets.size(), 4u);
+  EXPECT_EQ(l.secrets.at("DB_PASSWORD").reads.count, 1u);
+  EXPECT_EQ(l.secrets.at("UNUSED").reads.count, 0u);
+  EXPECT_EQ(l.secrets.at("API_TOKEN").delivered.count, 1u);
+  EXPECT_FALSE(l.files.contains("/run/secrets/DB_PASSWORD"));  // a secret, not a path to grant
+
+  std::string yaml = SuggestPolicy(l, Ctx());
+  SCOPED_TRACE(yaml);
+  EXPECT_NE(yaml.find("secrets:\n  API_TOKEN: {from: env}  # delivered to 1 run (2026-11-30 "
+                      "10:00); reads of an environment variable are not observable"),
+            std::string::npos);
+  EXPECT_NE(yaml.find("  DB_PASSWORD: {from: env, as: file}  # delivered to 1 run (2026-11-30 "
+                      "10:00); file read 1x; tools: query; 2026-11-30 10:02\n"),
+            std::string::npos);
+  EXPECT_NE(yaml.find("  UNUSED: {from: env, as: file}  # delivered to 1 run (2026-11-30 "
+                      "10:00); its file was never read"),
+            std::string::npos);
+  EXPECT_NE(yaml.find("#   secret UNUSED: delivered, never read"), std::string::npos);
+  // A command's script is not in the audit log: a commented entry to complete.
+  EXPECT_NE(yaml.find("#   VAULT: {from: command, run: ...}  # delivered to 1 run"),
+            std::string::npos);
+  policies::ExpandedPolicy suggested;
+  ASSERT_EQ(Policy(yaml, &suggested), "");
+  EXPECT_EQ(suggested.secrets.size(), 3u);
+  EXPECT_EQ(suggested.secrets.at("DB_PASSWORD").as, policies::SecretDelivery::kFile);
+
+  // --check: a secret used (read, or delivered into the environment) that POLICY does not
+  // grant is drift; one never read is not.
+  auto coverage = CheckCoverage(l, Default(), kWs, kHome);
+  std::vector<std::string> secrets;
+  for (const auto& line : coverage.uncovered) {
+    if (line.starts_with("secret ")) secrets.push_back(line.substr(0, line.find(" (")));
+  }
+  EXPECT_EQ(secrets,
+            (std::vector<std::string>{"secret API_TOKEN as env", "secret DB_PASSWORD as file",
+                                      "secret VAULT as env"}));
+  coverage = CheckCoverage(l, suggested, kWs, kHome);
+  ASSERT_EQ(coverage.uncovered.size(), 1u);
+  EXPECT_TRUE(coverage.uncovered[0].starts_with("secret VAULT as env")) << coverage.uncovered[0];
+  // Delivered otherwise than POLICY delivers it: drift too.
+  suggested.secrets.at("DB_PASSWORD").as = policies::SecretDelivery::kEnv;
+  coverage = CheckCoverage(l, suggested, kWs, kHome);
+  ASSERT_EQ(coverage.uncovered.size(), 2u);
+  EXPECT_TRUE(coverage.uncovered[0].starts_with(
+      "secret DB_PASSWORD as file: the policy delivers it as env"))
+      << coverage.uncovered[0];
+  // A secret the base delivers the same way is not suggested again.
+  SuggestContext c = Ctx();
+  c.base.secrets["API_TOKEN"] = policies::SecretRule{};
+  EXPECT_EQ(SuggestPolicy(l, c).find("API_TOKEN"), std::string::npos);
+}
+
+TEST(Suggest, PublicDestinationsAreFlaggedNamedOrNot) {
+  Learned l;
+  for (const auto& line :
+       {NetLine("api.example.com", "93.184.215.14", 443), NetLine("db.internal", "10.0.0.7", 5432),
+        NetLine("v6.example.org", "2606:2800:220:1::1", 443),
+        NetLine("docs.test", "2001:db8::5", 80), NetLine("", "203.0.113.7", 8443),
+        NetLine("", "100.64.1.2", 80), NetLine("", "8.8.8.8", 53),
+        NetLine("metadata.google.internal", "169.254.169.254", 80)}) {
+    AddAuditLine(line, "ext", l);
+  }
+  Learned unresolved;  // a name reached without an address recorded
+  AddAuditLine(NetLine("api.example.net", "", 443), "ext", unresolved);
+  std::string yaml = SuggestPolicy(l, Ctx());
+  SCOPED_TRACE(yaml);
+  // Named public hosts stay granted (the extension needs them) but carry the flag...
+  EXPECT_NE(yaml.find("{host: \"api.example.com\", ports: [443]}  # REVIEW: public host "
+                      "93.184.215.14; connect 1x"),
+            std::string::npos);
+  EXPECT_NE(yaml.find("{host: \"v6.example.org\", ports: [443]}  # REVIEW: public host "
+                      "2606:2800:220:1::1;"),
+            std::string::npos);
+  // ... and are listed in the review block of flagged grants.
+  auto flagged = yaml.find("# REVIEW: flagged in the suggestion above");
+  ASSERT_NE(flagged, std::string::npos);
+  EXPECT_NE(yaml.find("#   network api.example.com: public host 93.184.215.14", flagged),
+            std::string::npos);
+  // Private, shared (CGNAT) and documentation addresses are not public.
+  EXPECT_NE(yaml.find("{host: \"db.internal\", ports: [5432]}  # connect"), std::string::npos);
+  EXPECT_NE(yaml.find("{host: \"docs.test\", ports: [80]}  # connect"), std::string::npos);
+  EXPECT_NE(yaml.find("{host: \"203.0.113.7\", ports: [8443]}  # connect"), std::string::npos);
+  EXPECT_NE(yaml.find("{host: \"100.64.1.2\", ports: [80]}  # connect"), std::string::npos);
+  // Not granted at all: a public address without a name, and a name that leads to the cloud
+  // metadata address.
+  auto review = yaml.find("# REVIEW: used while learning but NOT added");
+  ASSERT_NE(review, std::string::npos);
+  EXPECT_NE(yaml.find("#   network 8.8.8.8:53: a public address without a name", review),
+            std::string::npos);
+  EXPECT_NE(yaml.find("#   network metadata.google.internal:80: resolves to link-local (cloud "
+                      "metadata) address 169.254.169.254",
+                      review),
+            std::string::npos);
+  EXPECT_EQ(yaml.find("{host: \"metadata.google.internal\""), std::string::npos);
+  policies::ExpandedPolicy suggested;
+  EXPECT_EQ(Policy(yaml, &suggested), "");
+  EXPECT_NE(SuggestPolicy(unresolved, Ctx())
+                .find("{host: \"api.example.net\", ports: [443]}  # REVIEW: public host? (no "
+                      "address recorded); connect"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace gander::learn

@@ -266,25 +266,32 @@ TEST(ToJsonLine, LifecycleEvent) {
 
 TEST(ToJsonLine, StartEventCarriesTheRunInfo) {
   Event e = Base();
-  e.payload = LifecycleEvent{LifecyclePhase::kStart, "/usr/bin/node (...)",
-                             RunInfo{"native",
-                                     "full",
-                                     "monitor",
-                                     "watched",
-                                     "ab12",
-                                     "a.yaml",
-                                     "/home/u/p",
-                                     {"/usr/bin/node", "/opt/x/node_modules"}}};
+  e.payload = LifecycleEvent{
+      LifecyclePhase::kStart, "/usr/bin/node (...)",
+      RunInfo{"native",
+              "full",
+              "monitor",
+              "watched",
+              "ab12",
+              "a.yaml",
+              "/home/u/p",
+              {"/usr/bin/node", "/opt/x/node_modules"},
+              {{"TOKEN", "env", "env", ""}, {"DB", "command", "file", "/run/secrets/DB"}}}};
   json j = Parse(ToJsonLine(e));
-  EXPECT_EQ(j["lifecycle"]["info"],
-            (json{{"backend", "native"},
-                  {"isolation", "full"},
-                  {"mode", "monitor"},
-                  {"syscall_accounting", "watched"},
-                  {"policy_sha256", "ab12"},
-                  {"policy", "a.yaml"},
-                  {"workspace", "/home/u/p"},
-                  {"command_grants", {"/usr/bin/node", "/opt/x/node_modules"}}}));
+  EXPECT_EQ(
+      j["lifecycle"]["info"],
+      (json{
+          {"backend", "native"},
+          {"isolation", "full"},
+          {"mode", "monitor"},
+          {"syscall_accounting", "watched"},
+          {"policy_sha256", "ab12"},
+          {"policy", "a.yaml"},
+          {"workspace", "/home/u/p"},
+          {"command_grants", {"/usr/bin/node", "/opt/x/node_modules"}},
+          {"secrets",
+           {{{"name", "TOKEN"}, {"from", "env"}, {"as", "env"}, {"file", nullptr}},
+            {{"name", "DB"}, {"from", "command"}, {"as", "file"}, {"file", "/run/secrets/DB"}}}}}));
 }
 
 TEST(ToJsonLine, EveryKindHasTheCommonFieldsInOrder) {
