@@ -96,7 +96,8 @@ int Main(int argc, char** argv) {
   std::string backend;
   run_cmd
       ->add_option("--backend", backend,
-                   "native (gander's own sandbox) or gvisor (runsc, rootless, no network); "
+                   "native (gander's own sandbox) or gvisor (runsc, rootless; network through "
+                   "gander's egress broker); "
                    "default: the policy's backend, else native")
       ->check(CLI::IsMember({"native", "gvisor"}));
   std::string mode = "enforce", files;

@@ -98,5 +98,17 @@ TEST(CheckBackendSupportTest, GvisorHonoursSecretsAsFiles) {
   EXPECT_TRUE(CheckBackendSupport(p, Backend::kGvisor));
 }
 
+TEST(CheckBackendSupportTest, GvisorRefusesNoNamespaces) {
+  // runsc always makes its own namespaces: `--no-namespaces` cannot be honoured under gVisor,
+  // whether the backend comes from the policy or from --backend.
+  Policy p = Parse("version: 1\nbackend: gvisor\n");
+  Status refused = CheckBackendSupport(p, Backend::kGvisor, {.no_namespaces = true});
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().message,
+            "--backend gvisor: --no-namespaces is for the native backend only");
+  EXPECT_TRUE(CheckBackendSupport(p, Backend::kNative, {.no_namespaces = true}));
+  EXPECT_TRUE(CheckBackendSupport(p, Backend::kGvisor, {.no_namespaces = false}));
+}
+
 }  // namespace
 }  // namespace gander::policies
