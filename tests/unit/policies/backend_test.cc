@@ -66,6 +66,20 @@ TEST(BackendKeyTest, TheDerivedPolicyWins) {
   EXPECT_EQ(b->backend, Backend::kNative);
 }
 
+TEST(InstallKeyTest, TheDerivedPolicyWins) {
+  std::string dir = ::testing::TempDir() + "/install_key_test";
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir + "/base.yaml") << "version: 1\ninstall: off\n";
+  auto inherit = ParsePolicy("version: 1\nextends: base.yaml\n", dir + "/a.yaml");
+  auto override = ParsePolicy("version: 1\nextends: base.yaml\ninstall: auto\n", dir + "/b.yaml");
+  ASSERT_TRUE(inherit && override);
+  auto a = ResolveExtends(*inherit, {});
+  auto b = ResolveExtends(*override, {});
+  ASSERT_TRUE(a && b);
+  EXPECT_EQ(a->install, false);
+  EXPECT_EQ(b->install, true);
+}
+
 TEST(CheckBackendSupportTest, NativeHonoursEverything) {
   Policy p = Parse(
       "version: 1\nnetwork: {allow: [{host: example.com, ports: [443]}]}\n"
