@@ -97,7 +97,8 @@ int Main(int argc, char** argv) {
   std::string backend;
   run_cmd
       ->add_option("--backend", backend,
-                   "native (gander's own sandbox) or gvisor (runsc, rootless, no network); "
+                   "native (gander's own sandbox) or gvisor (runsc, rootless; network through "
+                   "gander's egress broker); "
                    "default: the policy's backend, else native")
       ->check(CLI::IsMember({"native", "gvisor"}));
   std::string mode = "enforce", files;
@@ -123,13 +124,15 @@ int Main(int argc, char** argv) {
                    "metrics")
       ->check(CLI::IsMember({"auto", "connect", "off"}));
   install::InstallOptions install;
-  std::string install_mode = "auto";
+  std::string install_mode;
   run_cmd
-      ->add_option("--install", install_mode,
-                   "auto (default): when COMMAND is npx, npm exec, uvx or pipx run, install its "
-                   "package into a per-extension cache in a sandbox of its own (registry or "
-                   "index only), then run it "
-                   "from there offline; off: run COMMAND as it is")
+      ->add_option(
+          "--install", install_mode,
+          "auto: when COMMAND is npx, npm exec, uvx or pipx run, install its "
+          "package into a per-extension cache in a sandbox of its own (registry or "
+          "index only), then run it "
+          "from there offline; off: run COMMAND as it is. Default: the policy's `install:`, "
+          "else auto")
       ->check(CLI::IsMember({"auto", "off"}));
   run_cmd->add_option("--osv-endpoint", install.osv_endpoint,
                       "OSV API checked before an install (default: GANDER_OSV_ENDPOINT, else "
@@ -255,7 +258,7 @@ int Main(int argc, char** argv) {
     if (run.name.empty()) {
       run.name = DefaultExtensionName(argv[0], install::NameSource(run.command));
     }
-    install.enabled = install_mode == "auto";
+    if (!install_mode.empty()) install.enabled = install_mode == "auto";
     return install::RunWithInstall(run, install);
   }
   if (*audit_cmd) {

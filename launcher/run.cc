@@ -641,13 +641,10 @@ int Run(const RunOptions& o) {
   auto policy = LoadEffectivePolicy(o.policy_file, o.profile);
   if (!policy) return Fail(kExitUsage, policy.error().Describe());
   p.backend = o.backend.value_or(policy->backend.value_or(policies::Backend::kNative));
-  if (Status ok = policies::CheckBackendSupport(*policy, p.backend); !ok) {
+  if (Status ok = policies::CheckBackendSupport(*policy, p.backend, {o.no_namespaces}); !ok) {
     return Fail(kExitUsage, ok.error().Describe());
   }
   const bool gvisor = p.backend == policies::Backend::kGvisor;
-  if (gvisor && o.no_namespaces) {
-    return Fail(kExitUsage, "--backend gvisor: --no-namespaces is for the native backend only");
-  }
   auto expanded = policies::Expand(*policy, {p.workspace, p.home, p.environ});
   if (!expanded) return Fail(kExitUsage, expanded.error().Describe());
   p.policy = std::move(expanded).value();

@@ -8,9 +8,15 @@
 
 namespace gander::policies {
 
-// Succeeds when `backend` honours everything `merged` (extends resolved) asks for. Otherwise
-// one error naming every unsupported feature with where it was written ("my.yaml:3:10: backend
-// gvisor cannot honour: FEATURE (my.yaml:7:5; why)"). Both backends honour everything today.
-Status CheckBackendSupport(const Policy& merged, Backend backend);
+// What `gander run` asks of the backend beyond the policy (its command-line flags).
+struct LaunchFlags {
+  bool no_namespaces = false;  // --no-namespaces: Landlock + seccomp only, native sandbox
+};
+
+// Succeeds when `backend` honours everything `merged` (extends resolved) and `flags` ask for.
+// Otherwise one error naming every unsupported feature with where it was written ("my.yaml:3:10:
+// backend gvisor cannot honour: FEATURE (my.yaml:7:5; why)"). Both backends honour every policy
+// feature today; gVisor refuses --no-namespaces (runsc always makes its own namespaces).
+Status CheckBackendSupport(const Policy& merged, Backend backend, const LaunchFlags& flags = {});
 
 }  // namespace gander::policies

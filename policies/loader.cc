@@ -137,6 +137,7 @@ void MergeInto(Policy& base, const Policy& derived) {
     base.backend = derived.backend;
     base.backend_mark = derived.backend_mark;
   }
+  Override(base.install, derived.install);
   Override(base.monitor.files, derived.monitor.files);
   Override(base.monitor.audit_log, derived.monitor.audit_log);
   Override(base.monitor.audit_log_max_size, derived.monitor.audit_log_max_size);

@@ -43,6 +43,7 @@ constexpr KeySpec kPolicyKeys[] = {
      "a mapping with keys: files, audit_log, audit_log_max_size, audit_log_files, osv_endpoint"},
     {"secrets", "a mapping of variable names to entries like {from: env}"},
     {"backend", "one of: native, gvisor"},
+    {"install", "one of: auto, off"},
 };
 constexpr KeySpec kFilesystemKeys[] = {
     {"read", "a list of path strings"},  {"exec", "a list of path strings"},
@@ -347,6 +348,16 @@ Result<Policy> Parser::Parse(const YAML::Node& root) const {
           if (!backend) return Fail(value, where + ": " + backend.error().message);
           policy.backend = *backend;
           policy.backend_mark = MarkOf(value);
+          return {};
+        }
+        if (spec.name == "install") {
+          Result<std::string> word = String(value, where, spec.expected);
+          if (!word) return word.error();
+          if (*word != "auto" && *word != "off") {
+            return Fail(value,
+                        where + ": " + Quote(*word) + ": expected " + std::string(spec.expected));
+          }
+          policy.install = *word == "auto";
           return {};
         }
         return Network(value, policy.network);
@@ -1055,6 +1066,9 @@ std::string ToYaml(const Policy& policy) {
 
   if (policy.backend) {
     out << YAML::Key << "backend" << YAML::Value << std::string(ToString(*policy.backend));
+  }
+  if (policy.install) {
+    out << YAML::Key << "install" << YAML::Value << (*policy.install ? "auto" : "off");
   }
 
   out << YAML::Key << "secrets" << YAML::Value;

@@ -167,6 +167,9 @@ struct Policy {
   std::map<std::string, SecretRule> secrets;  // by the variable name inside the sandbox
   std::optional<Backend> backend;             // unset: the base policy's, else native
   SourceMark backend_mark;                    // where `backend` was written
+  // YAML `install: auto | off`: the install phase for package runners (npx, npm exec, uvx,
+  // pipx run; launcher/install/). Unset: the base policy's, else auto. --install wins.
+  std::optional<bool> install;
   std::string source;  // file name or "profile:NAME"; merged: "a.yaml <- profile:default"
   std::vector<std::string> chain;  // each merged policy's source, most derived first
   friend bool operator==(const Policy&, const Policy&) = default;

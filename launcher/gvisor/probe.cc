@@ -92,7 +92,9 @@ void ReportGvisor(std::ostream& out) {
       << "\n  kvm platform      " << (kvm.works ? "works here" : "no (" + kvm.detail + ")") << "\n";
   if (ptrace.works) {
     out << "  monitoring        gVisor's strace (files, exec, exit; syscall accounting "
-           "gvisor-strace); no network (--network=none)\n";
+           "gvisor-strace, +broker with network.allow)\n"
+        << "  network           none without network.allow; allowed hosts through gander's "
+           "egress broker and DNS stub, with per-destination accounting as native\n";
   }
 }
 

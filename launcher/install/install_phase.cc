@@ -462,7 +462,7 @@ std::string NameSource(const std::vector<std::string>& command) {
 }
 
 int RunWithInstall(RunOptions run, const InstallOptions& install) {
-  if (!install.enabled) return Run(run);
+  if (install.enabled == false) return Run(run);
   auto parsed = ParsePackageRunner(run.command);
   if (!parsed) {
     spdlog::error("{}", parsed.error().message);
@@ -480,6 +480,7 @@ int RunWithInstall(RunOptions run, const InstallOptions& install) {
     spdlog::error("{}", policy.error().Describe());
     return kExitUsage;
   }
+  if (!install.enabled && policy->install == false) return Run(run);  // the policy's `install: off`
   InstallOptions options = install;
   if (options.osv_endpoint.empty() && getenv("GANDER_OSV_ENDPOINT") == nullptr) {
     options.osv_endpoint = policy->monitor.osv_endpoint.value_or("");

@@ -10,6 +10,7 @@
 // refreshes it.
 #pragma once
 
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -19,7 +20,8 @@
 namespace gander::launcher::install {
 
 struct InstallOptions {
-  bool enabled = true;       // --install auto (default) | off
+  // --install auto | off; unset: the policy's `install:` (policies/policy.h), else auto.
+  std::optional<bool> enabled;
   std::string osv_endpoint;  // --osv-endpoint; empty: GANDER_OSV_ENDPOINT, else api.osv.dev
 };
 

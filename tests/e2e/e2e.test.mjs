@@ -54,19 +54,19 @@ function env(world) {
 
 // Connects a Client to `command args` (directly, or wrapped in `gander run`). Returns the client
 // plus the server's collected stderr.
-async function connect({ command, args, world, viaGander, name }) {
+async function connect({ command, args, world, viaGander, name, profile = "default", extraEnv = {} }) {
   let cmd = command;
   let argv = args;
   if (viaGander) {
     assert.ok(GANDER, "GANDER_BIN must name the gander binary");
     assert.ok(fs.existsSync(GANDER), `GANDER_BIN=${GANDER} does not exist`);
     cmd = GANDER;
-    argv = ["run", "--collector", "off", "--backend", BACKEND, "--name", name, "--workspace", world.ws, "--", command, ...args];
+    argv = ["run", "--collector", "off", "--backend", BACKEND, "--profile", profile, "--name", name, "--workspace", world.ws, "--", command, ...args];
   }
   const transport = new StdioClientTransport({
     command: cmd,
     args: argv,
-    env: env(world),
+    env: { ...env(world), ...extraEnv },
     cwd: world.ws,
     stderr: "pipe",
   });
@@ -320,6 +320,77 @@ describe("server-everything", () => {
       names = Object.keys(JSON.parse(text(g.env))).sort().join(" ");
     } catch {}
     t.diagnostic(`through gander, ${g.envTool} shows: ${names}`);
+    assertClosedCleanly(t, g);
+  });
+});
+
+// --- server-memory ----------------------------------------------------------------------------
+
+// Its knowledge graph is one file: MEMORY_FILE_PATH in the workspace (the shipped `memory`
+// profile passes that variable; without it the server writes into its read-only package).
+describe("server-memory", () => {
+  let world;
+  const results = {};
+
+  before(() => {
+    world = makeWorld("beside");
+  });
+  after(() => {
+    fs.rmSync(world.root, { recursive: true, force: true });
+  });
+
+  async function script(viaGander) {
+    resetWorkspace(world.ws);
+    const memoryFile = path.join(world.ws, "memory.jsonl");
+    const session = await connect({
+      command: bin("mcp-server-memory"),
+      args: [],
+      world,
+      viaGander,
+      name: "e2e-memory",
+      profile: "memory",
+      extraEnv: { MEMORY_FILE_PATH: memoryFile },
+    });
+    const out = withDiag({}, session);
+    try {
+      out.server = session.client.getServerVersion();
+      out.tools = (await session.client.listTools()).tools;
+      out.create = await call(session, "create_entities", {
+        entities: [{ name: "gander", entityType: "project", observations: ["sandboxes MCP servers"] }],
+      });
+      out.observe = await call(session, "add_observations", {
+        observations: [{ entityName: "gander", contents: ["runs under gVisor too"] }],
+      });
+      out.search = await call(session, "search_nodes", { query: "gVisor" });
+      out.graph = await call(session, "read_graph", {});
+      return out;
+    } finally {
+      await close(session, out);
+      out.file = fs.existsSync(memoryFile) ? fs.readFileSync(memoryFile, "utf8") : null;
+    }
+  }
+
+  test("directly", async () => {
+    results.direct = await script(false);
+    const r = results.direct;
+    for (const k of ["create", "observe", "search", "graph"]) assert.ok(!failed(r[k]), `${k}: ${text(r[k])}`);
+    assert.match(text(r.search), /runs under gVisor too/);
+    assert.match(r.file ?? "", /sandboxes MCP servers/);
+  });
+
+  test(`through gander (${BACKEND}): same answers, the graph written in the workspace`, async (t) => {
+    if (!results.direct) return t.skip("the direct run failed");
+    assert.ok(GANDER, "GANDER_BIN is not set: cannot run the gander half of the e2e suite");
+    results.gander = await script(true);
+    const d = results.direct;
+    const g = results.gander;
+    assert.deepEqual(g.protocolErrors, [], `non-MCP output or transport errors through gander${g.diag}`);
+    assert.deepEqual(g.server, d.server);
+    assert.deepEqual(g.tools, d.tools, `tools/list differs through gander${g.diag}`);
+    for (const k of ["create", "observe", "search", "graph"]) {
+      assert.deepEqual(g[k], d[k], `${k} differs through gander: ${text(g[k])}${g.diag}`);
+    }
+    assert.equal(g.file, d.file, `the memory file differs through gander${g.diag}`);
     assertClosedCleanly(t, g);
   });
 });

@@ -130,6 +130,14 @@ for (const who of whos) {
     assert.equal(report.id_rsa_error, "ENOENT", r.diag);
     assertHomeUntouched(world, r.diag);
 
+    // Run from the cache, the extension cannot write into it: neither a new file in its own
+    // package directory nor a change to its own code.
+    const pkg = path.join(cache(world, "evil"), "node_modules", "gander-evil-fixture");
+    assert.doesNotMatch(r.stderr, /cache write: ok/, `the extension wrote into its install cache${r.diag}`);
+    assert.equal((r.stderr.match(/cache write: E(ROFS|ACCES|PERM) /g) ?? []).length, 2, r.diag);
+    assert.ok(!fs.existsSync(path.join(pkg, "written-at-run-time")), r.diag);
+    assert.equal(fs.readFileSync(path.join(pkg, "server.js"), "utf8"), fs.readFileSync(path.join(here, "fixtures", "evil-package", "server.js"), "utf8"), r.diag);
+
     // Both attempts are in the audit log, from the install run, with the real paths.
     const log = auditLog(world, "evil");
     const files = log.filter((e) => e.kind === "file");
@@ -199,6 +207,26 @@ for (const who of whos) {
     fs.rmSync(world.root, { recursive: true, force: true });
   });
 }
+
+test("the policy's `install: off` turns the install phase off; --install auto wins over it", () => {
+  const world = makeWorld("current_user");
+  const policy = path.join(world.root, "no-install.yaml");
+  fs.writeFileSync(policy, "version: 1\nextends: default\ninstall: off\n");
+  const args = ["run", "--collector", "off", "--name", "noinstall", "--policy", policy, "--osv-endpoint", osv.url];
+  const off = gander(world, [...args, "--", "npx", "-y", world.tarball]);
+  assert.doesNotMatch(off.stderr, /installing/, `installed despite install: off${off.diag}`);
+  assert.ok(!fs.existsSync(cache(world, "noinstall")), `a cache was made despite install: off${off.diag}`);
+  const auto = gander(world, [...args, "--install", "auto", "--", "npx", "-y", world.tarball]);
+  assert.equal(auto.status, 0, auto.diag);
+  assert.match(auto.stderr, /installing .*gander-evil-fixture-1\.0\.0\.tgz/, auto.diag);
+  assert.ok(fs.existsSync(cache(world, "noinstall")), auto.diag);
+  const bad = path.join(world.root, "bad.yaml");
+  fs.writeFileSync(bad, "version: 1\ninstall: later\n");
+  const refused = gander(world, ["run", "--collector", "off", "--name", "bad", "--policy", bad, "--", "npx", "-y", world.tarball]);
+  assert.equal(refused.status, 2, refused.diag);
+  assert.match(refused.stderr, new RegExp(`${bad.replace(/[.]/g, "\\.")}:2:10: install: 'later': expected one of: auto, off`), refused.diag);
+  fs.rmSync(world.root, { recursive: true, force: true });
+});
 
 test("the extension's policy can name the OSV endpoint (monitor.osv_endpoint)", () => {
   const world = makeWorld("current_user");

@@ -66,6 +66,20 @@ TEST(BackendKeyTest, TheDerivedPolicyWins) {
   EXPECT_EQ(b->backend, Backend::kNative);
 }
 
+TEST(InstallKeyTest, TheDerivedPolicyWins) {
+  std::string dir = ::testing::TempDir() + "/install_key_test";
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir + "/base.yaml") << "version: 1\ninstall: off\n";
+  auto inherit = ParsePolicy("version: 1\nextends: base.yaml\n", dir + "/a.yaml");
+  auto override = ParsePolicy("version: 1\nextends: base.yaml\ninstall: auto\n", dir + "/b.yaml");
+  ASSERT_TRUE(inherit && override);
+  auto a = ResolveExtends(*inherit, {});
+  auto b = ResolveExtends(*override, {});
+  ASSERT_TRUE(a && b);
+  EXPECT_EQ(a->install, false);
+  EXPECT_EQ(b->install, true);
+}
+
 TEST(CheckBackendSupportTest, NativeHonoursEverything) {
   Policy p = Parse(
       "version: 1\nnetwork: {allow: [{host: example.com, ports: [443]}]}\n"
@@ -96,6 +110,18 @@ TEST(CheckBackendSupportTest, GvisorHonoursSecretsAsFiles) {
       "version: 1\nbackend: gvisor\n"
       "secrets:\n  TOKEN: {from: env, as: file}\n  KEY: {from: env, as: file}\n");
   EXPECT_TRUE(CheckBackendSupport(p, Backend::kGvisor));
+}
+
+TEST(CheckBackendSupportTest, GvisorRefusesNoNamespaces) {
+  // runsc always makes its own namespaces: `--no-namespaces` cannot be honoured under gVisor,
+  // whether the backend comes from the policy or from --backend.
+  Policy p = Parse("version: 1\nbackend: gvisor\n");
+  Status refused = CheckBackendSupport(p, Backend::kGvisor, {.no_namespaces = true});
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().message,
+            "--backend gvisor: --no-namespaces is for the native backend only");
+  EXPECT_TRUE(CheckBackendSupport(p, Backend::kNative, {.no_namespaces = true}));
+  EXPECT_TRUE(CheckBackendSupport(p, Backend::kGvisor, {.no_namespaces = false}));
 }
 
 }  // namespace

@@ -122,7 +122,7 @@ TEST(ParsePolicyErrorTest, EmptyDocument) {
 TEST(ParsePolicyErrorTest, NotAMapping) {
   EXPECT_EQ(ParseError("- version\n"),
             "my.yaml:1:1: expected a mapping of policy keys (version, extends, filesystem, env, "
-            "limits, network, monitor, secrets, backend)");
+            "limits, network, monitor, secrets, backend, install)");
 }
 
 TEST(ParsePolicyErrorTest, SyntaxErrorHasItsPosition) {
@@ -162,7 +162,7 @@ TEST(ParsePolicyErrorTest, Version) {
 TEST(ParsePolicyErrorTest, UnknownKeysAtEveryLevel) {
   EXPECT_EQ(ParseError("version: 1\nfilesytem: {}\n"),
             "my.yaml:2:1: unknown key 'filesytem' in policy (expected one of: version, extends, "
-            "filesystem, env, limits, network, monitor, secrets, backend)");
+            "filesystem, env, limits, network, monitor, secrets, backend, install)");
   EXPECT_EQ(ParseError("version: 1\nfilesystem:\n  reed: [/usr]\n"),
             "my.yaml:3:3: unknown key 'reed' in filesystem (expected one of: read, exec, write, "
             "private, deny)");
@@ -314,6 +314,20 @@ TEST(ParsePolicyTest, OsvEndpoint) {
   EXPECT_EQ(ParseError("version: 1\nmonitor: {osv_endpoint: api.osv.dev}\n"),
             "my.yaml:2:25: monitor.osv_endpoint: expected an http:// or https:// URL, or off, "
             "got 'api.osv.dev'");
+}
+
+TEST(ParsePolicyTest, InstallPhase) {
+  EXPECT_FALSE(ParsePolicy("version: 1\n", "my.yaml")->install);
+  EXPECT_EQ(ParsePolicy("version: 1\ninstall: auto\n", "my.yaml")->install, true);
+  auto off = ParsePolicy("version: 1\ninstall: off\n", "my.yaml");
+  ASSERT_TRUE(off) << off.error().message;
+  EXPECT_EQ(off->install, false);
+  EXPECT_NE(ToYaml(*off).find("install: off"), std::string::npos);
+  EXPECT_EQ(ParsePolicy(ToYaml(*off), "again.yaml")->install, false);
+  EXPECT_EQ(ParseError("version: 1\ninstall: never\n"),
+            "my.yaml:2:10: install: 'never': expected one of: auto, off");
+  EXPECT_EQ(ParseError("version: 1\ninstall: [off]\n"),
+            "my.yaml:2:10: install: expected one of: auto, off");
 }
 
 TEST(ParsePolicyErrorTest, Monitor) {
