@@ -224,7 +224,8 @@ Result<SandboxSpec> BuildSpec(const Prepared& p, bool use_namespaces, PrivateDir
                                        .files = p.files,
                                        .census = p.mode == RunMode::kLearn,
                                        .network = spec.egress,
-                                       .handoff_fd = kChildSyncFd});
+                                       .handoff_fd = kChildSyncFd,
+                                       .allow = p.policy.syscalls_allow});
   if (!seccomp) return seccomp.error();
   spec.seccomp = std::move(seccomp).value();
   spec.rlimits = Rlimits(p.policy.limits);
@@ -288,7 +289,8 @@ Result<std::unique_ptr<Extension>> StartExtension(const Prepared& p, bool use_na
       auto broker = CompileSeccompFilter({.notify = true,
                                           .files = monitor::FilesWatch::kOff,
                                           .network = true,
-                                          .broker_only = true});
+                                          .broker_only = true,
+                                          .allow = std::nullopt});
       if (!broker) return broker.error();
       x->spec->seccomp = std::move(broker).value();
       x->spec->egress = true;
@@ -857,6 +859,8 @@ int Run(const RunOptions& o) {
                                                                         p.command.readable))
                          : std::nullopt,
         .denials = x.spec->seccomp.denials,
+        .unlisted = x.spec->seccomp.unlisted,
+        .unlisted_errno = kUnlistedErrno,
         .files = p.files,
         .census = learn && !x.gvisor,  // under gVisor: the broker's notifications only
         .log_all_files = learn,
