@@ -620,7 +620,7 @@ std::string SuggestPolicy(const Learned& learned, const SuggestContext& ctx) {
     for (const auto& sc : SuggestSyscalls(learned, ctx.base)) {
       if (!sc.not_added.empty()) {
         review.push_back("syscall " + sc.name + ": " + sc.not_added + " (" +
-                         std::to_string(sc.calls) + " calls)");
+                         std::to_string(sc.calls) + (sc.calls == 1 ? " call)" : " calls)"));
         continue;
       }
       ++listed;
@@ -630,7 +630,8 @@ std::string SuggestPolicy(const Learned& learned, const SuggestContext& ctx) {
     }
     out += "syscalls:\n";
     out += "  # The census of " + std::to_string(learned.census_runs) +
-           " learning runs: " + std::to_string(listed) + " syscalls";
+           (learned.census_runs == 1 ? " learning run: " : " learning runs: ") +
+           std::to_string(listed) + " syscalls";
     if (ctx.default_syscalls > 0) {
       out +=
           " (gander's filter allows " + std::to_string(ctx.default_syscalls) + " without a list)";

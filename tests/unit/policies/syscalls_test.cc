@@ -58,11 +58,13 @@ TEST(SyscallsKeyTest, AnUnknownNameIsAnErrorAtItsPosition) {
 TEST(SyscallsKeyTest, ShapeErrors) {
   auto not_list = ParsePolicy("version: 1\nsyscalls: {allow: read}\n", "p.yaml");
   ASSERT_FALSE(not_list);
-  EXPECT_EQ(not_list.error().message, "p.yaml:2:19: syscalls.allow: expected a list of syscall names");
+  EXPECT_EQ(not_list.error().message,
+            "p.yaml:2:19: syscalls.allow: expected a list of syscall names");
   auto unknown_key = ParsePolicy("version: 1\nsyscalls: {deny: [read]}\n", "p.yaml");
   ASSERT_FALSE(unknown_key);
-  EXPECT_NE(unknown_key.error().message.find("unknown key 'deny' in syscalls (expected one of: allow)"),
-            std::string::npos);
+  EXPECT_NE(
+      unknown_key.error().message.find("unknown key 'deny' in syscalls (expected one of: allow)"),
+      std::string::npos);
 }
 
 TEST(SyscallsKeyTest, ShowsSortedAndRoundTrips) {
@@ -124,9 +126,12 @@ TEST_F(SyscallsMergeTest, ADerivedListCannotWidenTheBases) {
   ASSERT_FALSE(merged);
   const std::string& message = merged.error().message;
   EXPECT_TRUE(message.starts_with(dir_ + "/leaf.yaml:3:26: syscalls.allow[1]: 'openat' is not in "
-                                         "the base policy's allowlist (")) << message;
-  EXPECT_TRUE(message.ends_with("syscalls_test/base.yaml:2:19); a derived policy's allowlist can "
-                                "only narrow its base's")) << message;
+                                         "the base policy's allowlist ("))
+      << message;
+  EXPECT_TRUE(
+      message.ends_with("syscalls_test/base.yaml:2:19); a derived policy's allowlist can "
+                        "only narrow its base's"))
+      << message;
 }
 
 TEST_F(SyscallsMergeTest, ABaseWithoutAListTakesTheDerivedOne) {
