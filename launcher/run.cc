@@ -167,6 +167,9 @@ Result<std::unique_ptr<gvisor::GvisorRun>> StartGvisorSandbox(
   if (Status added = p.secrets->AddMount(spec.mounts); !added) return added.error();
   spec.cwd = p.workspace;
   spec.rlimits = Rlimits(p.policy.limits);
+  // The allowlist as in the native filter: enforce mode only (learning counts every syscall).
+  if (p.mode != RunMode::kLearn) spec.syscalls_allow = p.policy.syscalls_allow;
+  options.oci_seccomp = spec.syscalls_allow.has_value();
   if (const char* platform = getenv("GANDER_RUNSC_PLATFORM"); platform && *platform) {
     options.platform = platform;
   }

@@ -10,7 +10,7 @@ namespace gander::policies {
 
 // Succeeds when `backend` honours everything `merged` (extends resolved) asks for. Otherwise
 // one error naming every unsupported feature with where it was written ("my.yaml:3:10: backend
-// gvisor cannot honour: FEATURE (my.yaml:7:5; why)"). gVisor refuses `syscalls.allow`.
+// gvisor cannot honour: FEATURE (my.yaml:7:5; why)"). Both backends honour everything today.
 Status CheckBackendSupport(const Policy& merged, Backend backend);
 
 }  // namespace gander::policies
