@@ -37,6 +37,23 @@ std::string Absolute(const std::string& path) {
   return path;
 }
 
+// How many syscalls gander's filter allows without an allowlist: every native syscall but the
+// floor's unconditional entries.
+size_t DefaultSyscallCount() {
+  std::set<std::string> always;
+  for (const auto& d : monitor::DeniedSyscalls({})) {
+    if (d.any_of.empty()) always.emplace(d.name);
+  }
+  size_t by_default = 0;
+  for (int nr = 0; nr < 1024; ++nr) {
+    char* name = seccomp_syscall_resolve_num_arch(SCMP_ARCH_NATIVE, nr);
+    if (name == nullptr) continue;
+    if (!always.contains(name)) ++by_default;
+    free(name);
+  }
+  return by_default;
+}
+
 int PrintOciSeccomp(const learn::Learned& learned) {
   if (learned.census_runs == 0 || learned.syscalls.empty()) {
     spdlog::error(
@@ -51,21 +68,9 @@ int PrintOciSeccomp(const learn::Learned& learned) {
   const auto floor = monitor::DeniedSyscalls({});
   auto profile = learn::OciSeccompProfile(learned, floor, learn::NativeOciArch());
   for (const auto& line : profile.left_out) spdlog::warn("oci-seccomp: left out: {}", line);
-  // For comparison: gander's own filter allows every native syscall but the floor's
-  // unconditional entries.
-  std::set<std::string> always;
-  for (const auto& d : floor) {
-    if (d.any_of.empty()) always.emplace(d.name);
-  }
-  size_t by_default = 0;
-  for (int nr = 0; nr < 1024; ++nr) {
-    char* name = seccomp_syscall_resolve_num_arch(SCMP_ARCH_NATIVE, nr);
-    if (name == nullptr) continue;
-    if (!always.contains(name)) ++by_default;
-    free(name);
-  }
   std::cerr << "gander: oci-seccomp: " << profile.allowed
-            << " syscalls allowed; gander's default filter allows " << by_default << "\n";
+            << " syscalls allowed; gander's default filter allows " << DefaultSyscallCount()
+            << "\n";
   std::cout << profile.json;
   return 0;
 }
@@ -134,10 +139,17 @@ int PolicySuggest(const SuggestOptions& o) {
   sctx.base = std::move(expanded).value();
   sctx.workspace = workspace;
   sctx.home = home;
+  sctx.default_syscalls = DefaultSyscallCount();
   for (const auto& f : from) {
     for (const auto& file : learn::RotatedFiles(f)) sctx.sources.push_back(file);
   }
   std::cout << learn::SuggestPolicy(*learned, sctx);
+  if (learned->census_runs > 0) {
+    size_t listed = 0;
+    for (const auto& s : learn::SuggestSyscalls(*learned, sctx.base)) listed += s.not_added.empty();
+    std::cerr << "gander: policy suggest: syscalls.allow lists " << listed
+              << " syscalls; gander's default filter allows " << sctx.default_syscalls << "\n";
+  }
   return 0;
 }
 

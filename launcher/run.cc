@@ -169,6 +169,9 @@ Result<std::unique_ptr<gvisor::GvisorRun>> StartGvisorSandbox(
   if (Status added = p.secrets->AddMount(spec.mounts); !added) return added.error();
   spec.cwd = p.workspace;
   spec.rlimits = Rlimits(p.policy.limits);
+  // The allowlist as in the native filter: enforce mode only (learning counts every syscall).
+  if (p.mode != RunMode::kLearn) spec.syscalls_allow = p.policy.syscalls_allow;
+  options.oci_seccomp = spec.syscalls_allow.has_value();
   if (const char* platform = getenv("GANDER_RUNSC_PLATFORM"); platform && *platform) {
     options.platform = platform;
   }
@@ -229,7 +232,8 @@ Result<SandboxSpec> BuildSpec(const Prepared& p, bool use_namespaces, PrivateDir
                                        .files = p.files,
                                        .census = p.mode == RunMode::kLearn,
                                        .network = spec.egress,
-                                       .handoff_fd = kChildSyncFd});
+                                       .handoff_fd = kChildSyncFd,
+                                       .allow = p.policy.syscalls_allow});
   if (!seccomp) return seccomp.error();
   spec.seccomp = std::move(seccomp).value();
   spec.rlimits = Rlimits(p.policy.limits);
@@ -293,7 +297,8 @@ Result<std::unique_ptr<Extension>> StartExtension(const Prepared& p, bool use_na
       auto broker = CompileSeccompFilter({.notify = true,
                                           .files = monitor::FilesWatch::kOff,
                                           .network = true,
-                                          .broker_only = true});
+                                          .broker_only = true,
+                                          .allow = std::nullopt});
       if (!broker) return broker.error();
       x->spec->seccomp = std::move(broker).value();
       x->spec->egress = true;
@@ -897,6 +902,8 @@ int Run(const RunOptions& o) {
                                                                         p.command.readable))
                          : std::nullopt,
         .denials = x.spec->seccomp.denials,
+        .unlisted = x.spec->seccomp.unlisted,
+        .unlisted_errno = kUnlistedErrno,
         .files = p.files,
         .census = learn && !x.gvisor,  // under gVisor: the broker's notifications only
         .log_all_files = learn,

@@ -7,9 +7,12 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <memory>
+#include <set>
 
 #include "common/unique_fd.h"
+#include "policies/policy.h"
 
 namespace gander::launcher {
 namespace {
@@ -25,6 +28,27 @@ uint32_t DefaultAction(scmp_filter_ctx ctx) {
   uint32_t action = 0;
   seccomp_attr_get(ctx, SCMP_FLTATR_ACT_DEFAULT, &action);
   return action;
+}
+
+// The highest syscall number the allowlist refuses (beyond it the kernel answers ENOSYS
+// itself); x86_64's x32 numbers start at 512 and are a foreign ABI here (killed).
+constexpr int kMaxSyscallNr = 1023;
+
+// The syscall numbers of the native architecture that `allow` (plus policies::kImplicitSyscalls)
+// leaves out, named by libseccomp or not.
+std::set<int> Unlisted(const std::vector<std::string>& allow) {
+  std::set<int> allowed;
+  auto add = [&](const char* name) {
+    int nr = seccomp_syscall_resolve_name(name);
+    if (nr >= 0) allowed.insert(nr);
+  };
+  for (const std::string& name : allow) add(name.c_str());
+  for (const char* name : policies::kImplicitSyscalls) add(name);
+  std::set<int> out;
+  for (int nr = 0; nr <= kMaxSyscallNr; ++nr) {
+    if (!allowed.contains(nr)) out.insert(nr);
+  }
+  return out;
 }
 
 }  // namespace
@@ -56,6 +80,16 @@ Result<SeccompProgram> CompileSeccompFilter(const SeccompOptions& options) {
     return SeccompError(rc, "set nnp attribute");
   }
 
+  const bool allowlist = options.allow && !options.census && !options.broker_only;
+  if (allowlist) {
+    program.unlisted = Unlisted(*options.allow);
+    // Some 400 rules: a binary search instead of a linear scan on every syscall.
+    if (int rc = seccomp_attr_set(ctx.get(), SCMP_FLTATR_CTL_OPTIMIZE, 2); rc < 0) {
+      return SeccompError(rc, "set optimize attribute");
+    }
+  }
+  auto listed = [&](int nr) { return !program.unlisted.contains(nr); };
+
   // Denials go through the supervisor (reported, then refused with the same errno) when it
   // can; the supervisor applies the same table (monitor/denied_syscalls.h).
   if (!options.broker_only) {
@@ -67,11 +101,14 @@ Result<SeccompProgram> CompileSeccompFilter(const SeccompOptions& options) {
     if (nr == __NR_SCMP_ERROR || nr < 0) continue;
     uint32_t action = notify && !denied.silent ? SCMP_ACT_NOTIFY : SCMP_ACT_ERRNO(denied.error);
     if (denied.any_of.empty()) {
+      program.unlisted.erase(nr);  // the floor's unconditional denial stands
       if (int rc = add(action, nr, nullptr); rc < 0) {
         return SeccompError(rc, "deny " + std::string(denied.name));
       }
     }
-    for (const auto& pattern : denied.any_of) {
+    // A conditional one for a syscall the allowlist refuses whole: the refusal below covers
+    // it (the monitor still answers the floor's calls with the floor's errno).
+    for (const auto& pattern : listed(nr) ? denied.any_of : std::vector<monitor::ArgPattern>{}) {
       if (int rc = add(action, nr, &pattern); rc < 0) {
         return SeccompError(rc, "deny " + std::string(denied.label));
       }
@@ -85,7 +122,7 @@ Result<SeccompProgram> CompileSeccompFilter(const SeccompOptions& options) {
     for (const auto& watched : monitor::WatchedSyscalls()) {
       if (static_cast<int>(watched.level) > static_cast<int>(options.files)) continue;
       int nr = seccomp_syscall_resolve_name(std::string(watched.name).c_str());
-      if (nr == __NR_SCMP_ERROR || nr < 0) continue;
+      if (nr == __NR_SCMP_ERROR || nr < 0 || !listed(nr)) continue;
       if (int rc = add(SCMP_ACT_NOTIFY, nr, nullptr); rc < 0) {
         return SeccompError(rc, "watch " + std::string(watched.name));
       }
@@ -97,20 +134,49 @@ Result<SeccompProgram> CompileSeccompFilter(const SeccompOptions& options) {
   // sendmsg on the hand-off fd is the listener's own delivery and must not wait for it.
   if (notify && options.network && !options.census) {
     for (const char* name : {"connect", "sendmmsg"}) {
+      if (!listed(seccomp_syscall_resolve_name(name))) continue;
       if (int rc = seccomp_rule_add(filter, SCMP_ACT_NOTIFY, seccomp_syscall_resolve_name(name), 0);
           rc < 0) {
         return SeccompError(rc, std::string("watch ") + name);
       }
     }
-    if (int rc =
-            seccomp_rule_add(filter, SCMP_ACT_NOTIFY, SCMP_SYS(sendto), 1, SCMP_A4(SCMP_CMP_NE, 0));
+    if (int rc = listed(SCMP_SYS(sendto))
+                     ? seccomp_rule_add(filter, SCMP_ACT_NOTIFY, SCMP_SYS(sendto), 1,
+                                        SCMP_A4(SCMP_CMP_NE, 0))
+                     : 0;
         rc < 0) {
       return SeccompError(rc, "watch sendto");
     }
-    if (int rc = seccomp_rule_add(filter, SCMP_ACT_NOTIFY, SCMP_SYS(sendmsg), 1,
-                                  SCMP_A0(SCMP_CMP_NE, static_cast<uint64_t>(options.handoff_fd)));
+    if (int rc =
+            listed(SCMP_SYS(sendmsg))
+                ? seccomp_rule_add(filter, SCMP_ACT_NOTIFY, SCMP_SYS(sendmsg), 1,
+                                   SCMP_A0(SCMP_CMP_NE, static_cast<uint64_t>(options.handoff_fd)))
+                : 0;
         rc < 0) {
       return SeccompError(rc, "watch sendmsg");
+    }
+  }
+
+  // The allowlist's refusals, through the supervisor (reported as denied) when notifying.
+  // sendmsg stays allowed on the hand-off fd: the listener travels over it before exec.
+  const uint32_t unlisted_action =
+      notify ? SCMP_ACT_NOTIFY : SCMP_ACT_ERRNO(static_cast<uint32_t>(kUnlistedErrno));
+  for (int nr : program.unlisted) {
+    int rc = 0;
+    if (nr == SCMP_SYS(sendmsg) && options.handoff_fd >= 0) {
+      rc = seccomp_rule_add(filter, unlisted_action, nr, 1,
+                            SCMP_A0(SCMP_CMP_NE, static_cast<uint64_t>(options.handoff_fd)));
+    } else {
+      rc = seccomp_rule_add(filter, unlisted_action, nr, 0);
+    }
+    if (rc < 0) {
+      char* name = seccomp_syscall_resolve_num_arch(SCMP_ARCH_NATIVE, nr);
+      bool named = name != nullptr;
+      free(name);
+      // A number libseccomp has no name for may be refused by it: the kernel has no such
+      // syscall either (ENOSYS), unless it is newer than libseccomp.
+      if (!named) continue;
+      return SeccompError(rc, "refuse unlisted syscall " + std::to_string(nr));
     }
   }
 

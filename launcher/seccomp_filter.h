@@ -11,6 +11,9 @@
 
 #include <linux/filter.h>
 
+#include <cerrno>
+#include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -25,7 +28,20 @@ struct SeccompProgram {
   std::vector<std::string> denied_syscalls;     // for doctor and docs
   bool notify = false;                          // the filter has USER_NOTIF actions
   std::vector<monitor::DeniedSyscall> denials;  // the table the filter was built from
+  // With an allowlist: the syscall numbers it refuses (with kUnlistedErrno, through the
+  // supervisor when notifying, which reports each as a denied `syscall` event).
+  std::set<int> unlisted;
 };
+
+// What a syscall outside `syscalls.allow` fails with. ENOSYS rather than EPERM: it says "this
+// kernel has no such syscall", which is exactly what glibc, libuv and Node test for before
+// falling back to an older syscall (clone3 -> clone, statx -> fstatat, faccessat2 ->
+// faccessat, close_range -> close, pidfd_open -> waitpid, rseq unregistered); EPERM is taken
+// as a real failure by most of them (Docker's faccessat2 breakage with glibc 2.33 was that).
+inline constexpr int kUnlistedErrno = ENOSYS;
+
+// Every allowlist also allows policies::kImplicitSyscalls (policies/policy.h) and sendmsg on
+// the listener hand-off's fd (handoff_fd): the sandbox's own steps before execve.
 
 struct SeccompOptions {
   // Without a network and mount namespace nothing else keeps the extension off the network
@@ -47,6 +63,10 @@ struct SeccompOptions {
   // denials, no watches. For the gVisor backend, whose sentry makes the host connects of its
   // hostinet stack and installs its own filter over this one.
   bool broker_only = false;
+  // `syscalls.allow` (enforce mode): every other syscall fails with kUnlistedErrno, even a
+  // watched one; the floor's denials keep their errno, the listed syscalls their watches.
+  // Ignored in census mode (learning sees every syscall) and with broker_only.
+  std::optional<std::vector<std::string>> allow;
 };
 
 Result<SeccompProgram> CompileSeccompFilter(const SeccompOptions& options = {});

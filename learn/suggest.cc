@@ -8,6 +8,7 @@
 #include <tuple>
 #include <vector>
 
+#include "monitor/denied_syscalls.h"
 #include "monitor/path_classifier.h"
 #include "policies/network_matcher.h"
 
@@ -449,8 +450,51 @@ std::string SecretsSection(const Learned& learned, const policies::ExpandedPolic
   }
   return out;
 }
+// Syscalls that need a capability or change credentials: an MCP server has no business with
+// them, so `suggest` lists them for review instead of allowing them.
+constexpr std::string_view kPrivilegedSyscalls[] = {
+    "setuid",   "setgid",   "setreuid", "setregid", "setresuid",   "setresgid", "setgroups",
+    "setfsuid", "setfsgid", "capset",   "unshare",  "personality", "mknod",     "mknodat",
+};
 
 }  // namespace
+
+std::vector<SyscallSuggestion> SuggestSyscalls(const Learned& learned,
+                                               const policies::ExpandedPolicy& base) {
+  std::map<std::string, const monitor::DeniedSyscall*> floor_always;
+  std::map<std::string, std::string> floor_conditional;  // name -> labels
+  static const auto floor = monitor::DeniedSyscalls({});
+  for (const auto& d : floor) {
+    if (d.any_of.empty()) {
+      floor_always.emplace(std::string(d.name), &d);
+    } else {
+      std::string& labels = floor_conditional[std::string(d.name)];
+      labels += (labels.empty() ? "" : ", ") + std::string(d.label);
+    }
+  }
+  std::set<std::string> base_allows;
+  if (base.syscalls_allow)
+    base_allows.insert(base.syscalls_allow->begin(), base.syscalls_allow->end());
+  std::vector<SyscallSuggestion> out;
+  for (const auto& [name, calls] : learned.syscalls) {
+    SyscallSuggestion s{name, calls, "", ""};
+    if (auto c = floor_conditional.find(name); c != floor_conditional.end()) s.floor = c->second;
+    auto always = floor_always.find(name);
+    if (name.starts_with("nr ")) {
+      s.not_added = "no name on this architecture";
+    } else if (always != floor_always.end()) {
+      if (always->second->silent) continue;  // a compatibility answer (clone3), seen or not
+      s.not_added = "gander's floor denies it whatever the allowlist says";
+    } else if (std::find(std::begin(kPrivilegedSyscalls), std::end(kPrivilegedSyscalls), name) !=
+               std::end(kPrivilegedSyscalls)) {
+      s.not_added = "privileged (credentials, capabilities, namespaces, devices)";
+    } else if (base.syscalls_allow && !base_allows.contains(name)) {
+      s.not_added = "not in the base's syscalls.allow (a derived list can only narrow it)";
+    }
+    out.push_back(std::move(s));
+  }
+  return out;
+}
 
 Coverage CheckCoverage(const Learned& learned, const policies::ExpandedPolicy& policy,
                        const std::string& workspace, const std::string& home) {
@@ -496,6 +540,18 @@ Coverage CheckCoverage(const Learned& learned, const policies::ExpandedPolicy& p
     } else if ((rule->second.as == policies::SecretDelivery::kFile) != (as == "file")) {
       out.uncovered.push_back("secret " + name + " as " + as + ": the policy delivers it as " +
                               (as == "file" ? "env" : "file") + " (" + SecretComment(seen) + ")");
+    }
+  }
+  if (policy.syscalls_allow) {
+    std::set<std::string> allowed(policy.syscalls_allow->begin(), policy.syscalls_allow->end());
+    for (const char* name : policies::kImplicitSyscalls) allowed.insert(name);
+    for (const auto& s : SuggestSyscalls(learned, {})) {
+      const std::string line = "syscall " + s.name + " (" + std::to_string(s.calls) + "x)";
+      if (s.not_added.starts_with("gander's floor")) {
+        out.refused.push_back(line + ": gander's floor");
+      } else if (!allowed.contains(s.name)) {
+        out.uncovered.push_back(line);
+      }
     }
   }
   return out;
@@ -635,7 +691,7 @@ std::string SuggestPolicy(const Learned& learned, const SuggestContext& ctx) {
   }
   for (const auto& [name, usage] : learned.denied_syscalls) {
     review.push_back("syscall " + name + ": refused by the seccomp filter (" + Describe(usage) +
-                     "); policy v1 has no key to allow it");
+                     "); gander's floor: syscalls.allow cannot allow it");
   }
 
   std::string out;
@@ -681,18 +737,32 @@ std::string SuggestPolicy(const Learned& learned, const SuggestContext& ctx) {
     }
   }
   out += SecretsSection(learned, ctx.base, flagged);
-  if (!learned.syscalls.empty()) {
-    std::vector<std::pair<uint64_t, std::string>> top;
-    for (const auto& [name, n] : learned.syscalls) top.emplace_back(n, name);
-    std::sort(top.rbegin(), top.rend());
-    out += "# Syscalls seen (census, " + std::to_string(top.size()) + " distinct; most used):";
-    for (size_t i = 0; i < top.size() && i < 12; ++i) {
-      out += (i % 6 == 0 ? "\n#  " : "") + std::string(" ") + top[i].second + " " +
-             std::to_string(top[i].first);
+  if (learned.census_runs > 0 && !learned.syscalls.empty()) {
+    std::string list;
+    size_t listed = 0;
+    for (const auto& sc : SuggestSyscalls(learned, ctx.base)) {
+      if (!sc.not_added.empty()) {
+        review.push_back("syscall " + sc.name + ": " + sc.not_added + " (" +
+                         std::to_string(sc.calls) + (sc.calls == 1 ? " call)" : " calls)"));
+        continue;
+      }
+      ++listed;
+      list += "    - " + sc.name + "  # " + std::to_string(sc.calls) +
+              (sc.calls == 1 ? " call" : " calls") +
+              (sc.floor.empty() ? "" : "; the floor still refuses " + sc.floor) + "\n";
+    }
+    out += "syscalls:\n";
+    out += "  # The census of " + std::to_string(learned.census_runs) +
+           (learned.census_runs == 1 ? " learning run: " : " learning runs: ") +
+           std::to_string(listed) + " syscalls";
+    if (ctx.default_syscalls > 0) {
+      out +=
+          " (gander's filter allows " + std::to_string(ctx.default_syscalls) + " without a list)";
     }
     out +=
-        "\n# (policy v1 has no syscall allowlist: `--format oci-seccomp` writes one as an OCI\n"
-        "# seccomp profile)\n";
+        ";\n  # any other fails with ENOSYS. execve, write, exit, exit_group, rt_sigreturn and\n"
+        "  # restart_syscall are always allowed.\n";
+    out += "  allow:" + std::string(listed == 0 ? " []\n" : "\n") + list;
   }
   auto block = [&out](const char* title, std::vector<std::string>& lines) {
     if (lines.empty()) return;

@@ -17,17 +17,31 @@ struct SuggestContext {
   std::string workspace;             // absolute: paths below it become ${WORKSPACE}/...
   std::string home;                  // absolute: paths below it become ~/...
   std::vector<std::string> sources;  // the audit log files read, for the header comment
+  size_t default_syscalls = 0;       // how many gander's filter allows without an allowlist
 };
+
+// How each census syscall is suggested for `syscalls.allow`: allowed, or why not (the floor
+// denies it whatever the list says; a privileged syscall is for a person to grant; a base's
+// allowlist leaves it out; no name on this architecture). Sorted by name.
+struct SyscallSuggestion {
+  std::string name;
+  uint64_t calls = 0;
+  std::string not_added;  // empty: listed
+  std::string floor;      // listed, but the floor still refuses these calls of it ("ioctl(...)")
+};
+std::vector<SyscallSuggestion> SuggestSyscalls(const Learned& learned,
+                                               const policies::ExpandedPolicy& base);
 
 // A policy v1 YAML document extending ctx.extends that grants what was seen and the base does
 // not already allow: paths collapsed to directories (the workspace, home, an interpreter's
 // prefix, a shared library's directory), read / write / exec separated, network hosts with
-// their ports, the secrets the runs were given (names and delivery, never values); each entry
-// with a comment saying how often, by which tools and when (first-last) it was used.
-// Named public hosts are granted but flagged `# REVIEW: public host`. Risky items (credentials
-// under home, the system's password and key files, anything under a deny rule of the base,
-// public addresses without a name, link-local destinations, syscalls the filter refused) are
-// never added: they are listed in a `# REVIEW:` comment block at the end.
+// their ports, the syscall census as `syscalls.allow`, the secrets the runs were given (names and
+// delivery, never values); each entry with a comment saying how often, by which tools and when
+// (first-last) it was used. Named public hosts are granted but flagged `# REVIEW: public host`.
+// Risky items (credentials under home, the system's password and key files, anything under a
+// deny rule of the base, public addresses without a name, link-local destinations, syscalls
+// the filter refused, privileged syscalls) are never added: they are listed in a `# REVIEW:`
+// comment block at the end.
 std::string SuggestPolicy(const Learned& learned, const SuggestContext& ctx);
 
 struct Coverage {
@@ -39,7 +53,8 @@ struct Coverage {
 // What of `learned` the expanded `policy` does not allow, by the monitor's path classifier
 // (monitor/path_classifier.h) and the network matcher. Reads of a private tmpfs path (/tmp,
 // home) are covered only when the extension wrote that path itself (its own scratch files):
-// otherwise it wanted the real file, which the tmpfs hides.
+// otherwise it wanted the real file, which the tmpfs hides. A census syscall the policy's
+// `syscalls.allow` leaves out is uncovered (`syscall NAME`); one the floor denies is refused.
 Coverage CheckCoverage(const Learned& learned, const policies::ExpandedPolicy& policy,
                        const std::string& workspace, const std::string& home);
 

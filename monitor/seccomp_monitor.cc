@@ -338,6 +338,17 @@ Response SeccompMonitor::Decide(const Notification& n, std::vector<Event>& event
     events.push_back(std::move(e));
     return Response{false, denied.error};
   }
+  if (config_.unlisted.contains(n.nr)) {
+    Event e = BaseEvent(n.pid);
+    SyscallEvent s;
+    s.name = Name(n.nr);
+    s.nr = n.nr;
+    s.error = config_.unlisted_errno;
+    s.action = SyscallAction::kDenied;
+    e.payload = std::move(s);
+    events.push_back(std::move(e));
+    return Response{false, config_.unlisted_errno};
+  }
   if (auto network = network_nrs_.find(n.nr); network != network_nrs_.end()) {
     std::optional<Response> answer =
         config_.network->OnSyscall(n, network->second, BaseEvent(n.pid), events);

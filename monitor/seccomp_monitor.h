@@ -9,6 +9,7 @@
 
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <unordered_map>
 
@@ -69,6 +70,9 @@ struct SeccompMonitorConfig {
   // are recorded as would_deny, with its path class.
   std::optional<ClassifierRules> trial;
   std::vector<DeniedSyscall> denials;  // the table the filter was compiled from
+  // Syscall numbers `syscalls.allow` leaves out: denied with `unlisted_errno`, reported.
+  std::set<int> unlisted;
+  int unlisted_errno = 0;
   FilesWatch files = FilesWatch::kOpens;
   bool census = false;          // learn mode: every syscall notifies and is counted
   bool log_all_files = false;   // learn mode: every file event, not only the notable ones

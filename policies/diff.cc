@@ -56,6 +56,13 @@ std::vector<std::string> RuleLines(const Policy& p) {
     out.push_back("monitor.audit_log_files " + std::to_string(*p.monitor.audit_log_files));
   }
   if (p.monitor.osv_endpoint) out.push_back("monitor.osv_endpoint " + *p.monitor.osv_endpoint);
+  if (p.syscalls.allow) {
+    // One line per name, and one for the list itself: an empty list differs from none.
+    std::set<std::string> names;
+    for (const auto& entry : *p.syscalls.allow) names.insert(entry.name);
+    out.push_back("syscalls.allow (" + std::to_string(names.size()) + " names)");
+    for (const auto& name : names) out.push_back("syscalls.allow " + name);
+  }
   for (const auto& [name, r] : p.secrets) {
     std::string line = "secrets." + name + " from=" + std::string(ToString(r.from));
     if (!r.env_name.empty()) line += " name=" + r.env_name;

@@ -193,6 +193,13 @@ Result<ExpandedPolicy> Expand(const Policy& merged, const ExpansionContext& ctx)
   const MonitorRules& monitor = merged.monitor;
   out.files = monitor.files.value_or(kDefaultFilesMonitoring);
   out.backend = merged.backend.value_or(Backend::kNative);
+  if (merged.syscalls.allow) {
+    std::vector<std::string> names;
+    for (const SyscallEntry& entry : *merged.syscalls.allow) names.push_back(entry.name);
+    std::sort(names.begin(), names.end());
+    names.erase(std::unique(names.begin(), names.end()), names.end());
+    out.syscalls_allow = std::move(names);
+  }
   if (monitor.audit_log) {
     Result<std::string> path = ExpandPath(monitor.audit_log->path, ctx);
     if (!path) {

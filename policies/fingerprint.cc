@@ -47,6 +47,13 @@ std::string CanonicalText(const ExpandedPolicy& p) {
   out += "monitor.files " + std::to_string(static_cast<int>(p.files)) + "\n";
   // Only a non-default backend is written, so native policies keep their fingerprints.
   if (p.backend != Backend::kNative) out += "backend " + std::string(ToString(p.backend)) + "\n";
+  // Absent without an allowlist, so policies without one keep their fingerprints; an empty
+  // allowlist is a line of its own (it differs from none).
+  if (p.syscalls_allow) {
+    out += "syscalls.allow";
+    for (const auto& name : *p.syscalls_allow) out += " " + name;
+    out += "\n";
+  }
   // Secrets by their rules (never values); absent from policies without secrets, so their
   // fingerprints are unchanged.
   for (const auto& [name, rule] : p.secrets) {

@@ -109,8 +109,33 @@ void Override(std::optional<T>& base, const std::optional<T>& derived) {
   if (derived) base = derived;
 }
 
+// `syscalls.allow`: a derived list narrows the base's (intersection); a name the base's list
+// leaves out is an error, never a silent widening.
+Status MergeSyscalls(SyscallRules& base, const SyscallRules& derived) {
+  if (!derived.allow) return {};
+  if (base.allow) {
+    std::set<std::string> allowed;
+    for (const SyscallEntry& entry : *base.allow) allowed.insert(entry.name);
+    for (size_t i = 0; i < derived.allow->size(); ++i) {
+      const SyscallEntry& entry = (*derived.allow)[i];
+      if (!allowed.contains(entry.name)) {
+        return MakeError(FormatMark(entry.mark) + ": syscalls.allow[" + std::to_string(i) + "]: '" +
+                         entry.name + "' is not in the base policy's allowlist (" +
+                         FormatMark(base.allow_mark) +
+                         "); a derived policy's allowlist can only narrow its base's");
+      }
+    }
+  }
+  base.allow = derived.allow;
+  base.allow_mark = derived.allow_mark;
+  return {};
+}
+
 // `derived` layered over `base` (see the merge rules in loader.h).
-void MergeInto(Policy& base, const Policy& derived) {
+Status MergeInto(Policy& base, const Policy& derived) {
+  if (Status syscalls = MergeSyscalls(base.syscalls, derived.syscalls); !syscalls) {
+    return syscalls;
+  }
   auto path_of = [](const PathEntry& entry) -> const std::string& { return entry.path; };
   FilesystemRules& fs = base.filesystem;
   AppendUnique(fs.read, derived.filesystem.read, path_of);
@@ -150,6 +175,7 @@ void MergeInto(Policy& base, const Policy& derived) {
   base.network.deny.insert(base.network.deny.end(), derived.network.deny.begin(),
                            derived.network.deny.end());
   Override(base.network.deny_errno, derived.network.deny_errno);
+  return {};
 }
 
 }  // namespace
@@ -216,7 +242,9 @@ Result<Policy> ResolveExtends(Policy leaf, const std::vector<std::string>& searc
   std::vector<std::string> names;
   for (const Policy& policy : chain) names.push_back(policy.source);
   Policy merged = std::move(chain.back());
-  for (size_t i = chain.size() - 1; i-- > 0;) MergeInto(merged, chain[i]);
+  for (size_t i = chain.size() - 1; i-- > 0;) {
+    if (Status status = MergeInto(merged, chain[i]); !status) return status.error();
+  }
   merged.version = kPolicyVersion;
   merged.extends.reset();
   merged.extends_mark = SourceMark{};

@@ -42,7 +42,8 @@ std::vector<std::string> BuiltinProfileNames();
 // Merge, base first then derived: path lists and env.pass are concatenated keeping the first
 // of any duplicates; env.set maps are merged with the derived value winning; each limit set in
 // the derived policy overrides the base, and so does each `monitor` field; network rules are
-// concatenated. A derived policy can
+// concatenated; a derived `syscalls.allow` replaces the base's but may only name syscalls the
+// base's list has (it narrows; a wider list is an error). A derived policy can
 // add rules, never remove them. The result has no `extends`, `chain` lists every policy's
 // source (most derived first) and `source` is that chain joined by " <- ", e.g.
 // "my.yaml <- profile:default".

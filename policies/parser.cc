@@ -2,6 +2,7 @@
 // yaml-cpp exception is caught here and becomes an Error with the file, line and column.
 #include "policies/parser.h"
 
+#include <seccomp.h>
 #include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
@@ -44,6 +45,10 @@ constexpr KeySpec kPolicyKeys[] = {
     {"secrets", "a mapping of variable names to entries like {from: env}"},
     {"backend", "one of: native, gvisor"},
     {"install", "one of: auto, off"},
+    {"syscalls", "a mapping with keys: allow"},
+};
+constexpr KeySpec kSyscallsKeys[] = {
+    {"allow", "a list of syscall names"},
 };
 constexpr KeySpec kFilesystemKeys[] = {
     {"read", "a list of path strings"},  {"exec", "a list of path strings"},
@@ -289,6 +294,7 @@ class Parser {
   Status Network(const YAML::Node& node, NetworkRules& out) const;
   Status Monitor(const YAML::Node& node, MonitorRules& out) const;
   Status Secrets(const YAML::Node& node, std::map<std::string, SecretRule>& out) const;
+  Status Syscalls(const YAML::Node& node, SyscallRules& out) const;
   Result<SecretRule> Secret(const YAML::Node& node, const std::string& where) const;
   Result<uint64_t> PositiveDuration(const YAML::Node& node, const std::string& where) const {
     if (!node.IsScalar()) return Fail(node, where + ": expected a positive duration (30s, 8h)");
@@ -341,6 +347,7 @@ Result<Policy> Parser::Parse(const YAML::Node& root) const {
         if (spec.name == "limits") return LimitsSection(value, policy.limits);
         if (spec.name == "monitor") return Monitor(value, policy.monitor);
         if (spec.name == "secrets") return Secrets(value, policy.secrets);
+        if (spec.name == "syscalls") return Syscalls(value, policy.syscalls);
         if (spec.name == "backend") {
           Result<std::string> word = String(value, where, spec.expected);
           if (!word) return word.error();
@@ -546,6 +553,30 @@ Status Parser::Monitor(const YAML::Node& node, MonitorRules& out) const {
                                  " rotated files are kept, got " + Quote(value.Scalar()));
         }
         out.audit_log_files = *files;
+        return {};
+      });
+}
+
+Status Parser::Syscalls(const YAML::Node& node, SyscallRules& out) const {
+  return ForEachEntry(
+      node, "syscalls", kSyscallsKeys,
+      [&](const KeySpec& spec, const std::string& where, const YAML::Node& value) -> Status {
+        if (!value.IsSequence()) {
+          return Fail(value, where + ": expected " + std::string(spec.expected));
+        }
+        std::vector<SyscallEntry> names;
+        for (const YAML::Node& item : value) {
+          std::string item_where = where + "[" + std::to_string(names.size()) + "]";
+          Result<std::string> name = String(item, item_where, "a syscall name");
+          if (!name) return name.error();
+          if (!IsSyscallName(*name)) {
+            return Fail(item, item_where + ": unknown syscall " + Quote(*name) +
+                                  " (not a syscall name on this architecture)");
+          }
+          names.push_back(SyscallEntry{std::move(*name), MarkOf(item)});
+        }
+        out.allow = std::move(names);
+        out.allow_mark = MarkOf(value);
         return {};
       });
 }
@@ -1071,6 +1102,17 @@ std::string ToYaml(const Policy& policy) {
     out << YAML::Key << "install" << YAML::Value << (*policy.install ? "auto" : "off");
   }
 
+  if (policy.syscalls.allow) {
+    std::vector<std::string> names;
+    for (const SyscallEntry& entry : *policy.syscalls.allow) names.push_back(entry.name);
+    std::sort(names.begin(), names.end());
+    names.erase(std::unique(names.begin(), names.end()), names.end());
+    out << YAML::Key << "syscalls" << YAML::Value << YAML::BeginMap;
+    out << YAML::Key << "allow" << YAML::Value << YAML::Flow;
+    EmitList(out, names);
+    out << YAML::EndMap;
+  }
+
   out << YAML::Key << "secrets" << YAML::Value;
   if (policy.secrets.empty()) out << YAML::Flow;
   out << YAML::BeginMap;
@@ -1106,6 +1148,12 @@ std::string ToYaml(const Policy& policy) {
   std::string source = policy.source;
   std::replace(source.begin(), source.end(), '\n', ' ');
   return "# effective policy: " + source + "\n" + out.c_str() + "\n";
+}
+
+bool IsSyscallName(const std::string& name) {
+  // Names only: libseccomp also accepts a number, which is not a name.
+  if (name.empty() || std::isdigit(static_cast<unsigned char>(name[0])) != 0) return false;
+  return seccomp_syscall_resolve_name_arch(SCMP_ARCH_NATIVE, name.c_str()) >= 0;
 }
 
 bool IsValidEnvName(std::string_view name) {

@@ -70,6 +70,9 @@ bool IsValidEnvName(std::string_view name);
 // True when `name` is a valid profile name: [A-Za-z0-9_-]+.
 bool IsValidProfileName(std::string_view name);
 
+// Is `name` a syscall of the native architecture (libseccomp's table)?
+bool IsSyscallName(const std::string& name);
+
 // "file:line:col", or just "file" when the mark has no position.
 std::string FormatMark(const SourceMark& mark);
 

@@ -114,6 +114,34 @@ enum class Backend {
   kGvisor,  // runsc, rootless, from an OCI bundle generated from the policy
 };
 
+// One name in YAML `syscalls.allow`, as written (checked against the native architecture's
+// syscall table when parsed).
+struct SyscallEntry {
+  std::string name;
+  SourceMark mark;
+  friend bool operator==(const SyscallEntry&, const SyscallEntry&) = default;
+};
+
+// Syscalls every `syscalls.allow` list allows without naming them: the sandbox's own steps
+// between installing the seccomp filter and the extension's first instruction (execve; write
+// reports a failed execve; the listener hand-off's sendmsg is allowed on its fd only, see
+// launcher/seccomp_filter.h), and what the kernel needs of any process (signal return,
+// restarted syscalls, exit).
+inline constexpr const char* kImplicitSyscalls[] = {
+    "execve", "write", "exit", "exit_group", "rt_sigreturn", "restart_syscall",
+};
+
+// YAML `syscalls`: which syscalls the extension may make at all (policies/README.md). Unset:
+// every syscall gander's dangerous-syscall floor lets through. Set: only these (plus the few
+// the sandbox itself needs to reach the extension's execve, launcher/seccomp_filter.h); the
+// floor's denials still win. A derived policy's list is intersected with its base's and may
+// not name a syscall the base's list leaves out (the loader refuses it).
+struct SyscallRules {
+  std::optional<std::vector<SyscallEntry>> allow;
+  SourceMark allow_mark;  // where `allow` was written
+  friend bool operator==(const SyscallRules&, const SyscallRules&) = default;
+};
+
 // YAML `secrets.NAME.from`: where a secret's value comes from.
 enum class SecretSource {
   kEnv,      // gander's own environment (where Goose puts `envs` and `env_keys`)
@@ -165,8 +193,9 @@ struct Policy {
   NetworkRules network;
   MonitorRules monitor;
   std::map<std::string, SecretRule> secrets;  // by the variable name inside the sandbox
-  std::optional<Backend> backend;             // unset: the base policy's, else native
-  SourceMark backend_mark;                    // where `backend` was written
+  SyscallRules syscalls;
+  std::optional<Backend> backend;  // unset: the base policy's, else native
+  SourceMark backend_mark;         // where `backend` was written
   // YAML `install: auto | off`: the install phase for package runners (npx, npm exec, uvx,
   // pipx run; launcher/install/). Unset: the base policy's, else auto. --install wins.
   std::optional<bool> install;
@@ -189,6 +218,8 @@ struct ExpandedPolicy {
   int audit_log_files = kDefaultAuditLogFiles;
   std::map<std::string, SecretRule> secrets;  // file paths expanded; no values here
   Backend backend = Backend::kNative;
+  // `syscalls.allow`, sorted and distinct; unset: no allowlist (the floor only).
+  std::optional<std::vector<std::string>> syscalls_allow;
   std::vector<std::string> sources;  // the chain, most derived first
 };
 

@@ -25,6 +25,8 @@ std::optional<T> Looser(const std::optional<T>& trial, const std::optional<T>& b
 
 ExpandedPolicy TrialEnforcement(const ExpandedPolicy& trial, const ExpandedPolicy& base) {
   ExpandedPolicy out = trial;
+  // The trial's syscall allowlist is not enforced (nor recorded as would_deny): the base's.
+  out.syscalls_allow = base.syscalls_allow;
   out.read = Union(trial.read, base.read);
   out.exec = Union(trial.exec, base.exec);
   out.write = Union(trial.write, base.write);
@@ -53,6 +55,7 @@ ExpandedPolicy LearnEnforcement(const ExpandedPolicy& learned,
                                 const std::vector<std::string>& writable,
                                 const std::vector<std::string>& keep_denied) {
   ExpandedPolicy out = learned;
+  out.syscalls_allow.reset();  // learning counts every syscall (the floor stays)
   out.exec = Union(learned.exec, host_roots);
   out.exec = Union(out.exec, writable);
   out.write = Union(learned.write, writable);

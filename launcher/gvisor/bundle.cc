@@ -2,6 +2,12 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cerrno>
+
+#include "learn/oci_seccomp.h"
+#include "policies/policy.h"
+
 namespace gander::launcher::gvisor {
 namespace {
 
@@ -115,6 +121,25 @@ std::string OciConfig(const BundleSpec& spec) {
     for (size_t i = 0; i < items.size(); ++i) out += (i ? ",\n" : "\n") + items[i];
     return out;
   };
+  // The allowlist as OCI seccomp, for runsc --oci-seccomp: names only (gVisor's sentry
+  // implements the syscalls; the host floor is not its concern). ENOSYS as native, though
+  // runsc 20221219 answers EPERM whatever errnoRet says.
+  std::string seccomp;
+  if (spec.syscalls_allow) {
+    std::vector<std::string> names = *spec.syscalls_allow;
+    for (const char* name : policies::kImplicitSyscalls) names.emplace_back(name);
+    std::sort(names.begin(), names.end());
+    names.erase(std::unique(names.begin(), names.end()), names.end());
+    seccomp = fmt::format(
+        R"(,
+    "seccomp": {{
+      "defaultAction": "SCMP_ACT_ERRNO",
+      "defaultErrnoRet": {},
+      "architectures": [{}],
+      "syscalls": [{{"names": {}, "action": "SCMP_ACT_ALLOW"}}]
+    }})",
+        ENOSYS, Json(std::string(learn::NativeOciArch())), JsonList(names));
+  }
   // uid 0 inside gVisor's own user namespace: rootless runsc maps it to the caller, so what
   // the extension writes belongs to the user. No capabilities at all.
   return fmt::format(R"({{
@@ -135,13 +160,13 @@ std::string OciConfig(const BundleSpec& spec) {
   "mounts": [{}
   ],
   "linux": {{
-    "namespaces": [{{"type": "pid"}}, {}{{"type": "ipc"}}, {{"type": "uts"}}, {{"type": "mount"}}]
+    "namespaces": [{{"type": "pid"}}, {}{{"type": "ipc"}}, {{"type": "uts"}}, {{"type": "mount"}}]{}
   }}
 }}
 )",
                      JsonList(spec.argv), JsonList(spec.envp), Json(spec.cwd), join(rlimits),
                      Json(spec.root), Json(spec.hostname), join(mounts),
-                     spec.host_network ? "" : R"({"type": "network"}, )");
+                     spec.host_network ? "" : R"({"type": "network"}, )", seccomp);
 }
 
 }  // namespace gander::launcher::gvisor

@@ -5,6 +5,7 @@
 
 #include <sys/resource.h>
 
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -24,6 +25,10 @@ struct BundleSpec {
   // No network namespace of the container's own: the sandbox uses runsc's (--network=host,
   // an empty namespace gander made for its egress broker).
   bool host_network = false;
+  // `syscalls.allow` (enforce mode): OCI `linux.seccomp` allowing only these (and
+  // policies::kImplicitSyscalls), every other syscall refused; runsc applies it inside the
+  // sandbox with --oci-seccomp (RunscOptions::oci_seccomp).
+  std::optional<std::vector<std::string>> syscalls_allow;
 };
 
 // config.json. Binds become OCI bind mounts (ro unless writable, noexec unless executable),

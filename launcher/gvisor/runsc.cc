@@ -140,6 +140,7 @@ std::vector<std::string> RunscRunArgv(const RunscOptions& options, const std::st
     if (list != kStraceAll) argv.push_back("--strace-syscalls=" + list);
     argv.push_back("--debug-log=" + debug_log);
   }
+  if (options.oci_seccomp) argv.push_back("--oci-seccomp");
   argv.insert(argv.end(), {"run", "--bundle=" + bundle_dir, container_id});
   return argv;
 }

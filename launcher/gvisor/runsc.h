@@ -32,6 +32,8 @@ struct RunscOptions {
   // only loopback, with this seccomp program installed before exec (connect and the send
   // family notify gander: SeccompOptions::broker_only). Empty: --network=none.
   std::vector<sock_filter> broker_filter;
+  // Pass --oci-seccomp: runsc applies the bundle's linux.seccomp inside the sandbox.
+  bool oci_seccomp = false;
 };
 
 // The argv that runs `container_id` from `bundle_dir`, its state under `state_dir`; with

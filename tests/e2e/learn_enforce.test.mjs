@@ -5,10 +5,11 @@
 //      `--format oci-seccomp` from the same log;
 //   3. the exchange enforced under the suggestion in another workspace B gives the same
 //      answers, and, with the OCI profile loaded by libseccomp (oci_seccomp_exec), bare too;
-//   4. "smaller than default": the OCI profile allows fewer syscalls than gander's default
-//      filter (every native syscall but the floor), the suggestion adds no network, and only
-//      the grants that were used (filesystem: one data directory, not the host's files learn
-//      mode showed it);
+//   4. "smaller than default": the suggestion's `syscalls.allow` (enforced by gander's own
+//      filter in step 3) and the OCI profile allow fewer syscalls than gander's default filter
+//      (every native syscall but the floor), the suggestion adds no network, and only the
+//      grants that were used (filesystem: one data directory, not the host's files learn mode
+//      showed it);
 //   5. a changed behaviour (a new directory read, a new host contacted, a new file read) makes
 //      `gander policy suggest --check SUGGESTED` fail and name it.
 //
@@ -121,6 +122,8 @@ function servers(world) {
           await new Promise((r) => setTimeout(r, 300));
         },
         expect: /not covered: connect 203\.0\.113\.7:8443/,
+        // ... and the syscalls its socket needs, outside the learned allowlist.
+        alsoExpect: /not covered: syscall (socket|connect) /,
       },
     },
     everything: {
@@ -242,7 +245,16 @@ describe("learn then enforce on real servers", () => {
       assert.ok(!r.stdout.includes(wsLearn), "a workspace path was written literally, not as ${WORKSPACE}");
       assert.ok(!/^network:/m.test(r.stdout), "no network was used: none may be suggested");
       const diff = gander(["policy", "diff", server.base, suggested], { ok: [0, 1] }).stdout;
-      const added = diff.split("\n").filter((l) => l.startsWith("+ "));
+      // The syscall allowlist: the census, far smaller than what gander allows without one.
+      const listed = /syscalls\.allow lists (\d+) syscalls; gander's default filter allows (\d+)/.exec(r.stderr);
+      assert.ok(listed, `no syscalls.allow summary from suggest: ${r.stderr}`);
+      const [allowCount, filterCount] = [Number(listed[1]), Number(listed[2])];
+      assert.match(r.stdout, /^syscalls:\n(  #.*\n)*  allow:\n/m);
+      const allowLines = diff.split("\n").filter((l) => /^\+ syscalls\.allow [a-z]/.test(l) && !l.includes("("));
+      assert.equal(allowLines.length, allowCount, "policy diff lists every allowed syscall");
+      assert.ok(allowCount < filterCount / 2, `syscalls.allow: ${allowCount} of ${filterCount}`);
+      t.diagnostic(`syscalls: ${allowCount} in the suggestion's syscalls.allow, ${filterCount} allowed by default`);
+      const added = diff.split("\n").filter((l) => l.startsWith("+ ") && !l.startsWith("+ syscalls.allow"));
       assert.ok(!diff.split("\n").some((l) => l.startsWith("- ")), `the suggestion removes rules?\n${diff}`);
       t.diagnostic(`rules added to ${server.base}: ${added.length}\n${added.join("\n")}`);
       // Besides node's own probes of /sys (cgroup memory limit, CPU list; absent under default,
@@ -266,7 +278,9 @@ describe("learn then enforce on real servers", () => {
       assert.ok(learnedCount < defaultCount / 2, `${learnedCount} of ${defaultCount}`);
       t.diagnostic(`syscalls: ${learnedCount} allowed by the learned OCI profile, ${defaultCount} by the default filter`);
 
-      // 3. Enforced under the suggestion, in another workspace: the same answers.
+      // 3. Enforced under the suggestion (its syscall allowlist included), in another
+      //    workspace: the same answers.
+      assert.match(gander(["policy", "show", suggested]).stdout, /^syscalls:\n  allow: \[/m);
       const enforced = await session(server, world, { ws: wsEnforce, ganderArgs: ["--name", `enforce-${name}`, "--policy", suggested] });
       assert.deepEqual(enforced.s.protocolErrors, []);
       assert.deepEqual(enforced.out, learned, `answers differ under the suggestion\n${enforced.s.stderr.join("")}`);
@@ -295,6 +309,7 @@ describe("learn then enforce on real servers", () => {
       });
       const check = gander(["policy", "suggest", "--check", suggested, `learn-${name}`, "--from", driftLog], { ok: [1] });
       assert.match(check.stdout, server.drift.expect);
+      if (server.drift.alsoExpect) assert.match(check.stdout, server.drift.alsoExpect);
       t.diagnostic(`drift: ${check.stdout.split("\n").filter((l) => l.startsWith("not covered")).join("; ")}`);
     });
   }

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <nlohmann/json.hpp>
 
 #include "launcher/gvisor/bundle.h"
@@ -91,6 +92,27 @@ TEST(RunscArgvTest, HostNetworkWithTheBrokerFilter) {
   EXPECT_EQ(RunscRunArgv(options, "/r/state", "/r/bundle", "c1", ""),
             (std::vector<std::string>{"runsc", "--rootless", "--network=host", "--root=/r/state",
                                       "run", "--bundle=/r/bundle", "c1"}));
+}
+
+TEST(OciConfigTest, TheSyscallAllowlistBecomesOciSeccompForRunsc) {
+  BundleSpec spec;
+  spec.root = "/r";
+  EXPECT_FALSE(nlohmann::json::parse(OciConfig(spec))["linux"].contains("seccomp"));
+  spec.syscalls_allow = std::vector<std::string>{"read", "openat"};
+  const nlohmann::json seccomp = nlohmann::json::parse(OciConfig(spec))["linux"]["seccomp"];
+  EXPECT_EQ(seccomp["defaultAction"], "SCMP_ACT_ERRNO");
+  EXPECT_EQ(seccomp["defaultErrnoRet"], ENOSYS);
+  ASSERT_EQ(seccomp["syscalls"].size(), 1u);
+  EXPECT_EQ(seccomp["syscalls"][0]["action"], "SCMP_ACT_ALLOW");
+  // The listed ones and the implicit ones (policies::kImplicitSyscalls), sorted.
+  EXPECT_EQ(seccomp["syscalls"][0]["names"],
+            nlohmann::json({"execve", "exit", "exit_group", "openat", "read", "restart_syscall",
+                            "rt_sigreturn", "write"}));
+  RunscOptions options;
+  options.oci_seccomp = true;
+  EXPECT_EQ(RunscRunArgv(options, "/r/state", "/r/bundle", "c1", ""),
+            (std::vector<std::string>{"runsc", "--rootless", "--network=none", "--root=/r/state",
+                                      "--oci-seccomp", "run", "--bundle=/r/bundle", "c1"}));
 }
 
 TEST(OciConfigTest, HostNetworkDropsTheNetworkNamespace) {

@@ -424,3 +424,68 @@ TEST(Suggest, PublicDestinationsAreFlaggedNamedOrNot) {
 
 }  // namespace
 }  // namespace gander::learn
+
+namespace gander::learn {
+namespace {
+
+Learned Census() {
+  Learned l;
+  l.runs = l.census_runs = 1;
+  l.syscalls = {{"read", 40},  {"openat", 3}, {"ioctl", 2}, {"setuid", 1},
+                {"ptrace", 1}, {"clone3", 1}, {"nr 999", 1}};
+  return l;
+}
+
+TEST(SuggestSyscalls, TheCensusBecomesTheAllowlistRiskyOnesReviewed) {
+  SuggestContext c = Ctx();
+  c.default_syscalls = 314;
+  std::string yaml = SuggestPolicy(Census(), c);
+  SCOPED_TRACE(yaml);
+  EXPECT_NE(yaml.find("syscalls:\n  # The census of 1 learning run: 3 syscalls (gander's filter "
+                      "allows 314 without a list);"),
+            std::string::npos);
+  EXPECT_NE(
+      yaml.find("  allow:\n    - ioctl  # 2 calls; the floor still refuses "
+                "ioctl(TIOCSTI/TIOCLINUX)\n    - openat  # 3 calls\n    - read  # 40 calls\n"),
+      std::string::npos);
+  auto review = yaml.find("# REVIEW:");
+  ASSERT_NE(review, std::string::npos);
+  EXPECT_GT(yaml.find("syscall setuid: privileged"), review);
+  EXPECT_GT(yaml.find("syscall ptrace: gander's floor denies it"), review);
+  EXPECT_GT(yaml.find("syscall nr 999: no name"), review);
+  EXPECT_EQ(yaml.find("clone3"), std::string::npos);  // the floor's ENOSYS, seen or not
+
+  auto parsed = policies::ParsePolicy(yaml, "suggestion.yaml");
+  ASSERT_TRUE(parsed.ok()) << parsed.error().message;
+  auto merged = policies::ResolveExtends(*parsed, {});
+  ASSERT_TRUE(merged.ok());
+  auto expanded = policies::Expand(*merged, {kWs, kHome, {}});
+  ASSERT_TRUE(expanded.ok());
+  EXPECT_EQ(*expanded->syscalls_allow, (std::vector<std::string>{"ioctl", "openat", "read"}));
+
+  // --check: the floor's is refused (not drift); the privileged and the unnamed are drift.
+  auto coverage = CheckCoverage(Census(), *expanded, kWs, kHome);
+  EXPECT_EQ(coverage.uncovered,
+            (std::vector<std::string>{"syscall nr 999 (1x)", "syscall setuid (1x)"}));
+  EXPECT_EQ(coverage.refused, (std::vector<std::string>{"syscall ptrace (1x): gander's floor"}));
+  // A syscall used later, not in the list: drift.
+  Learned later = Census();
+  later.syscalls["mkdir"] = 1;
+  auto drift = CheckCoverage(later, *expanded, kWs, kHome);
+  EXPECT_NE(std::find(drift.uncovered.begin(), drift.uncovered.end(), "syscall mkdir (1x)"),
+            drift.uncovered.end());
+  // Without an allowlist in the policy, syscalls are not checked.
+  EXPECT_TRUE(CheckCoverage(later, Default(), kWs, kHome).uncovered.empty());
+}
+
+TEST(SuggestSyscalls, ABaseAllowlistBoundsTheSuggestion) {
+  SuggestContext c = Ctx();
+  c.base.syscalls_allow = std::vector<std::string>{"read"};
+  std::string yaml = SuggestPolicy(Census(), c);
+  SCOPED_TRACE(yaml);
+  EXPECT_NE(yaml.find("  allow:\n    - read  # 40 calls\n"), std::string::npos);
+  EXPECT_NE(yaml.find("syscall openat: not in the base's syscalls.allow"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace gander::learn

@@ -104,6 +104,25 @@ TEST_F(SeccompMonitorTest, DeniedSyscallIsReportedThenRefused) {
   EXPECT_EQ(events[0].pid, 4242);
 }
 
+TEST_F(SeccompMonitorTest, AnUnlistedSyscallIsReportedThenRefusedAfterTheFloor) {
+  config_.unlisted = {Nr("mkdir"), Nr("unshare")};
+  config_.unlisted_errno = ENOSYS;
+  auto monitor = Make();
+  std::vector<Event> events;
+  Response r = monitor.Decide(Call("mkdir", {0, 0755}), events);
+  EXPECT_FALSE(r.continue_syscall);
+  EXPECT_EQ(r.error, ENOSYS);
+  ASSERT_EQ(events.size(), 1u);
+  const auto& s = std::get<SyscallEvent>(events[0].payload);
+  EXPECT_EQ(s.name, "mkdir");
+  EXPECT_EQ(s.error, ENOSYS);
+  EXPECT_EQ(s.action, SyscallAction::kDenied);
+  // The floor's answer first: unshare(CLONE_NEWUSER) is EPERM, plain unshare the list's ENOSYS.
+  EXPECT_EQ(monitor.Decide(Call("unshare", {CLONE_NEWUSER}), events).error, EPERM);
+  EXPECT_EQ(monitor.Decide(Call("unshare", {0}), events).error, ENOSYS);
+  EXPECT_EQ(events.size(), 3u);
+}
+
 TEST_F(SeccompMonitorTest, ConditionalDenialFollowsTheArguments) {
   auto monitor = Make();
   std::vector<Event> events;

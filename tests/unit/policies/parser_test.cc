@@ -122,7 +122,7 @@ TEST(ParsePolicyErrorTest, EmptyDocument) {
 TEST(ParsePolicyErrorTest, NotAMapping) {
   EXPECT_EQ(ParseError("- version\n"),
             "my.yaml:1:1: expected a mapping of policy keys (version, extends, filesystem, env, "
-            "limits, network, monitor, secrets, backend, install)");
+            "limits, network, monitor, secrets, backend, install, syscalls)");
 }
 
 TEST(ParsePolicyErrorTest, SyntaxErrorHasItsPosition) {
@@ -162,7 +162,7 @@ TEST(ParsePolicyErrorTest, Version) {
 TEST(ParsePolicyErrorTest, UnknownKeysAtEveryLevel) {
   EXPECT_EQ(ParseError("version: 1\nfilesytem: {}\n"),
             "my.yaml:2:1: unknown key 'filesytem' in policy (expected one of: version, extends, "
-            "filesystem, env, limits, network, monitor, secrets, backend, install)");
+            "filesystem, env, limits, network, monitor, secrets, backend, install, syscalls)");
   EXPECT_EQ(ParseError("version: 1\nfilesystem:\n  reed: [/usr]\n"),
             "my.yaml:3:3: unknown key 'reed' in filesystem (expected one of: read, exec, write, "
             "private, deny)");

@@ -72,6 +72,13 @@ TEST(TrialEnforcementTest, MonitorSettingsAndEnvironmentAreTheTrials) {
   EXPECT_THAT(enforced.env_pass, ElementsAre("LANG"));
 }
 
+TEST(TrialEnforcementTest, TheTrialsSyscallAllowlistIsNotEnforced) {
+  ExpandedPolicy trial = Base();
+  trial.syscalls_allow = std::vector<std::string>{"read"};
+  EXPECT_FALSE(TrialEnforcement(trial, Base()).syscalls_allow);
+  EXPECT_FALSE(LearnEnforcement(trial, {"/etc"}, {"/tmp"}, {}).syscalls_allow);
+}
+
 TEST(LearnEnforcementTest, WidensToTheHostsFilesAndTheRealHome) {
   ExpandedPolicy learned = Base();
   ExpandedPolicy enforced = LearnEnforcement(learned, {"/etc", "/opt", "/srv", "/home"},
