@@ -46,6 +46,7 @@
 #include "policies/expand.h"
 #include "policies/fingerprint.h"
 #include "policies/loader.h"
+#include "policies/parser.h"
 #include "policies/trial.h"
 
 namespace gander::launcher {
@@ -383,6 +384,12 @@ std::unique_ptr<monitor::Egress> MakeEgress(const Prepared& p, SandboxProcess& s
           p.name);
     } else {
       spdlog::warn("{}: no DNS stub: names do not resolve", p.name);
+    }
+    for (const policies::NetworkRule& rule : p.policy.network.allow) {
+      if (rule.protocol == policies::Protocol::kUdp) {
+        spdlog::warn("{}: {}: protocol: udp has no effect without namespaces (UDP is refused)",
+                     p.name, policies::FormatMark(rule.mark));
+      }
     }
     std::ifstream resolv_conf("/etc/resolv.conf");
     std::stringstream text;
