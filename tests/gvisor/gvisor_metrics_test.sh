@@ -35,7 +35,7 @@ check() {  # check DESCRIPTION COMMAND...
 }
 
 # Not under /tmp: the sandbox's /tmp is a private tmpfs, so "outside" must be elsewhere.
-world=$(mktemp -d "$3/gvisor-metrics.XXXXXX")
+world=$(mktemp -d /var/tmp/gander-gvisor-metrics-XXXXXX)
 chmod 755 "$world"
 collector=
 cleanup() {
