@@ -20,8 +20,8 @@
 #include <thread>
 #include <vector>
 
-#include "monitor/rpc_monitor.h"
 #include "monitor/supervisor.h"
+#include "relay/rpc_monitor.h"
 
 namespace {
 

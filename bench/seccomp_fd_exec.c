@@ -9,7 +9,7 @@
  * as gander does, so the bwrap column pays the same compile cost as gander's; the extra execve
  * it adds is measured on its own in the benchmark (row "seccomp_fd_exec → /bin/true").
  *
- * The rules mirror launcher/seccomp_filter.cc (keep the two lists in sync):
+ * The rules mirror sandbox/seccomp_filter.cc (keep the two lists in sync):
  *   - default ALLOW;
  *   - a foreign ABI (i386 int 0x80, x32) kills the process (only the native arch is in the filter);
  *   - ~55 syscalls no MCP server needs -> EPERM;

@@ -398,7 +398,7 @@ mkdir -p "$(dirname "$OUT")"
   echo '```'
   echo
   if ((BWRAP_SECCOMP)); then
-    echo "bwrap's seccomp filter (bench/seccomp_fd_exec.c, mirrors launcher/seccomp_filter.cc):"
+    echo "bwrap's seccomp filter (bench/seccomp_fd_exec.c, mirrors sandbox/seccomp_filter.cc):"
     echo '```'
     "$TMP/seccomp_fd_exec" --dump "$TMP/filter.bpf" | tail -n 1 | sed 's/^# //'
     echo '```'

@@ -9,7 +9,7 @@
 
 #include <utility>
 
-#include "monitor/event_json.h"
+#include "events/event_json.h"
 
 namespace gander::exporters {
 namespace {

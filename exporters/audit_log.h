@@ -1,4 +1,4 @@
-// The audit log: an EventSink that appends each event as one JSON line (monitor/event_json.h,
+// The audit log: an EventSink that appends each event as one JSON line (events/event_json.h,
 // schema in docs/audit-log.md) to a file, rotated by size.
 //
 // The file is opened O_WRONLY|O_APPEND|O_CREAT|O_CLOEXEC with mode 0600 (it can hold paths
@@ -28,8 +28,8 @@
 
 #include "common/result.h"
 #include "common/unique_fd.h"
-#include "monitor/event.h"
-#include "monitor/event_sink.h"
+#include "events/event.h"
+#include "events/event_sink.h"
 
 namespace gander::exporters {
 

@@ -27,9 +27,9 @@
 
 #include "common/result.h"
 #include "common/unique_fd.h"
+#include "events/event_sink.h"
 #include "exporters/audit_log.h"
 #include "exporters/collector_wire.h"
-#include "monitor/event_sink.h"
 
 namespace gander::exporters {
 

@@ -3,7 +3,7 @@
 
 #include <charconv>
 
-#include "monitor/event_json.h"
+#include "events/event_json.h"
 
 namespace gander::exporters::wire {
 namespace {

@@ -21,7 +21,7 @@
 #include <string_view>
 #include <vector>
 
-#include "monitor/event.h"
+#include "events/event.h"
 
 namespace gander::exporters::wire {
 

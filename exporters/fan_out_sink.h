@@ -5,7 +5,7 @@
 #include <utility>
 #include <vector>
 
-#include "monitor/event_sink.h"
+#include "events/event_sink.h"
 
 namespace gander::exporters {
 

@@ -9,19 +9,19 @@
 #include <cstdio>
 #include <iostream>
 
-#include "audit/audit.h"
 #include "exporters/collector_paths.h"
 #include "launcher/collect.h"
 #include "launcher/doctor.h"
-#include "launcher/goose_cli.h"
+#include "launcher/goose/cli.h"
 #include "launcher/install/install_phase.h"
-#include "launcher/isolation.h"
 #include "launcher/policy_learn.h"
 #include "launcher/run.h"
 #include "launcher/status.h"
 #include "policies/expand.h"
 #include "policies/loader.h"
 #include "policies/parser.h"
+#include "sandbox/isolation.h"
+#include "vet/audit.h"
 
 namespace gander::launcher {
 namespace {
@@ -181,7 +181,7 @@ int Main(int argc, char** argv) {
     sub->add_flag("--dry-run", dry_run, "Print the diff, write nothing");
   }
 
-  audit::AuditOptions audit_opts;
+  vet::AuditOptions audit_opts;
   std::string audit_format = "text", audit_fail_on = "high";
   auto* audit_cmd = app.add_subcommand(
       "audit",
@@ -262,12 +262,12 @@ int Main(int argc, char** argv) {
     return install::RunWithInstall(run, install);
   }
   if (*audit_cmd) {
-    audit_opts.format = audit_format == "json"       ? audit::Format::kJson
-                        : audit_format == "markdown" ? audit::Format::kMarkdown
-                                                     : audit::Format::kText;
-    audit_opts.fail_on = *audit::ParseSeverity(audit_fail_on);
+    audit_opts.format = audit_format == "json"       ? vet::Format::kJson
+                        : audit_format == "markdown" ? vet::Format::kMarkdown
+                                                     : vet::Format::kText;
+    audit_opts.fail_on = *vet::ParseSeverity(audit_fail_on);
     audit_opts.gander = SelfPath();
-    return audit::RunAudit(audit_opts, std::cout);
+    return vet::RunAudit(audit_opts, std::cout);
   }
   if (*check_cmd) return PolicyCheck(check_file);
   if (*show_cmd) return PolicyShow(show_name);

@@ -10,7 +10,7 @@
 #include <set>
 
 #include "common/unique_fd.h"
-#include "launcher/filesystem_plan.h"
+#include "sandbox/filesystem_plan.h"
 
 namespace gander::launcher {
 namespace {

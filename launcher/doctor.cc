@@ -2,9 +2,9 @@
 
 #include <unistd.h>
 
-#include "launcher/gvisor/probe.h"
-#include "launcher/isolation.h"
-#include "launcher/seccomp_filter.h"
+#include "sandbox/gvisor/probe.h"
+#include "sandbox/isolation.h"
+#include "sandbox/seccomp_filter.h"
 
 namespace gander::launcher {
 namespace {

@@ -9,13 +9,13 @@
 #include <iostream>
 #include <set>
 
-#include "launcher/environment.h"
 #include "launcher/run.h"
 #include "learn/audit_reader.h"
 #include "learn/oci_seccomp.h"
 #include "learn/suggest.h"
 #include "policies/diff.h"
 #include "policies/expand.h"
+#include "sandbox/environment.h"
 
 namespace gander::launcher {
 namespace {

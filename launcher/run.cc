@@ -21,33 +21,33 @@
 #include <sstream>
 
 #include "common/unique_fd.h"
+#include "events/event_queue.h"
 #include "exporters/audit_log.h"
 #include "exporters/collector_client.h"
 #include "exporters/collector_paths.h"
-#include "launcher/child_setup.h"
 #include "launcher/command.h"
-#include "launcher/egress_setup.h"
-#include "launcher/environment.h"
-#include "launcher/filesystem_plan.h"
-#include "launcher/gvisor/runsc.h"
-#include "launcher/gvisor/strace.h"
-#include "launcher/landlock.h"
-#include "launcher/sandbox.h"
-#include "launcher/seccomp_filter.h"
 #include "launcher/secrets.h"
-#include "monitor/egress.h"
-#include "monitor/event_queue.h"
 #include "monitor/path_classifier.h"
-#include "monitor/redactor.h"
-#include "monitor/rpc_monitor.h"
 #include "monitor/seccomp_monitor.h"
 #include "monitor/supervisor.h"
+#include "network/egress.h"
 #include "policies/backend.h"
 #include "policies/expand.h"
 #include "policies/fingerprint.h"
 #include "policies/loader.h"
 #include "policies/parser.h"
 #include "policies/trial.h"
+#include "relay/redactor.h"
+#include "relay/rpc_monitor.h"
+#include "sandbox/child_setup.h"
+#include "sandbox/egress_setup.h"
+#include "sandbox/environment.h"
+#include "sandbox/filesystem_plan.h"
+#include "sandbox/gvisor/runsc.h"
+#include "sandbox/gvisor/strace.h"
+#include "sandbox/landlock.h"
+#include "sandbox/sandbox.h"
+#include "sandbox/seccomp_filter.h"
 
 namespace gander::launcher {
 namespace {
@@ -136,7 +136,7 @@ struct Prepared {
 };
 
 // The gVisor backend: the same mount plan (with a mount namespace), environment, rlimits and
-// command as the native sandbox, as an OCI bundle run by runsc (launcher/gvisor/). With seccomp
+// command as the native sandbox, as an OCI bundle run by runsc (sandbox/gvisor/). With seccomp
 // notification, network through the egress broker as native: runsc in an empty network
 // namespace of gander's with --network=host, the sentry's host connects notified (a filter
 // with only the broker's syscalls, `broker`), the DNS stub as the bundle's resolver.

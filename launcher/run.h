@@ -6,9 +6,9 @@
 #include <vector>
 
 #include "common/result.h"
-#include "launcher/isolation.h"
-#include "monitor/watched_syscalls.h"
 #include "policies/policy.h"
+#include "policies/watched_syscalls.h"
+#include "sandbox/isolation.h"
 
 namespace gander::launcher {
 

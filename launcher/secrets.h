@@ -23,10 +23,10 @@
 
 #include "common/result.h"
 #include "common/unique_fd.h"
-#include "launcher/sandbox.h"
 #include "launcher/secret_source.h"
 #include "monitor/supervisor.h"
 #include "policies/policy.h"
+#include "sandbox/sandbox.h"
 
 namespace gander::launcher {
 

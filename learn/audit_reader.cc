@@ -7,7 +7,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "monitor/event_json.h"
+#include "events/event_json.h"
 
 namespace gander::learn {
 namespace {

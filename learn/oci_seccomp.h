@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "learn/learned.h"
-#include "monitor/denied_syscalls.h"
+#include "policies/denied_syscalls.h"
 
 namespace gander::learn {
 
@@ -22,7 +22,7 @@ struct OciSeccomp {
 };
 
 // defaultAction SCMP_ACT_ERRNO (EPERM) for every syscall the census did not see; the seen ones
-// allowed, except gander's dangerous-syscall floor (`floor`, monitor/denied_syscalls.h):
+// allowed, except gander's dangerous-syscall floor (`floor`, policies/denied_syscalls.h):
 // unconditional entries are left out, conditional ones (clone with CLONE_NEW*, ioctl TIOCSTI,
 // socket families, ...) are allowed only for the argument values the floor lets through, and
 // compatibility answers (clone3 -> ENOSYS) are kept as their errno whether seen or not.

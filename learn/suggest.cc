@@ -8,8 +8,8 @@
 #include <tuple>
 #include <vector>
 
-#include "monitor/denied_syscalls.h"
 #include "monitor/path_classifier.h"
+#include "policies/denied_syscalls.h"
 #include "policies/network_matcher.h"
 
 namespace gander::learn {

@@ -6,7 +6,7 @@
 #include <string_view>
 #include <vector>
 
-#include "monitor/event.h"
+#include "events/event.h"
 #include "monitor/seccomp_notify.h"
 
 namespace gander::monitor {

@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-#include "monitor/event_json.h"
+#include "events/event_json.h"
 #include "policies/expand.h"
 
 namespace gander::monitor {

@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-#include "monitor/event.h"
+#include "events/event.h"
 #include "monitor/path_resolver.h"
 #include "policies/policy.h"
 

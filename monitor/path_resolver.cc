@@ -7,7 +7,7 @@
 #include <charconv>
 #include <vector>
 
-#include "monitor/event.h"
+#include "events/event.h"
 
 namespace gander::monitor {
 namespace {

@@ -13,15 +13,15 @@
 #include <string>
 #include <unordered_map>
 
-#include "monitor/denied_syscalls.h"
-#include "monitor/event.h"
-#include "monitor/event_queue.h"
+#include "events/event.h"
+#include "events/event_queue.h"
 #include "monitor/network_handler.h"
 #include "monitor/path_classifier.h"
 #include "monitor/path_resolver.h"
 #include "monitor/seccomp_notify.h"
-#include "monitor/tool_call_tracker.h"
-#include "monitor/watched_syscalls.h"
+#include "policies/denied_syscalls.h"
+#include "policies/watched_syscalls.h"
+#include "relay/tool_call_tracker.h"
 
 namespace gander::monitor {
 

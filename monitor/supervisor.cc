@@ -14,8 +14,8 @@
 #include <cstdint>
 
 #include "common/unique_fd.h"
-#include "monitor/line_relay.h"
-#include "monitor/rpc_monitor.h"
+#include "relay/line_relay.h"
+#include "relay/rpc_monitor.h"
 
 namespace gander::monitor {
 namespace {

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "monitor/line_relay.h"
+#include "relay/line_relay.h"
 
 namespace gander::monitor {
 

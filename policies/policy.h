@@ -125,7 +125,7 @@ struct SyscallEntry {
 // Syscalls every `syscalls.allow` list allows without naming them: the sandbox's own steps
 // between installing the seccomp filter and the extension's first instruction (execve; write
 // reports a failed execve; the listener hand-off's sendmsg is allowed on its fd only, see
-// launcher/seccomp_filter.h), and what the kernel needs of any process (signal return,
+// sandbox/seccomp_filter.h), and what the kernel needs of any process (signal return,
 // restarted syscalls, exit).
 inline constexpr const char* kImplicitSyscalls[] = {
     "execve", "write", "exit", "exit_group", "rt_sigreturn", "restart_syscall",
@@ -133,7 +133,7 @@ inline constexpr const char* kImplicitSyscalls[] = {
 
 // YAML `syscalls`: which syscalls the extension may make at all (policies/README.md). Unset:
 // every syscall gander's dangerous-syscall floor lets through. Set: only these (plus the few
-// the sandbox itself needs to reach the extension's execve, launcher/seccomp_filter.h); the
+// the sandbox itself needs to reach the extension's execve, sandbox/seccomp_filter.h); the
 // floor's denials still win. A derived policy's list is intersected with its base's and may
 // not name a syscall the base's list leaves out (the loader refuses it).
 struct SyscallRules {

@@ -20,10 +20,10 @@
 #include <unordered_map>
 #include <utility>
 
+#include "events/event.h"
 #include "exporters/collector/label_bounds.h"
 #include "exporters/collector/metric_store.h"
 #include "exporters/collector_wire.h"
-#include "monitor/event.h"
 
 namespace gander::exporters::collector {
 

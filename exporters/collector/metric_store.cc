@@ -5,7 +5,7 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 
-#include "monitor/event_json.h"
+#include "events/event_json.h"
 
 namespace gander::exporters::collector {
 namespace {

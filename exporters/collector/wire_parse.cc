@@ -6,7 +6,7 @@
 #include <cerrno>
 #include <charconv>
 
-#include "monitor/event_json.h"
+#include "events/event_json.h"
 
 namespace gander::exporters::collector {
 namespace {

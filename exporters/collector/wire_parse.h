@@ -12,8 +12,8 @@
 #include <string_view>
 
 #include "common/result.h"
+#include "events/event.h"
 #include "exporters/collector_wire.h"
-#include "monitor/event.h"
 
 namespace gander::exporters::collector {
 

@@ -17,10 +17,10 @@
 #include "exporters/collector_client.h"
 #include "exporters/collector_paths.h"
 #include "launcher/command.h"
-#include "launcher/filesystem_plan.h"
 #include "launcher/install/capture.h"
 #include "launcher/install/osv.h"
 #include "launcher/install/package_spec.h"
+#include "sandbox/filesystem_plan.h"
 
 namespace gander::launcher::install {
 namespace {

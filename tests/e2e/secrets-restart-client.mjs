@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// The client side of the secrets restart test (tests/escape/secrets_test.cc): ONE MCP session
+// The client side of the secrets restart test (tests/integration/escape/secrets_test.cc): ONE MCP session
 // (the SDK's Client over StdioClientTransport) with token-server.mjs wrapped in `gander run`,
 // held open while gander refreshes the environment secret API_TOKEN and restarts the server
 // behind its relay. Prints one JSON report on stdout:

@@ -11,9 +11,9 @@
 #include <string>
 #include <string_view>
 
-#include "monitor/line_relay.h"
-#include "monitor/redactor.h"
-#include "monitor/rpc_monitor.h"
+#include "relay/line_relay.h"
+#include "relay/redactor.h"
+#include "relay/rpc_monitor.h"
 
 namespace {
 

@@ -17,8 +17,8 @@
 #include <string>
 #include <vector>
 
+#include "events/event_json.h"
 #include "exporters/fan_out_sink.h"
-#include "monitor/event_json.h"
 
 namespace gander::exporters {
 namespace {

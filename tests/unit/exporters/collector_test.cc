@@ -8,13 +8,13 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "events/event_json.h"
 #include "exporters/collector/collector_state.h"
 #include "exporters/collector/event_metrics.h"
 #include "exporters/collector/label_bounds.h"
 #include "exporters/collector/metric_store.h"
 #include "exporters/collector/wire_parse.h"
 #include "exporters/collector_wire.h"
-#include "monitor/event_json.h"
 
 namespace gander::exporters::collector {
 namespace {

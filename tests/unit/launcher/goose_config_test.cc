@@ -1,9 +1,9 @@
 // Goose config rewrite: wrap then unwrap gives the file back byte for byte, wrap is
 // idempotent, and only enabled stdio entries change.
-#include "launcher/goose_config.h"
-
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+
+#include "launcher/goose/config.h"
 
 namespace gander::launcher::goose {
 namespace {

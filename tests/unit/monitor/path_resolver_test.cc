@@ -8,7 +8,7 @@
 
 #include <string>
 
-#include "monitor/event.h"
+#include "events/event.h"
 
 namespace gander::monitor {
 namespace {

@@ -17,10 +17,10 @@
 #include <thread>
 #include <vector>
 
-#include "monitor/event_sink.h"
-#include "monitor/redactor.h"
-#include "monitor/rpc_monitor.h"
+#include "events/event_sink.h"
 #include "monitor/supervisor.h"
+#include "relay/redactor.h"
+#include "relay/rpc_monitor.h"
 
 namespace gander::monitor {
 namespace {

@@ -141,7 +141,7 @@ TEST_F(SyscallsMergeTest, ABaseWithoutAListTakesTheDerivedOne) {
 }
 
 TEST(SyscallsBackendTest, GvisorHonoursTheAllowlist) {
-  // Through runsc --oci-seccomp (launcher/gvisor/bundle.h); see launcher's gvisor tests.
+  // Through runsc --oci-seccomp (sandbox/gvisor/bundle.h); see launcher's gvisor tests.
   Policy p = Parse("version: 1\nbackend: gvisor\nsyscalls: {allow: [read]}\n");
   EXPECT_TRUE(CheckBackendSupport(p, Backend::kGvisor));
   EXPECT_TRUE(CheckBackendSupport(p, Backend::kNative));

@@ -1,0 +1,56 @@
+// Secret redaction on the extension's stdout and stderr: every occurrence of a secret's value
+// that gander injected is replaced by a marker naming the secret, `[gander:redacted:NAME]`,
+// before it reaches Goose. Found as written raw and in every JSON string escape form (`\/`,
+// `\u00XX` in either case, `\uXXXX` and surrogate pairs for non-ASCII, `\n`...), also when cut
+// by a read or by line breaks (up to kMaxBreaks inside one occurrence). Streaming: bytes that
+// may be the start of an occurrence are held back until the following bytes decide.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "relay/line_relay.h"
+
+namespace gander::monitor {
+
+struct Secret {
+  std::string name;   // e.g. GITHUB_TOKEN; only [A-Za-z0-9_.-] are kept in the marker
+  std::string value;  // values shorter than kMinSecretBytes are not redacted
+};
+
+inline constexpr size_t kMinSecretBytes = 4;
+
+class Redactor final : public StreamRewriter {
+ public:
+  static constexpr int kMaxBreaks = 4;  // line-break bytes tolerated inside one occurrence
+
+  // `on_redact(name, count)` is called for each Rewrite that replaced something.
+  Redactor(std::vector<Secret> secrets,
+           std::function<void(const std::string& name, uint64_t count)> on_redact = {});
+
+  Outcome Rewrite(std::string_view pending, bool at_end) override;
+  // Replaces the set (a refreshed secret: its new value and every old one).
+  void SetSecrets(std::vector<Secret> secrets);
+
+  static std::string Marker(std::string_view name);
+  bool empty() const { return secrets_.empty(); }
+
+ private:
+  enum class Match { kNone, kFull, kPartial };
+  // Tries secret `s` at text[i]; on kFull, *end is one past the occurrence.
+  Match TryAt(std::string_view text, size_t i, const std::string& s, size_t* end) const;
+
+  struct Entry {
+    std::string name;
+    std::string value;
+    std::string marker;
+  };
+  std::vector<Entry> secrets_;
+  bool starts_[256] = {};
+  std::function<void(const std::string&, uint64_t)> on_redact_;
+};
+
+}  // namespace gander::monitor

@@ -1,0 +1,541 @@
+// The sandbox init. Order matters and each step says why it sits where it does. Nothing here
+// allocates or logs: the parent prepared every string; a failure is one {step, errno} message
+// on the sync socket and exit 125.
+#include "sandbox/child_setup.h"
+
+#include <fcntl.h>
+#include <linux/capability.h>
+#include <linux/mount.h>
+#include <linux/seccomp.h>
+#include <linux/securebits.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstdio>
+#include <cstring>
+
+#include "common/fd_passing.h"
+
+namespace gander::launcher {
+namespace {
+
+constexpr const char* kStepNames[] = {
+    "wait for the parent",
+    "setsid",
+    "make mounts private",
+    "mount staging tmpfs",
+    "pivot_root to staging",
+    "mount",
+    "set pid_max",
+    "unmount old root",
+    "pivot_root",
+    "make root read-only",
+    "chdir",
+    "sethostname",
+    "bring up lo",
+    "egress sockets",
+    "setrlimit",
+    "drop capabilities",
+    "no_new_privs",
+    "landlock",
+    "seccomp",
+    "seccomp listener",
+    "fork",
+    "execve",
+    "started",
+};
+static_assert(sizeof(kStepNames) / sizeof(kStepNames[0]) ==
+              static_cast<size_t>(ChildStep::kStarted) + 1);
+
+constexpr const char* kStaging = "/tmp";  // any directory: hidden once the base is pivoted
+constexpr const char* kDevices[] = {"null", "zero", "full", "random", "urandom"};
+
+void Send(int fd, ChildStep step, int err, int detail) {
+  ChildReport report{step, err, detail};
+  (void)!send(fd, &report, sizeof(report), MSG_NOSIGNAL);
+}
+
+[[noreturn]] void Fail(int fd, ChildStep step, int err, int detail = -1) {
+  Send(fd, step, err, detail);
+  _exit(125);
+}
+
+// mkdir -p for the parents of `path` (and `path` itself when `include_last`).
+int MakeDirs(const char* path, bool include_last) {
+  char buf[PATH_MAX];
+  size_t len = strlen(path);
+  if (len >= sizeof(buf)) return ENAMETOOLONG;
+  memcpy(buf, path, len + 1);
+  for (size_t i = 1; i <= len; ++i) {
+    if (buf[i] != '/' && buf[i] != '\0') continue;
+    if (buf[i] == '\0' && !include_last) break;
+    char saved = buf[i];
+    buf[i] = '\0';
+    if (mkdir(buf, 0755) != 0 && errno != EEXIST) return errno;
+    buf[i] = saved;
+  }
+  return 0;
+}
+
+// A mount point for `target`: a directory, or an empty file when the source is a file.
+int MakeMountPoint(const char* target, bool directory) {
+  if (int err = MakeDirs(target, directory)) return err;
+  if (directory) return 0;
+  struct stat st;
+  if (stat(target, &st) == 0) return 0;  // a file already there (e.g. inside a read-only bind)
+  int fd = open(target, O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
+  if (fd < 0) return errno == EEXIST ? 0 : errno;
+  close(fd);
+  return 0;
+}
+
+// Sets mount attributes with mount_setattr (Linux 5.12+); with `recursive` on every mount
+// below too. Only ever adds restrictions, so it also works on mounts locked by the user ns.
+int SetMountAttr(const char* path, uint64_t attr_set, bool recursive) {
+  struct mount_attr attr {};
+  attr.attr_set = attr_set;
+  unsigned flags = recursive ? AT_RECURSIVE : 0;
+  if (syscall(SYS_mount_setattr, AT_FDCWD, path, flags, &attr, sizeof(attr)) != 0) return errno;
+  return 0;
+}
+
+int Mount(const char* source, const char* target, const char* type, unsigned long flags,
+          const char* data) {
+  return mount(source, target, type, flags, data) == 0 ? 0 : errno;
+}
+
+int MountDev(const PreparedMount& m) {
+  if (int err = MakeDirs(m.target.c_str(), true)) return err;
+  if (int err = Mount("tmpfs", m.target.c_str(), "tmpfs", MS_NOSUID | MS_NOEXEC, "mode=0755"))
+    return err;
+  char source[64];
+  char target[PATH_MAX];
+  for (const char* dev : kDevices) {
+    snprintf(source, sizeof(source), "/oldroot/dev/%s", dev);
+    snprintf(target, sizeof(target), "%s/%s", m.target.c_str(), dev);
+    if (int err = MakeMountPoint(target, false)) return err;
+    if (int err = Mount(source, target, nullptr, MS_BIND, nullptr)) return err;
+  }
+  const char* links[][2] = {{"/proc/self/fd", "fd"},
+                            {"/proc/self/fd/0", "stdin"},
+                            {"/proc/self/fd/1", "stdout"},
+                            {"/proc/self/fd/2", "stderr"}};
+  for (const auto& link : links) {
+    snprintf(target, sizeof(target), "%s/%s", m.target.c_str(), link[1]);
+    if (symlink(link[0], target) != 0) return errno;
+  }
+  snprintf(target, sizeof(target), "%s/shm", m.target.c_str());
+  if (mkdir(target, 01777) != 0) return errno;
+  if (int err = Mount("tmpfs", target, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=1777"))
+    return err;
+  return SetMountAttr(m.target.c_str(), MOUNT_ATTR_RDONLY, false);
+}
+
+int DoMount(const PreparedMount& m) {
+  const char* target = m.target.c_str();
+  switch (m.kind) {
+    case MountOp::Kind::kBind: {
+      struct stat st;
+      if (stat(m.source.c_str(), &st) != 0) return errno;
+      if (int err = MakeMountPoint(target, S_ISDIR(st.st_mode))) return err;
+      if (int err = Mount(m.source.c_str(), target, nullptr, MS_BIND | MS_REC, nullptr)) return err;
+      uint64_t attrs = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
+      if (!m.writable) attrs |= MOUNT_ATTR_RDONLY;
+      if (!m.executable) attrs |= MOUNT_ATTR_NOEXEC;
+      return SetMountAttr(target, attrs, true);
+    }
+    case MountOp::Kind::kTmpfs:
+      if (int err = MakeDirs(target, true)) return err;
+      return Mount("tmpfs", target, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, m.options.c_str());
+    case MountOp::Kind::kMaskDir:
+      return Mount("tmpfs", target, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
+                   "mode=000,size=4k");
+    case MountOp::Kind::kMaskFile:
+      if (int err = Mount("/oldroot/dev/null", target, nullptr, MS_BIND, nullptr)) return err;
+      return SetMountAttr(
+          target, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC,
+          false);
+    case MountOp::Kind::kSymlink:
+      if (int err = MakeDirs(target, false)) return err;
+      return symlink(m.source.c_str(), target) == 0 || errno == EEXIST ? 0 : errno;
+    case MountOp::Kind::kProc:
+      if (int err = MakeDirs(target, true)) return err;
+      return Mount("proc", target, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr);
+    case MountOp::Kind::kDev:
+      return MountDev(m);
+  }
+  return EINVAL;
+}
+
+// Caps the number of pids in the new pid namespace (per-namespace pid_max, Linux 6.14+).
+// Unlike RLIMIT_NPROC it also binds when the caller is root. Best effort: older kernels
+// refuse, and RLIMIT_NPROC remains.
+void SetPidMax(uint64_t pid_max) {
+  if (pid_max == 0) return;
+  int fd = open("/newroot/proc/sys/kernel/pid_max", O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return;
+  char buf[32];
+  int len = snprintf(buf, sizeof(buf), "%llu", static_cast<unsigned long long>(pid_max));
+  (void)!write(fd, buf, static_cast<size_t>(len));
+  close(fd);
+}
+
+// The sockets the supervisor serves inside the sandbox's network namespace, made here because
+// only a process inside it can: the egress relay, park and refuse sockets (127.0.0.1 and ::1,
+// any port; monitor::OpenEgressSockets) and the DNS stub (127.0.0.1:53, which needs the
+// namespace's CAP_NET_BIND_SERVICE: before the capabilities are dropped). Sent to the parent
+// in one report; the init keeps none of them. detail: a bit per socket in the order of
+// EgressSlots (sandbox.h); fds in that order.
+void SendEgressSockets(int sync) {
+  monitor::EgressSockets sockets;
+  if (int err = monitor::OpenEgressSockets(sockets); err != 0) {
+    Fail(sync, ChildStep::kEgressSockets, err);
+  }
+  OpenDnsStub(sockets);
+  int fds[kEgressSlotCount];
+  int count = 0;
+  int mask = 0;
+  for (int i = 0; i < kEgressSlotCount; ++i) {
+    const UniqueFd& fd = sockets.*kEgressSlots[i];
+    if (!fd) continue;
+    fds[count++] = fd.get();
+    mask |= 1 << i;
+  }
+  ChildReport report{ChildStep::kEgressSockets, 0, mask};
+  if (int err = SendFds(sync, &report, sizeof(report), fds, count)) {
+    Fail(sync, ChildStep::kEgressSockets, err);
+  }
+}
+
+// Empties every capability set, and locks securebits so that uid 0 (gander run by root) gets
+// no capabilities back at execve.
+int DropCapabilities() {
+  bool have_setpcap = prctl(PR_CAPBSET_READ, CAP_SETPCAP) == 1 && geteuid() == 0;
+  if (have_setpcap) {
+    // Capabilities are numbered densely: the first EINVAL is past the kernel's last one.
+    for (int cap = 0; cap <= 63; ++cap) {
+      if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) == 0) continue;
+      if (errno == EINVAL) break;
+      return errno;
+    }
+    if (prctl(PR_SET_SECUREBITS, SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP |
+                                     SECBIT_NO_SETUID_FIXUP_LOCKED | SECBIT_KEEP_CAPS_LOCKED) !=
+        0) {
+      return errno;
+    }
+  }
+  if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0 && errno != EINVAL)
+    return errno;
+  struct __user_cap_header_struct header {
+    _LINUX_CAPABILITY_VERSION_3, 0
+  };
+  struct __user_cap_data_struct data[2]{};
+  if (syscall(SYS_capset, &header, data) != 0) return errno;
+  return 0;
+}
+
+// Builds the new root: a staging tmpfs holding newroot/ and oldroot/, pivot into it so the
+// host root stays reachable at /oldroot while binds are made, then pivot into newroot and
+// drop the host root entirely.
+void BuildRoot(const ChildPlan& plan) {
+  const int sync = kChildSyncFd;
+  if (mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0)
+    Fail(sync, ChildStep::kMountPrivate, errno);
+  if (mount("tmpfs", kStaging, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755") != 0)
+    Fail(sync, ChildStep::kMountBase, errno);
+  if (chdir(kStaging) != 0 || mkdir("newroot", 0755) != 0 || mkdir("oldroot", 0755) != 0 ||
+      mount("tmpfs", "newroot", "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755") != 0)
+    Fail(sync, ChildStep::kMountBase, errno);
+  if (syscall(SYS_pivot_root, ".", "oldroot") != 0 || chdir("/") != 0)
+    Fail(sync, ChildStep::kPivotBase, errno);
+
+  for (size_t i = 0; i < plan.mounts.size(); ++i) {
+    if (int err = DoMount(plan.mounts[i])) Fail(sync, ChildStep::kMount, err, static_cast<int>(i));
+  }
+  SetPidMax(plan.spec->pid_max);
+
+  if (umount2("/oldroot", MNT_DETACH) != 0) Fail(sync, ChildStep::kUnmountOld, errno);
+  // pivot_root(".", ".") stacks the staging root on top of newroot; detaching it leaves
+  // newroot as the only root (see pivot_root(2)).
+  if (chdir("/newroot") != 0 || syscall(SYS_pivot_root, ".", ".") != 0 ||
+      umount2(".", MNT_DETACH) != 0 || chdir("/") != 0)
+    Fail(sync, ChildStep::kPivotRoot, errno);
+  if (int err = SetMountAttr("/", MOUNT_ATTR_RDONLY, false))
+    Fail(sync, ChildStep::kRootReadOnly, err);
+}
+
+// Sends the seccomp listener to the parent over the sync socket (SCM_RIGHTS). No ack is
+// awaited: both fds are close-on-exec, and a notification raised by the execve that follows
+// simply waits until the supervisor polls the listener.
+int SendListener(int sync, int listener) {
+  ChildReport report{ChildStep::kListener, 0, 0};
+  return SendFd(sync, &report, sizeof(report), listener);
+}
+
+// Landlock and seccomp, the extension's last steps before execve: applied in the extension
+// process rather than the init so that the init keeps /proc for cleanup, and so that seccomp
+// comes last (bubblewrap's order). With notification the listener goes to the parent.
+int RestrictSelf(const SandboxSpec& spec, int sync, ChildStep* step) {
+  *step = ChildStep::kNoNewPrivs;
+  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return errno;
+  if (spec.landlock.abi > 0) {
+    *step = ChildStep::kLandlock;
+    const char* failed = nullptr;
+    if (int err = landlock::ChildApply(spec.landlock, &failed)) return err;
+  }
+  if (!spec.seccomp.instructions.empty()) {
+    *step = ChildStep::kSeccomp;
+    struct sock_fprog prog {
+      static_cast<unsigned short>(spec.seccomp.instructions.size()),
+          const_cast<sock_filter*>(spec.seccomp.instructions.data())
+    };
+    unsigned flags = spec.seccomp.notify ? SECCOMP_FILTER_FLAG_NEW_LISTENER : 0;
+    long listener = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, flags, &prog);
+    if (listener < 0) return errno;
+    if (spec.seccomp.notify) {
+      *step = ChildStep::kListener;
+      if (int err = SendListener(sync, static_cast<int>(listener))) return err;
+    }
+  }
+  return 0;
+}
+
+[[noreturn]] void ExecExtension(const ChildPlan& plan, int error_fd, const sigset_t& mask) {
+  const int sync = kChildSyncFd;
+  const SandboxSpec& spec = *plan.spec;
+  if (!spec.use_namespaces) setpgid(0, 0);  // its own group: the init signals the group
+  prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+  for (int sig = 1; sig < NSIG; ++sig) signal(sig, SIG_DFL);
+  sigprocmask(SIG_SETMASK, &mask, nullptr);
+  syscall(SYS_close_range, 3, ~0U, CLOSE_RANGE_CLOEXEC);
+
+  ChildStep step = ChildStep::kExec;
+  int err = RestrictSelf(spec, sync, &step);
+  if (err == 0) {
+    execve(spec.exec_path.c_str(), plan.argv.data(), plan.envp.data());
+    err = errno;
+    step = ChildStep::kExec;
+  }
+  ChildReport report{step, err, 0};
+  (void)!write(error_fd, &report, sizeof(report));
+  _exit(127);
+}
+
+int ExitCodeOf(int status) {
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+  return 125;
+}
+
+// Without a pid namespace the extension's descendants are not confined to a namespace that
+// dies with the init; as child subreaper the init finds them through /proc and kills them.
+void KillAdoptedChildren() {
+  char path[64];
+  snprintf(path, sizeof(path), "/proc/self/task/%d/children", static_cast<int>(getpid()));
+  for (int round = 0; round < 100; ++round) {
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return;
+    char buf[4096];
+    ssize_t n = read(fd, buf, sizeof(buf) - 1);
+    close(fd);
+    if (n <= 0) return;
+    buf[n] = '\0';
+    for (char* p = buf; *p;) {
+      long pid = strtol(p, &p, 10);
+      if (pid > 0) kill(static_cast<pid_t>(pid), SIGKILL);
+      while (*p == ' ' || *p == '\n') ++p;
+    }
+    while (waitpid(-1, nullptr, WNOHANG) > 0) {
+    }
+  }
+}
+
+void Noop(int) {}
+
+// What the init gets when gander dies. With a pid namespace that is SIGKILL: the namespace
+// takes every process with it. Without one the init must first kill the tree itself, so it
+// gets a signal it can act on.
+const int kParentDeathSignal = SIGRTMIN + 1;
+
+[[noreturn]] void KillTreeAndExit(const SandboxSpec& spec, pid_t extension, int code) {
+  if (spec.use_namespaces) {
+    kill(-1, SIGKILL);
+  } else {
+    if (extension > 0) kill(-extension, SIGKILL);
+    KillAdoptedChildren();
+  }
+  while (waitpid(-1, nullptr, 0) > 0 || errno == EINTR) {
+  }
+  _exit(code);
+}
+
+// The init's life after the extension started: reap every child, forward signals to the
+// whole tree, and when the extension exits kill what is left and exit with its status.
+[[noreturn]] void Supervise(const SandboxSpec& spec, pid_t extension) {
+  sigset_t all;
+  sigfillset(&all);
+  int extension_status = 0;
+  for (;;) {
+    siginfo_t info;
+    if (sigwaitinfo(&all, &info) < 0) continue;
+    if (info.si_signo == kParentDeathSignal) KillTreeAndExit(spec, extension, 137);
+    if (info.si_signo != SIGCHLD) {
+      kill(spec.use_namespaces ? -1 : -extension, info.si_signo);
+      continue;
+    }
+    bool done = false;
+    for (pid_t pid; (pid = waitpid(-1, &extension_status, WNOHANG)) > 0;) {
+      if (pid == extension) {
+        done = true;
+        break;
+      }
+    }
+    if (!done) continue;
+    KillTreeAndExit(spec, extension, ExitCodeOf(extension_status));
+  }
+}
+
+}  // namespace
+
+int BringUpLoopback() {
+  int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return errno;
+  struct ifreq ifr {};
+  memcpy(ifr.ifr_name, "lo", 3);
+  int err = 0;
+  if (ioctl(fd, SIOCGIFFLAGS, &ifr) != 0) {
+    err = errno;
+  } else {
+    ifr.ifr_flags |= IFF_UP | IFF_RUNNING;
+    if (ioctl(fd, SIOCSIFFLAGS, &ifr) != 0) err = errno;
+  }
+  close(fd);
+  return err;
+}
+
+void OpenDnsStub(monitor::EgressSockets& sockets, bool host_loopback) {
+  sockaddr_in dns{};
+  dns.sin_family = AF_INET;
+  dns.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  dns.sin_port = htons(host_loopback ? 0 : 53);
+  if (!host_loopback) sockets.dns_udp = UniqueFd(socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0));
+  if (sockets.dns_udp &&
+      bind(sockets.dns_udp.get(), reinterpret_cast<sockaddr*>(&dns), sizeof(dns)) != 0) {
+    sockets.dns_udp.Reset();
+  }
+  sockets.dns_tcp = UniqueFd(socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  if (sockets.dns_tcp &&
+      (bind(sockets.dns_tcp.get(), reinterpret_cast<sockaddr*>(&dns), sizeof(dns)) != 0 ||
+       listen(sockets.dns_tcp.get(), SOMAXCONN) != 0)) {
+    sockets.dns_tcp.Reset();
+  }
+}
+
+const char* ChildStepName(ChildStep step) {
+  auto i = static_cast<size_t>(step);
+  return i < sizeof(kStepNames) / sizeof(kStepNames[0]) ? kStepNames[i] : "unknown step";
+}
+
+void ChildMain(const ChildPlan& plan) {
+  const SandboxSpec& spec = *plan.spec;
+
+  // Signals first: the init only takes them through sigwaitinfo. A handler is installed
+  // because a pid namespace's init drops signals from outside that have none.
+  // The extension gets none blocked, whatever gander blocks: a restart behind the relay starts
+  // a sandbox from inside the supervisor loop, which blocks SIGTERM, SIGINT and SIGHUP for its
+  // signalfd.
+  sigset_t all, original;
+  sigfillset(&all);
+  sigprocmask(SIG_BLOCK, &all, nullptr);
+  sigemptyset(&original);
+  for (int sig : {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGCHLD}) {
+    signal(sig, Noop);
+  }
+  // Die with gander even if it is SIGKILLed; checked against the handshake below.
+  prctl(PR_SET_PDEATHSIG, spec.use_namespaces ? SIGKILL : kParentDeathSignal, 0, 0, 0);
+
+  // The extension's stdio become the init's 0/1/2 and the sync socket fd 3; every other
+  // inherited fd (gander's own ends of the relay pipes among them) is closed so that EOF
+  // reaches the extension. The relay pipes and the socket were made after 0-2, so each
+  // source is >= 3 and no dup2 overwrites a source still needed.
+  // The socket stays close-on-exec: the extension must never be able to write reports.
+  if (dup2(spec.stdin_fd, 0) < 0 || dup2(spec.stdout_fd, 1) < 0 || dup2(spec.stderr_fd, 2) < 0 ||
+      (plan.sync_fd == kChildSyncFd ? fcntl(kChildSyncFd, F_SETFD, FD_CLOEXEC)
+                                    : dup3(plan.sync_fd, kChildSyncFd, O_CLOEXEC)) < 0) {
+    Fail(plan.sync_fd, ChildStep::kWaitParent, errno);
+  }
+  syscall(SYS_close_range, kChildSyncFd + 1, ~0U, 0);
+  const int sync = kChildSyncFd;
+
+  // Wait until the parent wrote our uid/gid maps: before that we have no identity in the
+  // new user namespace and mounts would fail. EOF means the parent died.
+  char go = 0;
+  if (read(sync, &go, 1) != 1) _exit(125);
+
+  // A new session: no controlling terminal, so no TIOCSTI into the user's shell.
+  if (setsid() < 0) Fail(sync, ChildStep::kSetsid, errno);
+
+  if (spec.use_namespaces) {
+    BuildRoot(plan);
+    if (sethostname(spec.hostname.data(), spec.hostname.size()) != 0)
+      Fail(sync, ChildStep::kHostname, errno);
+    if (int err = BringUpLoopback()) Fail(sync, ChildStep::kLoopback, err);
+    if (spec.egress) SendEgressSockets(sync);
+  } else {
+    prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+  }
+  if (chdir(spec.cwd.c_str()) != 0) Fail(sync, ChildStep::kChdir, errno);
+
+  for (size_t i = 0; i < spec.rlimits.size(); ++i) {
+    struct rlimit limit {
+      spec.rlimits[i].second, spec.rlimits[i].second
+    };
+    if (setrlimit(spec.rlimits[i].first, &limit) != 0)
+      Fail(sync, ChildStep::kRlimit, errno, static_cast<int>(i));
+  }
+  // Capabilities last among the privileged steps: mounts, hostname and lo needed them.
+  if (int err = DropCapabilities()) Fail(sync, ChildStep::kCapabilities, err);
+
+  int error_pipe[2];
+  if (pipe2(error_pipe, O_CLOEXEC) != 0) Fail(sync, ChildStep::kFork, errno);
+  // vfork: the extension shares the init's memory until its execve, so no page tables are
+  // copied; the init is suspended meanwhile, which it can afford (it has nothing else to do).
+  // The child only makes syscalls and writes its own stack frames before execve or _exit.
+  pid_t extension = vfork();
+  if (extension < 0) Fail(sync, ChildStep::kFork, errno);
+  if (extension == 0) {
+    close(error_pipe[0]);  // the sync socket stays: the seccomp listener travels over it
+    ExecExtension(plan, error_pipe[1], original);
+  }
+  close(error_pipe[1]);
+  close(0);
+  close(1);
+  ChildReport report{};
+  ssize_t n = read(error_pipe[0], &report, sizeof(report));
+  close(error_pipe[0]);
+  if (n == static_cast<ssize_t>(sizeof(report))) {
+    waitpid(extension, nullptr, 0);
+    Fail(sync, report.step, report.err);
+  }
+  Send(sync, ChildStep::kStarted, 0, extension);
+  close(sync);
+  // The init is a copy of gander (Goose's environment, the secrets' values): once the uid map
+  // is written and the extension has exec'd, nothing needs its /proc files, so no other
+  // process of the user may read its memory or make it dump core.
+  prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+  Supervise(spec, extension);
+}
+
+}  // namespace gander::launcher

@@ -1,0 +1,270 @@
+#include "sandbox/filesystem_plan.h"
+
+#include <dirent.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstdlib>
+#include <map>
+#include <set>
+
+namespace gander::launcher {
+namespace {
+
+namespace ll = landlock;
+
+// Access a policy rule grants, before it becomes Landlock rights or mount flags.
+struct Access {
+  bool write = false;
+  bool exec = false;
+};
+
+uint64_t LandlockRights(Access a) {
+  uint64_t rights = a.write ? ll::kWrite : ll::kRead;
+  if (a.exec) rights |= ll::kExecute;
+  return rights;
+}
+
+size_t Depth(const std::string& path) { return std::count(path.begin(), path.end(), '/'); }
+
+std::string JoinPath(const std::string& dir, const std::string& name) {
+  return dir == "/" ? "/" + name : dir + "/" + name;
+}
+
+// Splits a Landlock grant on `dir` into grants on its entries, leaving out each denied path
+// (and recursing toward denied paths deeper down). The directory itself keeps READ_DIR so it
+// can still be listed.
+void Carve(const std::string& dir, uint64_t rights, const std::vector<std::string>& denied,
+           const DirLister& lister, std::vector<ll::PathRule>& rules) {
+  rules.push_back({dir, ll::kReadDir});
+  for (const std::string& name : lister(dir)) {
+    std::string child = JoinPath(dir, name);
+    if (std::find(denied.begin(), denied.end(), child) != denied.end()) continue;
+    std::vector<std::string> below;
+    for (const auto& d : denied) {
+      if (d != child && IsWithin(d, child)) below.push_back(d);
+    }
+    if (below.empty()) {
+      rules.push_back({child, rights});
+    } else {
+      Carve(child, rights, below, lister, rules);
+    }
+  }
+}
+
+}  // namespace
+
+bool IsWithin(const std::string& path, const std::string& dir) {
+  if (dir == "/") return true;
+  return path == dir || (path.size() > dir.size() && path.compare(0, dir.size(), dir) == 0 &&
+                         path[dir.size()] == '/');
+}
+
+PathInfo ProbeHostPath(const std::string& path) {
+  PathInfo info;
+  struct stat st;
+  if (lstat(path.c_str(), &st) != 0) return info;
+  info.exists = true;
+  char resolved[PATH_MAX];
+  if (realpath(path.c_str(), resolved)) info.canonical = resolved;
+  if (S_ISLNK(st.st_mode)) {
+    info.is_symlink = true;
+    char buf[4096];
+    ssize_t n = readlink(path.c_str(), buf, sizeof(buf));
+    if (n > 0) info.link_target.assign(buf, static_cast<size_t>(n));
+    struct stat target;
+    info.exists = stat(path.c_str(), &target) == 0;  // a dangling link counts as absent
+    info.is_dir = info.exists && S_ISDIR(target.st_mode);
+  } else {
+    info.is_dir = S_ISDIR(st.st_mode);
+  }
+  return info;
+}
+
+std::vector<std::string> ListHostDir(const std::string& path) {
+  std::vector<std::string> names;
+  DIR* dir = opendir(path.c_str());
+  if (!dir) return names;
+  while (dirent* entry = readdir(dir)) {
+    std::string name = entry->d_name;
+    if (name != "." && name != "..") names.push_back(name);
+  }
+  closedir(dir);
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+FilesystemPlan PlanFilesystem(const FilesystemInputs& in, bool with_mount_namespace,
+                              const PathProbe& probe, const DirLister& lister) {
+  FilesystemPlan plan;
+  const auto& policy = in.policy;
+  // Denied paths count under their own name and under their canonical one.
+  std::vector<std::string> deny = policy.deny;
+  for (const auto& d : policy.deny) {
+    PathInfo info = probe(d);
+    if (info.exists && !info.canonical.empty() && info.canonical != d) {
+      deny.push_back(info.canonical);
+    }
+  }
+  auto denied = [&](const std::string& path) {
+    return std::any_of(deny.begin(), deny.end(),
+                       [&](const std::string& d) { return IsWithin(path, d); });
+  };
+
+  // 1. What each allowed path grants; a path listed twice gets the union.
+  std::map<std::string, Access> grants;
+  auto grant = [&](const std::vector<std::string>& paths, Access a) {
+    for (const auto& path : paths) {
+      if (denied(path)) {
+        plan.notes.push_back(path + ": inside a denied path, left out");
+        continue;
+      }
+      Access& g = grants[path];
+      g.write |= a.write;
+      g.exec |= a.exec;
+    }
+  };
+  grant(policy.read, {});
+  grant(policy.exec, {.write = false, .exec = true});
+  grant(policy.write, {.write = true, .exec = false});
+  grant(in.extra_exec, {.write = false, .exec = true});
+
+  // 2. Binds are made at canonical paths. A granted path that goes through a symlink
+  //    (/bin -> usr/bin on merged-/usr systems, /bin/sh -> dash) keeps its first symlink
+  //    component in the view, as a symlink, so the path still resolves to the bind.
+  std::vector<MountOp> ops;
+  std::set<std::string> links;
+  std::map<std::string, Access> binds;
+  for (const auto& [path, access] : grants) {
+    PathInfo info = probe(path);
+    if (!info.exists) {
+      plan.notes.push_back(path + ": does not exist, skipped");
+      continue;
+    }
+    const std::string& canonical = info.canonical.empty() ? path : info.canonical;
+    if (canonical != path) {
+      for (size_t slash = path.find('/', 1);; slash = path.find('/', slash + 1)) {
+        std::string prefix = path.substr(0, slash);
+        PathInfo component = probe(prefix);
+        if (component.is_symlink) {
+          if (links.insert(prefix).second) {
+            ops.push_back({MountOp::Kind::kSymlink, component.link_target, prefix});
+          }
+          break;
+        }
+        if (slash == std::string::npos) break;
+      }
+      if (denied(canonical)) {
+        plan.notes.push_back(path + ": resolves into a denied path, left out");
+        continue;
+      }
+    }
+    Access& b = binds[canonical];
+    b.write |= access.write;
+    b.exec |= access.exec;
+  }
+
+  // 3. Private tmpfs paths, unless an explicit rule already shows the host path there.
+  std::vector<std::string> privates;
+  for (const auto& path : policy.private_) {
+    if (binds.count(path)) {
+      plan.notes.push_back(path + ": private, but also granted: the grant wins");
+      continue;
+    }
+    privates.push_back(path);
+  }
+
+  // 4. Mounts: a bind for each granted path, except a path whose nearest enclosing bind
+  //    already grants the same (a mount would change nothing).
+  for (const auto& [path, access] : binds) {
+    const std::pair<const std::string, Access>* enclosing = nullptr;
+    for (const auto& entry : binds) {
+      if (entry.first != path && IsWithin(path, entry.first) &&
+          (!enclosing || entry.first.size() > enclosing->first.size())) {
+        enclosing = &entry;
+      }
+    }
+    bool under_private = std::any_of(privates.begin(), privates.end(), [&](const auto& p) {
+      return IsWithin(path, p) && (!enclosing || p.size() > enclosing->first.size());
+    });
+    if (enclosing && !under_private && enclosing->second.write == access.write &&
+        enclosing->second.exec == access.exec) {
+      continue;
+    }
+    ops.push_back({MountOp::Kind::kBind, path, path, access.write, access.exec});
+  }
+  for (const auto& path : privates) ops.push_back({MountOp::Kind::kTmpfs, "", path, true});
+  ops.push_back({MountOp::Kind::kProc, "", "/proc"});
+  ops.push_back({MountOp::Kind::kDev, "", "/dev"});
+  std::stable_sort(ops.begin(), ops.end(), [](const MountOp& a, const MountOp& b) {
+    return std::make_pair(Depth(a.target), a.target) < std::make_pair(Depth(b.target), b.target);
+  });
+
+  // 5. Masks over denied paths that a bind would otherwise show (inside a private tmpfs
+  //    they are absent anyway). They go last, deepest last.
+  std::vector<MountOp> masks;
+  for (const auto& path : deny) {
+    const MountOp* nearest = nullptr;
+    for (const auto& op : ops) {
+      if ((op.kind == MountOp::Kind::kBind || op.kind == MountOp::Kind::kTmpfs) &&
+          IsWithin(path, op.target) && (!nearest || op.target.size() > nearest->target.size())) {
+        nearest = &op;
+      }
+    }
+    if (!nearest || nearest->kind != MountOp::Kind::kBind) continue;
+    PathInfo info = probe(path);
+    if (!info.exists) continue;
+    if (info.is_symlink) {
+      plan.notes.push_back(path + ": denied path is a symlink; its target stays as granted");
+      continue;
+    }
+    masks.push_back({info.is_dir ? MountOp::Kind::kMaskDir : MountOp::Kind::kMaskFile, "", path});
+  }
+  std::stable_sort(masks.begin(), masks.end(), [](const MountOp& a, const MountOp& b) {
+    return Depth(a.target) < Depth(b.target);
+  });
+
+  // 6. Landlock mirrors the view: the same grants by path.
+  for (const auto& [path, access] : binds) {
+    std::vector<std::string> inside;
+    for (const auto& d : deny) {
+      if (d != path && IsWithin(d, path) && probe(d).exists) inside.push_back(d);
+    }
+    if (with_mount_namespace || inside.empty()) {
+      plan.rules.push_back({path, LandlockRights(access)});
+    } else {
+      Carve(path, LandlockRights(access), inside, lister, plan.rules);
+    }
+  }
+  if (with_mount_namespace) {
+    // Listing directories is harmless inside a view built from the policy (`ls /`).
+    plan.rules.push_back({"/", ll::kReadDir});
+    for (const auto& path : privates) plan.rules.push_back({path, ll::kWrite});
+    plan.rules.push_back({"/proc", ll::kRead});
+    plan.rules.push_back({"/dev", ll::kRead});
+    for (const char* dev : {"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"}) {
+      plan.rules.push_back({dev, ll::kDevice});
+    }
+    plan.rules.push_back({"/dev/shm", ll::kWrite});
+    ops.insert(ops.end(), masks.begin(), masks.end());
+    plan.mounts = std::move(ops);
+  } else {
+    for (const auto& [path, host_dir] : in.private_host_dirs) {
+      plan.rules.push_back({host_dir, ll::kWrite});
+    }
+    // Without a pid namespace /proc shows every process of the user (environments
+    // included): only system-wide files, never the per-process directories.
+    for (const char* file : {"/proc/meminfo", "/proc/cpuinfo", "/proc/stat", "/proc/loadavg",
+                             "/proc/uptime", "/proc/version", "/proc/sys"}) {
+      plan.rules.push_back({file, ll::kRead});
+    }
+    for (const char* dev : {"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"}) {
+      plan.rules.push_back({dev, ll::kDevice});
+    }
+  }
+  return plan;
+}
+
+}  // namespace gander::launcher

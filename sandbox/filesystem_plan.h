@@ -1,0 +1,72 @@
+// The filesystem view of a sandbox, computed in the parent as plain data: which mounts build
+// the new root (mount namespace) and which Landlock rules mirror them. Pure given a PathProbe,
+// so unit tests cover it with a fake filesystem.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "policies/policy.h"
+#include "sandbox/landlock.h"
+
+namespace gander::launcher {
+
+// What the plan needs to know about a host path.
+struct PathInfo {
+  bool exists = false;
+  bool is_dir = false;
+  bool is_symlink = false;
+  std::string link_target;  // as stored in the link, when is_symlink
+  std::string canonical;    // every symlink resolved (realpath), when it exists
+};
+using PathProbe = std::function<PathInfo(const std::string&)>;
+// Lists a directory's entry names (for carving denied paths out of Landlock rules).
+using DirLister = std::function<std::vector<std::string>(const std::string&)>;
+
+PathInfo ProbeHostPath(const std::string& path);
+std::vector<std::string> ListHostDir(const std::string& path);
+
+struct MountOp {
+  enum class Kind {
+    kBind,      // source (host) -> target, read-only unless writable
+    kTmpfs,     // an empty private tmpfs (writable)
+    kMaskDir,   // an empty read-only tmpfs over a denied directory
+    kMaskFile,  // /dev/null over a denied file
+    kSymlink,   // a symlink at target pointing to source (verbatim link text)
+    kProc,      // a fresh /proc for the sandbox's pid namespace
+    kDev,       // a minimal /dev: null zero full random urandom, fd links, shm
+  };
+  Kind kind = Kind::kBind;
+  std::string source;
+  std::string target;
+  bool writable = false;
+  bool executable = false;
+};
+
+// Paths gander adds on top of the policy (the resolved command, its interpreter and their
+// install prefixes): read and execute.
+struct FilesystemInputs {
+  policies::ExpandedPolicy policy;
+  std::vector<std::string> extra_exec;
+  // Without a mount namespace, each private path is replaced by a host directory the caller
+  // created (policy path -> host dir).
+  std::vector<std::pair<std::string, std::string>> private_host_dirs;
+};
+
+struct FilesystemPlan {
+  std::vector<MountOp> mounts;            // in order: parents before children, masks last
+  std::vector<landlock::PathRule> rules;  // sandbox paths (== host paths for binds)
+  std::vector<std::string> notes;         // what was skipped and why (for --log-level debug)
+};
+
+// Builds the plan. With `with_mount_namespace` false there are no mounts: private paths are
+// the caller's host directories, and denied paths under allowed ones are carved out of the
+// Landlock rules (Landlock can only grant, so the parent rule is split around them).
+FilesystemPlan PlanFilesystem(const FilesystemInputs& in, bool with_mount_namespace,
+                              const PathProbe& probe, const DirLister& lister);
+
+// True when `path` is `dir` or lies beneath it (both normalised absolute paths).
+bool IsWithin(const std::string& path, const std::string& dir);
+
+}  // namespace gander::launcher

@@ -1,0 +1,46 @@
+// The OCI bundle gVisor runs: config.json generated from the same compiled policy the native
+// backend uses (mount plan, environment, rlimits, cwd, resolved command). Pure: the caller
+// writes the text and creates the root directory.
+#pragma once
+
+#include <sys/resource.h>
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "sandbox/filesystem_plan.h"
+
+namespace gander::launcher::gvisor {
+
+struct BundleSpec {
+  std::string root;                             // the (empty, private) root directory
+  std::vector<MountOp> mounts;                  // PlanFilesystem's, with a mount namespace
+  std::vector<std::string> argv;                // argv[0] is the resolved, absolute command
+  std::vector<std::string> envp;                // NAME=value, exactly what the extension gets
+  std::string cwd;                              // absolute, inside the sandbox
+  std::vector<std::pair<int, rlim_t>> rlimits;  // RLIMIT_* -> soft and hard value
+  std::string hostname = "gander";
+  // No network namespace of the container's own: the sandbox uses runsc's (--network=host,
+  // an empty namespace gander made for its egress broker).
+  bool host_network = false;
+  // `syscalls.allow` (enforce mode): OCI `linux.seccomp` allowing only these (and
+  // policies::kImplicitSyscalls), every other syscall refused; runsc applies it inside the
+  // sandbox with --oci-seccomp (RunscOptions::oci_seccomp).
+  std::optional<std::vector<std::string>> syscalls_allow;
+};
+
+// config.json. Binds become OCI bind mounts (ro unless writable, noexec unless executable),
+// private paths tmpfs, masks a read-only tmpfs (directories) or a read-only bind of /dev/null
+// (files); /proc and /dev are gVisor's own. kSymlink entries are not mounts: the caller
+// creates them in the root directory (RootSymlinks).
+std::string OciConfig(const BundleSpec& spec);
+
+// The symlinks the plan puts in the new root (target path -> link text).
+std::vector<std::pair<std::string, std::string>> RootSymlinks(const std::vector<MountOp>& mounts);
+
+// The OCI name of an rlimit resource ("RLIMIT_NOFILE"), "" for one OCI does not know.
+std::string RlimitName(int resource);
+
+}  // namespace gander::launcher::gvisor

@@ -1,0 +1,155 @@
+#include "sandbox/isolation.h"
+
+#include <fcntl.h>
+#include <linux/seccomp.h>
+#include <sched.h>
+#include <sys/mount.h>
+#include <sys/syscall.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+
+#include "sandbox/landlock.h"
+
+namespace gander::launcher {
+namespace {
+
+constexpr const char* kLevelNames[] = {"basic", "seccomp", "landlock", "full"};
+
+std::optional<std::string> ReadSysctl(const char* path) {
+  std::ifstream in(path);
+  std::string value;
+  if (!in || !std::getline(in, value)) return std::nullopt;
+  return value;
+}
+
+bool WriteSelf(const char* path, const std::string& text) {
+  int fd = open(path, O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  bool ok = write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+  close(fd);
+  return ok;
+}
+
+// In a child: create the namespaces, map ourselves, mount a tmpfs. Exit 0, or 1+step with
+// errno passed back through a pipe.
+std::string TryUserNamespaces() {
+  int pipefd[2];
+  if (pipe2(pipefd, O_CLOEXEC) != 0) return std::string("pipe: ") + strerror(errno);
+  uid_t uid = getuid();
+  gid_t gid = getgid();
+  pid_t pid = fork();
+  if (pid < 0) return std::string("fork: ") + strerror(errno);
+  if (pid == 0) {
+    close(pipefd[0]);
+    const char* step = "unshare";
+    bool ok = unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS |
+                      CLONE_NEWCGROUP | CLONE_NEWPID) == 0;
+    if (ok) {
+      step = "write uid/gid maps";
+      ok =
+          WriteSelf("/proc/self/setgroups", "deny") &&
+          WriteSelf("/proc/self/uid_map", std::to_string(uid) + " " + std::to_string(uid) + " 1") &&
+          WriteSelf("/proc/self/gid_map", std::to_string(gid) + " " + std::to_string(gid) + " 1");
+    }
+    if (ok) {
+      step = "mount inside the namespace";
+      ok = mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) == 0 &&
+           mount("tmpfs", "/tmp", "tmpfs", 0, nullptr) == 0;
+    }
+    if (!ok) {
+      std::string why = std::string(step) + ": " + strerror(errno);
+      (void)!write(pipefd[1], why.data(), why.size());
+      _exit(1);
+    }
+    _exit(0);
+  }
+  close(pipefd[1]);
+  char buf[256];
+  ssize_t n = read(pipefd[0], buf, sizeof(buf));
+  close(pipefd[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return "";
+  return n > 0 ? std::string(buf, static_cast<size_t>(n)) : "probe child failed";
+}
+
+}  // namespace
+
+const char* LevelName(IsolationLevel level) { return kLevelNames[static_cast<int>(level)]; }
+
+Result<IsolationLevel> ParseLevel(const std::string& name) {
+  for (int i = 0; i < 4; ++i) {
+    if (name == kLevelNames[i]) return static_cast<IsolationLevel>(i);
+  }
+  return MakeError("unknown isolation level '" + name +
+                   "' (expected one of: basic, seccomp, landlock, full)");
+}
+
+IsolationLevel LevelOf(bool namespaces, bool landlock, bool seccomp) {
+  if (!seccomp) return IsolationLevel::kBasic;
+  if (namespaces) return IsolationLevel::kFull;
+  return landlock ? IsolationLevel::kLandlock : IsolationLevel::kSeccomp;
+}
+
+EgressMode EgressModeOf(bool namespaces, int landlock_abi, bool seccomp_notify) {
+  if (!seccomp_notify) return EgressMode::kNone;
+  if (namespaces) return EgressMode::kNetnsBroker;
+  return landlock_abi >= 4 ? EgressMode::kBrokerOnly : EgressMode::kNone;
+}
+
+const char* EgressModeName(EgressMode mode) {
+  switch (mode) {
+    case EgressMode::kNone:
+      return "none";
+    case EgressMode::kBrokerOnly:
+      return "broker only";
+    case EgressMode::kNetnsBroker:
+      return "netns + broker";
+  }
+  return "none";
+}
+
+KernelFeatures ProbeKernel(bool try_user_namespaces) {
+  KernelFeatures f;
+  struct utsname uts;
+  if (uname(&uts) == 0) f.release = uts.release;
+  int major = 0, minor = 0;
+  std::sscanf(f.release.c_str(), "%d.%d", &major, &minor);
+  f.pid_max_per_namespace = major > 6 || (major == 6 && minor >= 14);
+
+  f.landlock_abi = landlock::ProbeAbi();
+  // SECCOMP_GET_ACTION_AVAIL answers without installing anything.
+  uint32_t action = SECCOMP_RET_ERRNO;
+  f.seccomp_filter = syscall(SYS_seccomp, SECCOMP_GET_ACTION_AVAIL, 0, &action) == 0;
+  action = SECCOMP_RET_USER_NOTIF;
+  f.seccomp_user_notif = syscall(SYS_seccomp, SECCOMP_GET_ACTION_AVAIL, 0, &action) == 0;
+
+  if (auto v = ReadSysctl("/proc/sys/user/max_user_namespaces"); v && *v == "0") {
+    f.notes.push_back("user.max_user_namespaces is 0: user namespaces are disabled");
+  }
+  if (auto v = ReadSysctl("/proc/sys/kernel/unprivileged_userns_clone"); v && *v == "0") {
+    f.notes.push_back(
+        "kernel.unprivileged_userns_clone is 0 (Debian): unprivileged user "
+        "namespaces are disabled");
+  }
+  if (auto v = ReadSysctl("/proc/sys/kernel/apparmor_restrict_unprivileged_userns");
+      v && *v == "1") {
+    f.notes.push_back(
+        "kernel.apparmor_restrict_unprivileged_userns is 1 (Ubuntu 23.10+): "
+        "an AppArmor profile allowing userns is needed for gander");
+  }
+  if (try_user_namespaces) {
+    std::string why = TryUserNamespaces();
+    f.user_namespaces = why.empty();
+    f.user_namespaces_detail = why;
+  }
+  return f;
+}
+
+}  // namespace gander::launcher

@@ -1,0 +1,195 @@
+// The parent's half of starting a sandbox (the child's half is child_setup.cc).
+#include "sandbox/sandbox.h"
+
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <string>
+
+#include "common/fd_passing.h"
+#include "sandbox/child_setup.h"
+
+namespace gander::launcher {
+namespace {
+
+constexpr unsigned long kNamespaceFlags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID |
+                                          CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS |
+                                          CLONE_NEWCGROUP;
+
+Status WriteFile(const std::string& path, const std::string& text) {
+  UniqueFd fd(open(path.c_str(), O_WRONLY | O_CLOEXEC));
+  if (!fd) return ErrnoError("open " + path);
+  if (write(fd.get(), text.data(), text.size()) != static_cast<ssize_t>(text.size())) {
+    return ErrnoError("write " + path);
+  }
+  return {};
+}
+
+// Maps the caller's uid and gid to themselves, so workspace files keep their owner.
+Status WriteIdMaps(pid_t pid, uid_t uid, gid_t gid) {
+  std::string proc = "/proc/" + std::to_string(pid);
+  if (auto s = WriteFile(proc + "/setgroups", "deny"); !s) return s;
+  if (auto s = WriteFile(proc + "/uid_map", std::to_string(uid) + " " + std::to_string(uid) + " 1");
+      !s) {
+    return s;
+  }
+  return WriteFile(proc + "/gid_map", std::to_string(gid) + " " + std::to_string(gid) + " 1");
+}
+
+std::string TmpfsOptions(const std::string& target) {
+  return target == "/tmp" ? "mode=1777" : "mode=0700";
+}
+
+ChildPlan PrepareChildPlan(const SandboxSpec& spec, int sync_fd) {
+  ChildPlan plan{&spec, {}, {}, {}, sync_fd};
+  for (const MountOp& op : spec.mounts) {
+    PreparedMount m{op.kind, op.source, "/newroot" + op.target, "", op.writable, op.executable};
+    if (op.kind == MountOp::Kind::kBind) m.source = "/oldroot" + op.source;
+    if (op.kind == MountOp::Kind::kTmpfs) m.options = TmpfsOptions(op.target);
+    plan.mounts.push_back(std::move(m));
+  }
+  for (const auto& arg : spec.argv) plan.argv.push_back(const_cast<char*>(arg.c_str()));
+  plan.argv.push_back(nullptr);
+  for (const auto& env : spec.envp) plan.envp.push_back(const_cast<char*>(env.c_str()));
+  plan.envp.push_back(nullptr);
+  return plan;
+}
+
+static_assert(kEgressSlotCount <= kMaxPassedFds, "the egress sockets go in one message");
+
+// One report from the child, with the fds it carries (the seccomp listener, the egress
+// sockets), if any; `fd` receives the first, `more` the others.
+bool ReceiveReport(int sync, ChildReport* report, int* fd, std::vector<int>* more = nullptr) {
+  int fds[kEgressSlotCount];
+  int count = 0;
+  int err = ReceiveFds(sync, report, sizeof(*report), fds, kEgressSlotCount, &count);
+  *fd = count > 0 ? fds[0] : -1;
+  for (int i = 1; i < count; ++i) {
+    if (more) {
+      more->push_back(fds[i]);
+    } else {
+      close(fds[i]);
+    }
+  }
+  return err == 0;
+}
+
+StartFailure DescribeFailure(const ChildReport& report, const SandboxSpec& spec) {
+  std::string step = ChildStepName(report.step);
+  if (report.step == ChildStep::kMount && report.detail >= 0 &&
+      static_cast<size_t>(report.detail) < spec.mounts.size()) {
+    step += " " + spec.mounts[report.detail].target;
+  }
+  return StartFailure{step, report.err, report.step == ChildStep::kExec};
+}
+
+}  // namespace
+
+Result<SandboxProcess> StartSandbox(const SandboxSpec& spec, StartFailure* failure) {
+  int pair[2];
+  if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0) {
+    return ErrnoError("socketpair");
+  }
+  UniqueFd parent_end(pair[0]);
+  UniqueFd child_end(pair[1]);
+  ChildPlan plan = PrepareChildPlan(spec, child_end.get());
+
+  const uid_t uid = getuid();
+  const gid_t gid = getgid();
+  unsigned long flags = SIGCHLD | (spec.use_namespaces ? kNamespaceFlags : 0);
+  // gander may be non-dumpable (it holds secrets: SecretManager::Protect). The child inherits
+  // that, and the /proc files of a non-dumpable process belong to root: we could not write
+  // its uid map, nor the monitor read the extension's memory before its execve. So the clone
+  // is made dumpable, and gander goes back to what it was right after.
+  const int was_dumpable = prctl(PR_GET_DUMPABLE, 0, 0, 0, 0);
+  if (was_dumpable == 0) prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
+  // A fork-like clone (no new stack): the child continues here with a copy of our memory.
+  long rc = syscall(SYS_clone, flags, nullptr, nullptr, nullptr, 0);
+  if (rc != 0 && was_dumpable == 0) prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+  if (rc < 0) return ErrnoError("clone");
+  if (rc == 0) {
+    parent_end.Release();  // the child must not close what it did not open
+    ChildMain(plan);
+  }
+  const pid_t pid = static_cast<pid_t>(rc);
+  child_end.Reset();
+
+  SandboxProcess process;
+  process.pid = pid;
+  process.namespaces = spec.use_namespaces;
+  process.pidfd = UniqueFd(static_cast<int>(syscall(SYS_pidfd_open, pid, 0)));
+  auto abandon = [&](Error error) -> Result<SandboxProcess> {
+    kill(pid, SIGKILL);
+    waitpid(pid, nullptr, 0);
+    return error;
+  };
+  if (!process.pidfd) return abandon(ErrnoError("pidfd_open"));
+
+  if (spec.use_namespaces) {
+    if (auto s = WriteIdMaps(pid, uid, gid); !s) return abandon(std::move(s).error());
+  }
+  if (write(parent_end.get(), "g", 1) != 1) return abandon(ErrnoError("start the sandbox"));
+
+  process.sync = std::move(parent_end);
+  StartFailure local;
+  if (!failure) failure = &local;
+  ChildReport report{};
+  int fd = -1;
+  std::vector<int> more;
+  if (!ReceiveReport(process.sync.get(), &report, &fd, &more)) {
+    return abandon(MakeError("the sandbox init exited during set-up"));
+  }
+  if (report.step == ChildStep::kEgressSockets && report.err == 0) {
+    more.insert(more.begin(), fd);
+    size_t next = 0;
+    for (int i = 0; i < kEgressSlotCount; ++i) {
+      if ((report.detail & (1 << i)) && next < more.size()) {
+        process.egress.*kEgressSlots[i] = UniqueFd(more[next++]);
+      }
+    }
+    for (; next < more.size(); ++next) close(more[next]);
+    if (!ReceiveReport(process.sync.get(), &report, &fd)) {
+      return abandon(MakeError("the sandbox init exited during set-up"));
+    }
+  } else {
+    for (int extra : more) close(extra);
+  }
+  if (report.step == ChildStep::kListener && fd >= 0) {
+    process.listener = UniqueFd(fd);
+    return process;
+  }
+  if (fd >= 0) close(fd);
+  if (report.step == ChildStep::kStarted) {
+    process.started = true;
+    process.extension_pid = report.detail;
+    return process;
+  }
+  *failure = DescribeFailure(report, spec);
+  waitpid(pid, nullptr, 0);
+  return Error{report.err, "sandbox set-up failed at '" + failure->step + "'"};
+}
+
+bool ReadStartReport(SandboxProcess& process, const SandboxSpec& spec, StartFailure* failure) {
+  ChildReport report{};
+  int fd = -1;
+  *failure = {};
+  if (!ReceiveReport(process.sync.get(), &report, &fd)) return false;
+  if (fd >= 0) close(fd);
+  if (report.step == ChildStep::kStarted) {
+    process.started = true;
+    process.extension_pid = report.detail;
+    return true;
+  }
+  *failure = DescribeFailure(report, spec);
+  return false;
+}
+
+}  // namespace gander::launcher

@@ -1,0 +1,83 @@
+// Starting a sandbox: the parent prepares everything as plain data (SandboxSpec), clones the
+// sandbox init into new namespaces, writes its uid/gid maps and waits until the extension has
+// been exec'd (or the child reports which setup step failed and why).
+#pragma once
+
+#include <sys/resource.h>
+#include <sys/types.h>
+
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+#include "common/unique_fd.h"
+#include "network/egress.h"
+#include "sandbox/filesystem_plan.h"
+#include "sandbox/landlock.h"
+#include "sandbox/seccomp_filter.h"
+
+namespace gander::launcher {
+
+struct SandboxSpec {
+  bool use_namespaces = true;
+  std::vector<MountOp> mounts;  // used with namespaces
+  landlock::Ruleset landlock;   // abi 0: not applied
+  SeccompProgram seccomp;       // empty: not applied
+  std::vector<std::pair<int, rlim_t>> rlimits;
+  uint64_t pid_max = 0;  // per-namespace pid cap (Linux 6.14+), 0: none
+  std::string hostname = "gander";
+  // The egress broker decides connect/send; with namespaces the init hands over its sockets.
+  bool egress = false;
+  std::string cwd;
+  std::string exec_path;  // absolute, resolved by the parent
+  std::vector<std::string> argv;
+  std::vector<std::string> envp;  // NAME=value
+  int stdin_fd = 0;               // the extension's ends of the relay pipes
+  int stdout_fd = 1;
+  int stderr_fd = 2;
+};
+
+// What the parent learns from a started sandbox.
+struct SandboxProcess {
+  pid_t pid = -1;            // the sandbox init, in gander's pid namespace
+  UniqueFd pidfd;            // pidfd of the init: poll for exit, send signals
+  pid_t extension_pid = -1;  // as seen from gander (meaningful without a pid namespace)
+  bool namespaces = false;
+  // With seccomp notification: the listener, received before the extension's execve. The
+  // start is then confirmed (or its failure reported) later on `sync`: see ReadStartReport.
+  UniqueFd listener;
+  UniqueFd sync;
+  // With spec.egress and namespaces: sockets in the sandbox's network namespace.
+  monitor::EgressSockets egress;
+  bool started = false;  // the extension's execve is confirmed
+};
+
+// The egress sockets the init hands over, in this order: bit i of the report's detail says
+// whether slot i is among its fds.
+inline constexpr UniqueFd monitor::EgressSockets::*kEgressSlots[] = {
+    &monitor::EgressSockets::relay_v4,  &monitor::EgressSockets::relay_v6,
+    &monitor::EgressSockets::park_v4,   &monitor::EgressSockets::park_v6,
+    &monitor::EgressSockets::refuse_v4, &monitor::EgressSockets::refuse_v6,
+    &monitor::EgressSockets::dns_udp,   &monitor::EgressSockets::dns_tcp};
+inline constexpr int kEgressSlotCount = static_cast<int>(std::size(kEgressSlots));
+
+// Why a sandbox could not be started; `step` names the child's setup step.
+struct StartFailure {
+  std::string step;
+  int err = 0;
+  bool exec_failed = false;  // the command itself could not be executed
+};
+
+// Returns the running sandbox, or an Error whose message names the failed step (the code is
+// the errno). With `use_namespaces`, EPERM/ENOSPC/EINVAL from clone (user namespaces refused
+// here) is reported as Error{code, "clone"} so the caller may degrade.
+Result<SandboxProcess> StartSandbox(const SandboxSpec& spec, StartFailure* failure);
+
+// Reads the report that confirms the start once the listener arrived first. Returns true when
+// the extension is running (sets process.started and extension_pid); false with `failure`
+// set when it could not be executed; false with failure->step empty when nothing came (the
+// init is gone).
+bool ReadStartReport(SandboxProcess& process, const SandboxSpec& spec, StartFailure* failure);
+
+}  // namespace gander::launcher

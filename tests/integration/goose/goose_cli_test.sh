@@ -1,0 +1,230 @@
+#!/bin/bash
+# `gander goose wrap / unwrap / doctor`, the real binary on a sample Goose config in a private
+# HOME and XDG dirs, then the wrapped extensions started the way Goose starts them (real MCP
+# servers from tests/e2e's node_modules, initialize + tools/list) through a private collector.
+# As root it runs itself again as uid 65534. Under CI=true a skip is a failure.
+#   tests/integration/goose/goose_cli_test.sh GANDER GANDER_COLLECT E2E_DIR SCRATCH
+set -u
+GANDER=$(realpath "$1")
+COLLECT=$(realpath "$2")
+E2E=$(realpath "$3")
+SELF=$(realpath "$0")
+CLIENT=$(dirname "$SELF")/goose_stdio_client.py
+fails=0
+
+skip() {
+  echo "goose_cli_test: SKIPPED: $1" >&2
+  if [ "${CI:-}" = true ]; then
+    echo "goose_cli_test: CI=true: a skip is a failure" >&2
+    exit 1
+  fi
+  exit 77
+}
+ok() { echo "ok   - $1"; }
+bad() {
+  echo "FAIL - $1" >&2
+  fails=$((fails + 1))
+}
+check() {  # check DESCRIPTION COMMAND...
+  local what=$1
+  shift
+  if "$@"; then ok "$what"; else bad "$what"; fi
+}
+has() { grep -qF -- "$2" "$1"; }  # has FILE TEXT
+
+MEMORY_BIN=$E2E/node_modules/.bin/mcp-server-memory
+FS_JS=$E2E/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js
+[ -x "$MEMORY_BIN" ] && [ -f "$FS_JS" ] || skip "tests/e2e/node_modules is missing (tests/e2e/install.sh)"
+command -v node >/dev/null || skip "node is not installed"
+python3 -c 'import yaml' 2>/dev/null || skip "python3-yaml is not installed"
+
+world=$(mktemp -d "$4/goose.XXXXXX")
+chmod 755 "$world"
+collector=
+cleanup() {
+  if [ -n "$collector" ]; then kill "$collector" 2>/dev/null && wait "$collector" 2>/dev/null; fi
+  rm -rf "$world"
+}
+trap cleanup EXIT
+export HOME=$world/home XDG_CONFIG_HOME=$world/home/.config XDG_STATE_HOME=$world/home/.local/state
+export XDG_DATA_HOME=$world/home/.local/share XDG_RUNTIME_DIR=$world/run
+unset XDG_CACHE_HOME
+mkdir -p "$HOME/.config/goose" "$HOME/.config/gander/policies" "$world/ws" "$world/out"
+mkdir -m 700 "$XDG_RUNTIME_DIR"
+config=$HOME/.config/goose/config.yaml
+policies=$HOME/.config/gander/policies
+
+# Goose's own layout for `memory` (serde_yaml), hand-written flow lists for the others; a
+# disabled entry, a builtin and a remote one that must stay as they are; comments kept.
+cat >"$config" <<EOF
+# my goose config
+GOOSE_PROVIDER: openai   # provider
+extensions:
+  developer:
+    bundled: true
+    enabled: true
+    name: developer
+    timeout: 300
+    type: builtin
+  memory:
+    args: []
+    bundled: null
+    cmd: $MEMORY_BIN   # from the e2e corpus
+    description: null
+    enabled: true
+    env_keys: []
+    envs: {}
+    name: memory
+    timeout: 300
+    type: stdio
+  files:
+    type: stdio
+    cmd: node
+    args: ["$FS_JS", "$world/ws"]
+    enabled: true
+    envs: {FILES_TOKEN: tok-123}
+    env_keys: [FILES_KEY]
+    timeout: 60
+  notes:
+    type: stdio
+    cmd: node
+    args: ["$FS_JS", "$world/ws"]
+    enabled: true
+    env_keys: [NOTES_KEY]
+  off:
+    type: stdio
+    cmd: npx
+    args: [-y, "@modelcontextprotocol/server-everything"]
+    enabled: false
+  remote:
+    type: streamable_http
+    uri: https://example.com/mcp
+    enabled: true
+# trailing comment
+EOF
+cp "$config" "$world/original.yaml"
+# A policy the user already wrote for `notes`: wrap must not overwrite it.
+printf 'version: 1\nextends: default\nsecrets:\n  NOTES_KEY: {from: env}\n# mine\n' \
+  >"$policies/goose-notes.yaml"
+cp "$policies/goose-notes.yaml" "$world/notes-policy.yaml"
+
+# --- doctor before wrapping: unwrapped extensions are problems --------------------------------
+"$GANDER" goose doctor >"$world/out/doctor0" 2>&1
+check "doctor, unwrapped: exit 1" test $? -eq 1
+check "  says 'wrapped           no'" has "$world/out/doctor0" "  wrapped           no"
+check "  the remote extension is left alone" has "$world/out/doctor0" "not a stdio extension"
+
+# --- --dry-run: a diff, nothing written -------------------------------------------------------
+"$GANDER" goose wrap --dry-run >"$world/out/dry" 2>"$world/out/dry.err"
+check "wrap --dry-run: exit 0" test $? -eq 0
+check "  prints a unified diff" has "$world/out/dry" "+++ $config"
+check "  the diff rewrites memory's cmd" has "$world/out/dry" "+    cmd: $GANDER   # from the e2e corpus"
+check "  says nothing was written" has "$world/out/dry" "(dry run: nothing written)"
+check "  the config is unchanged" cmp -s "$config" "$world/original.yaml"
+check "  no backup" test ! -e "$config.gander-backup"
+check "  no policy file written" test "$(ls "$policies")" = goose-notes.yaml
+
+# --- wrap: backup, policy files (existing ones kept), idempotent -------------------------------
+"$GANDER" goose wrap >"$world/out/wrap1" 2>&1
+check "wrap: exit 0" test $? -eq 0
+check "  backup written, byte for byte the original" cmp -s "$config.gander-backup" "$world/original.yaml"
+check "  policy for 'files' created" test -f "$policies/goose-files.yaml"
+check "  it carries envs and env_keys as named secrets" \
+  test "$(grep -c -e '  FILES_TOKEN: {from: env}' -e '  FILES_KEY: {from: env}' "$policies/goose-files.yaml")" = 2
+check "  the existing policy for 'notes' is left as it is" cmp -s "$policies/goose-notes.yaml" "$world/notes-policy.yaml"
+check "  and wrap says so" has "$world/out/wrap1" "policy: $policies/goose-notes.yaml exists; left as it is"
+check "  comments and other entries kept" \
+  test "$(grep -c -e '^# my goose config$' -e '^# trailing comment$' -e 'uri: https://example.com/mcp' "$config")" = 3
+check "  the disabled entry is not wrapped" has "$config" 'args: [-y, "@modelcontextprotocol/server-everything"]'
+check "  memory goes through gander with --name memory --profile memory" \
+  has "$config" "args: [run, --name, memory, --profile, memory, --, $MEMORY_BIN]"
+cp "$config" "$world/wrapped.yaml"
+cp "$policies/goose-files.yaml" "$world/files-policy.yaml"
+
+"$GANDER" goose wrap >"$world/out/wrap2" 2>&1
+check "wrap again: exit 0, nothing to wrap" has "$world/out/wrap2" "$config: nothing to wrap"
+check "  the config is unchanged" cmp -s "$config" "$world/wrapped.yaml"
+check "  the policy files are unchanged" cmp -s "$policies/goose-files.yaml" "$world/files-policy.yaml"
+check "  the backup is still the original" cmp -s "$config.gander-backup" "$world/original.yaml"
+
+# --- doctor on the wrapped config -------------------------------------------------------------
+"$GANDER" goose doctor >"$world/out/doctor1" 2>&1
+check "doctor, wrapped: exit 0" test $? -eq 0
+check "  memory: profile memory valid" has "$world/out/doctor1" "  policy            profile memory: valid"
+check "  files: its policy file valid" has "$world/out/doctor1" "  policy            $policies/goose-files.yaml: valid"
+check "  no extension unwrapped but the disabled one" \
+  test "$(grep -c '  wrapped           no' "$world/out/doctor1")" = 1
+check "  the collector is not running yet" has "$world/out/doctor1" "collector         not running"
+
+# A broken policy: doctor names the file, line and column, and fails.
+printf 'version: 1\nextends: default\nsecrets:\n  NOTES_KEY: {from: nowhere}\n' \
+  >"$policies/goose-notes.yaml"
+"$GANDER" goose doctor >"$world/out/doctor2" 2>&1
+check "doctor, broken policy: exit 1" test $? -eq 1
+check "  names the policy file with line:col" grep -q "policy            $policies/goose-notes.yaml: $policies/goose-notes.yaml:4:[0-9]" "$world/out/doctor2"
+cp "$world/notes-policy.yaml" "$policies/goose-notes.yaml"
+
+# --- use what wrap produced: start the wrapped commands as Goose would --------------------------
+# The wrapped commands use the default `--collector auto`: a collector of our own in the private
+# XDG_RUNTIME_DIR, so that no daemon is started on demand, and it is killed at the end.
+"$COLLECT" --listen none --log-level warn &
+collector=$!
+for _ in $(seq 100); do [ -S "$XDG_RUNTIME_DIR/gander/collector.sock" ] && break; sleep 0.1; done
+"$GANDER" goose doctor >"$world/out/doctor3" 2>&1
+check "doctor: the private collector is reachable" has "$world/out/doctor3" "collector         reachable at $XDG_RUNTIME_DIR/gander/collector.sock"
+
+cd "$world/ws"
+python3 "$CLIENT" "$config" memory >"$world/out/memory.tools" 2>"$world/out/memory.err"
+check "wrapped memory: initialize + tools/list through gander" test $? -eq 0
+check "  lists create_entities and read_graph" test "$(grep -c -x -e create_entities -e read_graph "$world/out/memory.tools")" = 2
+check "  the server exited 0 on stdin EOF" has "$world/out/memory.err" "exit status 0"
+FILES_KEY=key-456 python3 "$CLIENT" "$config" files >"$world/out/files.tools" 2>"$world/out/files.err"
+check "wrapped files (server-filesystem, secrets from envs/env_keys): tools/list" test $? -eq 0
+check "  lists read_text_file" grep -qx read_text_file "$world/out/files.tools"
+python3 "$CLIENT" "$config" files >/dev/null 2>"$world/out/files-nokey.err"
+check "  without FILES_KEY set (env_keys) it refuses to start" test $? -ne 0
+check "  and says which secret" has "$world/out/files-nokey.err" "secret FILES_KEY"
+cd /
+kill "$collector" && wait "$collector" 2>/dev/null
+collector=
+check "the private collector wrote both audit logs" \
+  test -s "$XDG_STATE_HOME/gander/audit/memory.jsonl" -a -s "$XDG_STATE_HOME/gander/audit/files.jsonl"
+# A collector started on demand would hold the lock next to the private socket.
+check "no gander-collect left behind (none started on demand)" \
+  flock -n "$XDG_RUNTIME_DIR/gander/collector.sock.lock" true
+
+# --- unwrap: byte for byte ----------------------------------------------------------------------
+"$GANDER" goose unwrap >"$world/out/unwrap" 2>&1
+check "unwrap: exit 0" test $? -eq 0
+check "  restores the original byte for byte" cmp -s "$config" "$world/original.yaml"
+check "  the backup is kept" cmp -s "$config.gander-backup" "$world/original.yaml"
+"$GANDER" goose unwrap >"$world/out/unwrap2" 2>&1
+check "unwrap again: nothing to unwrap" has "$world/out/unwrap2" "$config: nothing to unwrap"
+"$GANDER" goose doctor >"$world/out/doctor4" 2>&1
+check "doctor after unwrap: exit 1 (unwrapped)" test $? -eq 1
+
+# The backup is never overwritten: edit, wrap again, the backup is still the first original.
+echo "# edited after unwrapping" >>"$config"
+"$GANDER" goose wrap >"$world/out/wrap3" 2>&1
+check "wrap of an edited config: exit 0" test $? -eq 0
+check "  the existing backup is not overwritten" cmp -s "$config.gander-backup" "$world/original.yaml"
+check "  no new 'backup:' line" test -z "$(grep '^backup:' "$world/out/wrap3")"
+
+if [ "$fails" -ne 0 ]; then
+  echo "goose_cli_test: $fails check(s) failed (uid $(id -u)); outputs:" >&2
+  for f in "$world"/out/*; do echo "== $f" >&2; cat "$f" >&2; done
+  exit 1
+fi
+echo "goose_cli_test: all checks passed (uid $(id -u))"
+
+# Again as uid 65534 when run as root.
+if [ "$(id -u)" = 0 ] && [ -z "${GANDER_AS_NOBODY:-}" ] && command -v setpriv >/dev/null; then
+  nobody=$(mktemp -d "$4/nobody.XXXXXX")
+  chmod 777 "$nobody"
+  GANDER_AS_NOBODY=1 setpriv --reuid=65534 --regid=65534 --clear-groups \
+    "$SELF" "$GANDER" "$COLLECT" "$E2E" "$nobody"
+  status=$?
+  rm -rf "$nobody"
+  [ "$status" -eq 0 ] || { echo "goose_cli_test: FAIL as uid 65534" >&2; exit 1; }
+fi
+exit 0

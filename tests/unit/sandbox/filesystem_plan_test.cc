@@ -1,0 +1,211 @@
+// The filesystem plan against a fake host: which mounts and Landlock rules a policy yields.
+#include "sandbox/filesystem_plan.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+
+namespace gander::launcher {
+namespace {
+
+using Kind = MountOp::Kind;
+
+// A fake host: directories, files and symlinks by absolute path.
+struct FakeHost {
+  std::map<std::string, PathInfo> paths;
+
+  void Dir(const std::string& p) { paths[p] = {true, true, false, "", p}; }
+  void File(const std::string& p) { paths[p] = {true, false, false, "", p}; }
+  void Link(const std::string& p, const std::string& text, const std::string& canonical, bool dir) {
+    paths[p] = {true, dir, true, text, canonical};
+  }
+  PathProbe Probe() const {
+    return [this](const std::string& p) {
+      if (auto it = paths.find(p); it != paths.end()) return it->second;
+      // A path below a symlinked directory resolves through it.
+      for (const auto& [q, info] : paths) {
+        if (info.is_symlink && p.starts_with(q + "/")) {
+          std::string rest = p.substr(q.size());
+          if (auto t = paths.find(info.canonical + rest); t != paths.end()) {
+            PathInfo resolved = t->second;
+            resolved.is_symlink = false;
+            return resolved;
+          }
+        }
+      }
+      return PathInfo{};
+    };
+  }
+  DirLister Lister() const {
+    return [this](const std::string& dir) {
+      std::vector<std::string> names;
+      for (const auto& [p, info] : paths) {
+        if (p.size() > dir.size() + 1 && p.starts_with(dir + "/") &&
+            p.find('/', dir.size() + 1) == std::string::npos) {
+          names.push_back(p.substr(dir.size() + 1));
+        }
+      }
+      return names;
+    };
+  }
+};
+
+FakeHost DebianHost() {
+  FakeHost host;
+  for (const char* d : {"/usr", "/usr/bin", "/etc", "/etc/ssh", "/home/u", "/home/u/.ssh",
+                        "/home/u/proj", "/tmp"}) {
+    host.Dir(d);
+  }
+  host.File("/usr/bin/dash");
+  host.File("/etc/shadow");
+  host.File("/etc/passwd");
+  host.File("/home/u/.ssh/id_rsa");
+  host.Link("/bin", "usr/bin", "/usr/bin", true);
+  host.Link("/usr/bin/sh", "dash", "/usr/bin/dash", false);
+  return host;
+}
+
+policies::ExpandedPolicy DefaultLike(const std::string& workspace) {
+  policies::ExpandedPolicy p;
+  p.exec = {"/usr", "/bin", "/lib64", workspace};
+  p.read = {"/etc"};
+  p.write = {workspace};
+  p.private_ = {"/tmp", "/home/u"};
+  p.deny = {"/home/u/.ssh", "/etc/shadow", "/etc/ssh"};
+  return p;
+}
+
+const MountOp* FindMount(const FilesystemPlan& plan, const std::string& target) {
+  for (const auto& op : plan.mounts) {
+    if (op.target == target) return &op;
+  }
+  return nullptr;
+}
+
+uint64_t RuleFor(const FilesystemPlan& plan, const std::string& path) {
+  for (const auto& r : plan.rules) {
+    if (r.path == path) return r.access;
+  }
+  return 0;
+}
+
+TEST(FilesystemPlan, BindsSystemPathsReadOnlyAndTheWorkspaceWritable) {
+  FakeHost host = DebianHost();
+  auto plan =
+      PlanFilesystem({DefaultLike("/home/u/proj"), {}, {}}, true, host.Probe(), host.Lister());
+  const MountOp* usr = FindMount(plan, "/usr");
+  ASSERT_NE(usr, nullptr);
+  EXPECT_EQ(usr->kind, Kind::kBind);
+  EXPECT_FALSE(usr->writable);
+  EXPECT_TRUE(usr->executable);
+  const MountOp* etc = FindMount(plan, "/etc");
+  ASSERT_NE(etc, nullptr);
+  EXPECT_FALSE(etc->executable);
+  const MountOp* ws = FindMount(plan, "/home/u/proj");
+  ASSERT_NE(ws, nullptr);
+  EXPECT_TRUE(ws->writable);
+  EXPECT_TRUE(ws->executable);
+  EXPECT_EQ(FindMount(plan, "/lib64"), nullptr) << "missing paths are skipped";
+}
+
+TEST(FilesystemPlan, ParentsAreMountedBeforeChildren) {
+  FakeHost host = DebianHost();
+  auto plan =
+      PlanFilesystem({DefaultLike("/home/u/proj"), {}, {}}, true, host.Probe(), host.Lister());
+  auto index = [&](const std::string& target) {
+    for (size_t i = 0; i < plan.mounts.size(); ++i) {
+      if (plan.mounts[i].target == target) return i;
+    }
+    return plan.mounts.size();
+  };
+  EXPECT_LT(index("/home/u"), index("/home/u/proj"));
+  EXPECT_EQ(plan.mounts[index("/home/u")].kind, Kind::kTmpfs);
+}
+
+TEST(FilesystemPlan, SymlinkedSystemDirectoryStaysALink) {
+  FakeHost host = DebianHost();
+  auto plan = PlanFilesystem({DefaultLike("/home/u/proj"), {"/bin/sh"}, {}}, true, host.Probe(),
+                             host.Lister());
+  const MountOp* bin = FindMount(plan, "/bin");
+  ASSERT_NE(bin, nullptr);
+  EXPECT_EQ(bin->kind, Kind::kSymlink);
+  EXPECT_EQ(bin->source, "usr/bin");
+  // /bin/sh -> /usr/bin/dash is covered by the /usr bind: no mount of its own.
+  EXPECT_EQ(FindMount(plan, "/usr/bin/dash"), nullptr);
+  EXPECT_EQ(FindMount(plan, "/bin/sh"), nullptr);
+}
+
+TEST(FilesystemPlan, DeniedPathsUnderABindAreMasked) {
+  FakeHost host = DebianHost();
+  auto plan = PlanFilesystem({DefaultLike("/home/u"), {}, {}}, true, host.Probe(), host.Lister());
+  const MountOp* ssh = FindMount(plan, "/home/u/.ssh");
+  ASSERT_NE(ssh, nullptr);
+  EXPECT_EQ(ssh->kind, Kind::kMaskDir);
+  const MountOp* shadow = FindMount(plan, "/etc/shadow");
+  ASSERT_NE(shadow, nullptr);
+  EXPECT_EQ(shadow->kind, Kind::kMaskFile);
+  EXPECT_EQ(plan.mounts.back().kind == Kind::kMaskDir || plan.mounts.back().kind == Kind::kMaskFile,
+            true)
+      << "masks come last";
+  // The workspace is the home directory: the grant wins over the private tmpfs.
+  const MountOp* home = FindMount(plan, "/home/u");
+  ASSERT_NE(home, nullptr);
+  EXPECT_EQ(home->kind, Kind::kBind);
+}
+
+TEST(FilesystemPlan, DeniedPathsInsideAPrivateTmpfsNeedNoMask) {
+  FakeHost host = DebianHost();
+  auto plan =
+      PlanFilesystem({DefaultLike("/home/u/proj"), {}, {}}, true, host.Probe(), host.Lister());
+  EXPECT_EQ(FindMount(plan, "/home/u/.ssh"), nullptr);
+}
+
+TEST(FilesystemPlan, GrantsInsideDeniedPathsAreDropped) {
+  FakeHost host = DebianHost();
+  auto policy = DefaultLike("/home/u/proj");
+  policy.read.push_back("/home/u/.ssh");
+  auto plan = PlanFilesystem({policy, {}, {}}, true, host.Probe(), host.Lister());
+  EXPECT_EQ(FindMount(plan, "/home/u/.ssh"), nullptr);
+  EXPECT_EQ(RuleFor(plan, "/home/u/.ssh"), 0u);
+}
+
+TEST(FilesystemPlan, LandlockRulesMirrorTheGrants) {
+  FakeHost host = DebianHost();
+  auto plan =
+      PlanFilesystem({DefaultLike("/home/u/proj"), {}, {}}, true, host.Probe(), host.Lister());
+  EXPECT_EQ(RuleFor(plan, "/etc"), landlock::kRead);
+  EXPECT_EQ(RuleFor(plan, "/usr"), landlock::kExec);
+  EXPECT_EQ(RuleFor(plan, "/home/u/proj"), landlock::kWrite | landlock::kExecute);
+  EXPECT_EQ(RuleFor(plan, "/tmp"), landlock::kWrite);
+  EXPECT_EQ(RuleFor(plan, "/dev/null"), landlock::kDevice);
+}
+
+TEST(FilesystemPlan, WithoutMountNamespaceDeniedPathsAreCarvedOut) {
+  FakeHost host = DebianHost();
+  auto policy = DefaultLike("/home/u");
+  auto plan = PlanFilesystem({policy, {}, {{"/tmp", "/tmp/gander-x/0"}}}, false, host.Probe(),
+                             host.Lister());
+  EXPECT_TRUE(plan.mounts.empty());
+  // /etc is split around /etc/shadow and /etc/ssh.
+  EXPECT_EQ(RuleFor(plan, "/etc"), landlock::kReadDir);
+  EXPECT_EQ(RuleFor(plan, "/etc/passwd"), landlock::kRead);
+  EXPECT_EQ(RuleFor(plan, "/etc/shadow"), 0u);
+  EXPECT_EQ(RuleFor(plan, "/etc/ssh"), 0u);
+  // The home workspace is split around ~/.ssh.
+  EXPECT_EQ(RuleFor(plan, "/home/u/.ssh"), 0u);
+  EXPECT_NE(RuleFor(plan, "/home/u/proj"), 0u);
+  EXPECT_EQ(RuleFor(plan, "/tmp/gander-x/0"), landlock::kWrite);
+  // No per-process /proc directories without a pid namespace.
+  EXPECT_EQ(RuleFor(plan, "/proc"), 0u);
+}
+
+TEST(IsWithin, ComparesWholeComponents) {
+  EXPECT_TRUE(IsWithin("/home/u/.ssh", "/home/u"));
+  EXPECT_TRUE(IsWithin("/home/u", "/home/u"));
+  EXPECT_FALSE(IsWithin("/home/user", "/home/u"));
+  EXPECT_TRUE(IsWithin("/anything", "/"));
+}
+
+}  // namespace
+}  // namespace gander::launcher
