@@ -33,6 +33,10 @@ struct DenyOptions {
   // extension's own TCP connect and bind: socket() is refused for AF_UNIX and for everything
   // but stream sockets of plain TCP (no UDP without a network namespace).
   bool inet_brokered = false;
+  // memfd_create without MFD_NOEXEC_SEAL (EACCES): an executable memfd would run code no
+  // grant names (execveat(fd, "", ..., AT_EMPTY_PATH), or /proc/self/fd/N). Where the pid
+  // namespace's vm.memfd_noexec=2 seals them instead, this is off.
+  bool deny_exec_memfd = false;
 };
 
 std::vector<DeniedSyscall> DeniedSyscalls(const DenyOptions& options);
