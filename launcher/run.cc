@@ -228,7 +228,13 @@ Result<SandboxSpec> BuildSpec(const Prepared& p, bool use_namespaces, PrivateDir
     }
     spec.landlock.rules = std::move(plan.rules);
   }
+  // Executable memfds: sealed by the pid namespace's sysctl where there is one (Linux 6.3+),
+  // else refused by the filter.
+  // The sysctl is writable by the host's root only (uid 0 mapped to itself).
+  spec.memfd_noexec =
+      use_namespaces && geteuid() == 0 && access("/proc/sys/vm/memfd_noexec", F_OK) == 0;
   auto seccomp = CompileSeccompFilter({.deny_host_sockets = !use_namespaces,
+                                       .deny_exec_memfd = !spec.memfd_noexec,
                                        .notify = p.notify,
                                        .files = p.files,
                                        .census = p.mode == RunMode::kLearn,

@@ -91,7 +91,9 @@ std::string OciConfig(const BundleSpec& spec) {
         break;
       }
       case MountOp::Kind::kTmpfs:
-        mounts.push_back(Mount(m.target, "tmpfs", "tmpfs", {"nosuid", "nodev", "mode=700"}));
+        // noexec as the native backend's private /tmp and $HOME: nothing written there runs.
+        mounts.push_back(
+            Mount(m.target, "tmpfs", "tmpfs", {"nosuid", "nodev", "noexec", "mode=700"}));
         break;
       case MountOp::Kind::kMaskDir:
         mounts.push_back(Mount(m.target, "tmpfs", "tmpfs", {"ro", "nosuid", "nodev", "noexec"}));

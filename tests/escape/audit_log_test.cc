@@ -623,7 +623,8 @@ TEST_P(AuditEscapeTest, AttemptAppearsInAuditLog) {
   ASSERT_NE(c, nullptr) << "the escape suite's attempt " << a.name
                         << " has no case in AuditCases(): say what it must leave in the log";
   if (std::string why = MissingTarget(a, w()); !why.empty()) GTEST_SKIP() << why;
-  LoggedRun run = Logged(c->flags, a.args, a.leak_fd ? w().leak_fd : -1, a.stderr_tty);
+  LoggedRun run =
+      Logged(c->flags, a.args, a.leak_fd ? w().leak_fd : -1, a.stderr_tty, a.hold_stdin);
   if (c->exit_signal == SIGSYS && run.result.status == 128 + SIGSEGV &&
       a.name == std::string("int80_i386_abi")) {
     GTEST_SKIP() << "the kernel has no IA32 emulation (int $0x80 faults)\n" << run.context;
