@@ -119,6 +119,13 @@ std::vector<DeniedSyscall> DeniedSyscalls(const DenyOptions& options) {
                      {{0, kIntArg, AF_INET}, {0, kIntArg, AF_INET6}, {0, kIntArg, AF_UNIX}},
                      "socket(AF_INET/AF_INET6/AF_UNIX)"});
   }
+  if (options.deny_host_sockets) {
+    // Without a network namespace a listener is on the host's network: listen() on an
+    // unbound TCP socket autobinds on 0.0.0.0 (past Landlock's bind rule, which autobind does
+    // not consult), and the extension would serve the LAN. No policy key allows inbound
+    // listeners, so none are made; bind() itself is Landlock's (every TCP bind refused).
+    table.push_back({"listen", EACCES, {}, "listen() without a network namespace"});
+  }
   if (options.deny_exec_memfd) {
     // flags is an unsigned int; the one bit tested lies in its low 32.
     table.push_back({"memfd_create",

@@ -27,7 +27,8 @@ struct DeniedSyscall {
 };
 
 struct DenyOptions {
-  // Without namespaces: socket() for AF_INET, AF_INET6, AF_UNIX (see SeccompOptions).
+  // Without namespaces: socket() for AF_INET, AF_INET6, AF_UNIX (see SeccompOptions), and
+  // listen() (no listener on the host's network).
   bool deny_host_sockets = false;
   // ... but the egress broker sees every inet connect and send and Landlock refuses the
   // extension's own TCP connect and bind: socket() is refused for AF_UNIX and for everything

@@ -857,6 +857,12 @@ inline const std::vector<Attempt>& Attempts() {
       // The family flip between the broker's copy and the kernel's read, at a host listener.
       {.name = "connect_family_flip_race", .args = {"family-race", "127.0.0.1", "{PORT}", "1000"},
        .degraded = kReq, .hold_stdin = true},
+      // Inbound listeners on the host's network (with namespaces they are in the sandbox's
+      // own netns: made there, not an escape).
+      {.name = "tcp_listen_autobind_host", .args = {"listen-autobind"}, .degraded = kReq,
+       .degraded_only = true},
+      {.name = "tcp_bind_any_host", .args = {"bind-any"}, .degraded = kReq,
+       .degraded_only = true},
       // Code no grant names, run from memory.
       {.name = "memfd_execveat", .args = {"memfd-exec"}, .degraded = kReq},
       {.name = "netlink_sees_host_interfaces", .args = {"netlink"}, .control = Control::kNone,

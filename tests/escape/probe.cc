@@ -405,6 +405,34 @@ int DoMemfdExec() {
   return Result(ran);
 }
 
+// listen() on an unbound TCP socket: the kernel autobinds it on 0.0.0.0 (all interfaces).
+// Succeeds when it listens; prints the port.
+int DoListenAutobind() {
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (!Check("socket AF_INET", fd)) return kFailed;
+  bool ok = Check("listen (autobind on 0.0.0.0)", listen(fd, 1));
+  sockaddr_in a{};
+  socklen_t len = sizeof a;
+  if (ok && getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0) {
+    fprintf(stderr, "probe: listening on port %d\n", ntohs(a.sin_port));
+  }
+  close(fd);
+  return Result(ok);
+}
+
+// bind() to 0.0.0.0 (a non-loopback address), then listen. Succeeds when it listens.
+int DoBindAny() {
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (!Check("socket AF_INET", fd)) return kFailed;
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_ANY);
+  bool ok = Check("bind 0.0.0.0:0", bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a)) &&
+            Check("listen", listen(fd, 1));
+  close(fd);
+  return Result(ok);
+}
+
 // A netlink route dump: succeeds when it shows a network interface other than lo (the host's).
 int DoNetlink() {
   int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
@@ -953,6 +981,7 @@ int Usage() {
           "  env NAME [VALUE]\n"
           "  tcp IP PORT | udp IP PORT | unix PATH | abstract NAME | packet | vsock-high-bits\n"
           "  unix-high-bits PATH | mptcp-high-bits | family-race IP PORT TRIES | memfd-exec\n"
+          "  listen-autobind | bind-any\n"
           "  kill PID [SIG] | userns | setns NSFILE... | ptrace | process_vm | forkbomb N\n"
           "  mount DIR | umount DIR | chroot DIR | bpf | io_uring | keyctl | perf\n"
           "  open_by_handle FILE | tiocsti | x32 | int80\n"
@@ -988,6 +1017,8 @@ int main(int argc, char** argv) {
   if (cmd == "family-race" && need(3)) return DoFamilyRace(args[0], args[1], args[2]);
   if (cmd == "memfd-exec") return DoMemfdExec();
   if (cmd == "exit0") return kSucceeded;
+  if (cmd == "listen-autobind") return DoListenAutobind();
+  if (cmd == "bind-any") return DoBindAny();
   if (cmd == "netlink") return DoNetlink();
   if (cmd == "dns-exfil") return DoDnsExfil(nargs > 0 ? args[0] : nullptr);
   if (cmd == "abstract" && need(1)) return DoAbstract(args[0]);
