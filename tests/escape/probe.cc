@@ -324,12 +324,14 @@ int DoMptcpHighBits() {
 int DoFamilyRace(const char* ip, const char* port, const char* tries_arg) {
   long fd = -1;
   const char* kind = "";
-  for (auto [protocol, name] :
+  uint64_t protocol = 0;
+  for (auto [p, name] :
        {std::pair<uint64_t, const char*>{262 | (uint64_t{1} << 32), "MPTCP | 1 << 32"},
         {262, "MPTCP"},
         {0, "TCP"}}) {
-    fd = syscall(SYS_socket, AF_INET, SOCK_STREAM | SOCK_CLOEXEC, protocol);
+    fd = syscall(SYS_socket, AF_INET, SOCK_STREAM | SOCK_CLOEXEC, p);
     kind = name;
+    protocol = p;
     if (fd >= 0) break;
     fprintf(stderr, "probe: socket %s: %s\n", name, strerror(errno));
   }
@@ -358,7 +360,13 @@ int DoFamilyRace(const char* ip, const char* port, const char* tries_arg) {
   long tries = atol(tries_arg);
   long connected = 0, attempts = 0;
   int last = 0;
+  // A fresh socket per try: a failed MPTCP connect can leave its socket refusing the next.
   for (; attempts < tries && connected == 0; ++attempts) {
+    if (attempts > 0) {
+      close(static_cast<int>(fd));
+      fd = syscall(SYS_socket, AF_INET, SOCK_STREAM | SOCK_CLOEXEC, protocol);
+      if (fd < 0) break;
+    }
     if (connect(static_cast<int>(fd), reinterpret_cast<const sockaddr*>(buf), sizeof in) == 0) {
       ++connected;
     } else {
@@ -367,7 +375,7 @@ int DoFamilyRace(const char* ip, const char* port, const char* tries_arg) {
   }
   stop = true;
   flipper.join();
-  close(static_cast<int>(fd));
+  if (fd >= 0) close(static_cast<int>(fd));
   fprintf(stderr, "probe: family race (%s socket): %ld tries, %ld connected, last errno %s\n", kind,
           attempts, connected, last ? strerror(last) : "none");
   return Result(connected > 0);
