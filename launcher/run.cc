@@ -172,7 +172,8 @@ Result<std::unique_ptr<gvisor::GvisorRun>> StartGvisorSandbox(
   spec.rlimits = Rlimits(p.policy.limits);
   // The allowlist as in the native filter: enforce mode only (learning counts every syscall).
   if (p.mode != RunMode::kLearn) spec.syscalls_allow = p.policy.syscalls_allow;
-  options.oci_seccomp = spec.syscalls_allow.has_value();
+  // Always: the bundle's linux.seccomp carries the memfd rule (no executable memfd) too.
+  options.oci_seccomp = true;
   if (const char* platform = getenv("GANDER_RUNSC_PLATFORM"); platform && *platform) {
     options.platform = platform;
   }
