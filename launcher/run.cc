@@ -235,7 +235,9 @@ Result<SandboxSpec> BuildSpec(const Prepared& p, bool use_namespaces, PrivateDir
   spec.memfd_noexec =
       use_namespaces && geteuid() == 0 && access("/proc/sys/vm/memfd_noexec", F_OK) == 0;
   auto seccomp = CompileSeccompFilter({.deny_host_sockets = !use_namespaces,
-                                       .deny_exec_memfd = !spec.memfd_noexec,
+                                       // Everywhere, the sysctl notwithstanding: the same
+                                       // answer for every user and mode (defence in depth).
+                                       .deny_exec_memfd = true,
                                        .notify = p.notify,
                                        .files = p.files,
                                        .census = p.mode == RunMode::kLearn,

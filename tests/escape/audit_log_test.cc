@@ -397,6 +397,13 @@ const std::vector<AuditCase>& AuditCases() {
        .denials = {{.name = "socket", .errno_name = "EAFNOSUPPORT"}}},
       {.attempt = "netlink_sees_host_interfaces",
        .note = "netlink is allowed: it sees the sandbox's own namespace (lo only)"},
+      {.attempt = "unix_family_high_bits",
+       .note = "socket(AF_UNIX | 1 << 32) is allowed with namespaces; the host socket's path is "
+               "not in the sandbox's mount view"},
+      {.attempt = "connect_family_flip_race",
+       .note = "with namespaces 127.0.0.1 is the sandbox's own loopback: refused there"},
+      {.attempt = "memfd_execveat",
+       .denials = {{.name = "memfd_create", .errno_name = "EACCES"}}},
       {.attempt = "unix_host_socket",
        .note = "connect(2) is not watched (network events are reserved); the socket's path is "
                "not in the sandbox's mount view"},
