@@ -78,11 +78,23 @@ std::unique_ptr<CollectorClient> CollectorClient::Create(CollectorClientOptions 
   if (options.audit_log.path.empty()) {
     options.audit_log.path = DefaultAuditLogFor(options.hello.extension);
   }
-  options.hello.audit_log = options.audit_log.path;
+  // The collector only ever writes its own default path; any other is ours to write.
+  options.hello.audit_log_local =
+      options.audit_log.path != DefaultAuditLogFor(options.hello.extension);
   options.hello.audit_log_max_bytes = options.audit_log.max_bytes;
   options.hello.audit_log_max_files = options.audit_log.max_files;
 
   std::unique_ptr<CollectorClient> client(new CollectorClient(std::move(options)));
+  if (client->options_.hello.audit_log_local) {
+    MakeParentDirs(client->options_.audit_log.path);
+    auto log = AuditLog::Open(client->options_.audit_log);
+    if (!log) {
+      client->fallback_failed_ = true;  // no log at all: nothing would write the events
+      client->last_error_ = std::move(log).error().Context("audit log");
+      return client;
+    }
+    client->own_log_ = std::move(log).value();
+  }
   if (!client->timer_) {
     client->EnterFallback(ErrnoError("timerfd_create"));
     return client;
@@ -164,13 +176,19 @@ void CollectorClient::EnterFallback(Error why) {
     ArmTimer(std::chrono::milliseconds(0));  // disarmed: the fd never becomes readable
     dup3(timer_.get(), stable_fd_.get(), O_CLOEXEC);
   }
-  MakeParentDirs(options_.audit_log.path);
-  auto log = AuditLog::Open(options_.audit_log);
-  if (!log) {
-    fallback_failed_ = true;
-    last_error_ = std::move(log).error().Context("fallback audit log");
+  if (own_log_) {
+    // Every event is already in our own log: the backlog only waited for the collector.
+    fallback_ = std::move(own_log_);
+    backlog_.clear();
   } else {
-    fallback_ = std::move(log).value();
+    MakeParentDirs(options_.audit_log.path);
+    auto log = AuditLog::Open(options_.audit_log);
+    if (!log) {
+      fallback_failed_ = true;
+      last_error_ = std::move(log).error().Context("fallback audit log");
+    } else {
+      fallback_ = std::move(log).value();
+    }
   }
   for (Record& r : backlog_) {
     if (fallback_) {
@@ -218,6 +236,7 @@ void CollectorClient::Publish(const monitor::Event& event) {
     ++stats_.dropped;
     return;
   }
+  if (own_log_) own_log_->Publish(event);  // the collector only counts it
   if (backlog_.size() >= options_.max_backlog_events ||
       backlog_bytes_ + ApproxBytes(event) > options_.max_backlog_bytes) {
     ++stats_.dropped;
@@ -248,6 +267,7 @@ void CollectorClient::Flush() {
     fallback_->Flush();
     return;
   }
+  if (own_log_) own_log_->Flush();
   if (fallback_failed_) return;
   if (!connected_) {
     uint64_t expirations;

@@ -107,6 +107,9 @@ class CollectorClient : public monitor::EventSink {
   UniqueFd timer_;
   bool connected_ = false;
   std::unique_ptr<AuditLog> fallback_;
+  // A --audit-log of the launcher's own (not the collector's default path): written here, as
+  // the collector writes only paths it derives itself.
+  std::unique_ptr<AuditLog> own_log_;
   bool fallback_failed_ = false;  // fallback without an audit log: events are dropped
   Clock::time_point next_attempt_{};
   Clock::time_point next_start_{};

@@ -53,9 +53,12 @@ struct Hello {
   bool running = false;   // the extension runs (start published, stop not yet)
   ExtensionInfo info;
   std::string home;  // the user's home, to shorten paths to ~/...
-  // The audit log the collector writes for this launcher (empty path: the collector's default
-  // $XDG_STATE_HOME/gander/audit/NAME.jsonl).
-  std::string audit_log;
+  // The collector writes the audit log at a path it derives itself from the (validated)
+  // extension name, under its own state directory: $XDG_STATE_HOME/gander/audit/NAME.jsonl. A
+  // hello never names a path (the collector refuses one that does: a forged hello once made it
+  // rotate and overwrite ~/.bashrc). A launcher with its own --audit-log writes that file
+  // itself and says so here: the collector then writes none for it.
+  bool audit_log_local = false;
   uint64_t audit_log_max_bytes = 0;  // 0: the collector's default
   int audit_log_max_files = 0;
 };

@@ -172,7 +172,8 @@ Result<std::unique_ptr<gvisor::GvisorRun>> StartGvisorSandbox(
   spec.rlimits = Rlimits(p.policy.limits);
   // The allowlist as in the native filter: enforce mode only (learning counts every syscall).
   if (p.mode != RunMode::kLearn) spec.syscalls_allow = p.policy.syscalls_allow;
-  options.oci_seccomp = spec.syscalls_allow.has_value();
+  // Always: the bundle's linux.seccomp carries the memfd rule (no executable memfd) too.
+  options.oci_seccomp = true;
   if (const char* platform = getenv("GANDER_RUNSC_PLATFORM"); platform && *platform) {
     options.platform = platform;
   }
@@ -228,7 +229,15 @@ Result<SandboxSpec> BuildSpec(const Prepared& p, bool use_namespaces, PrivateDir
     }
     spec.landlock.rules = std::move(plan.rules);
   }
+  // Executable memfds: sealed by the pid namespace's sysctl where there is one (Linux 6.3+),
+  // else refused by the filter.
+  // The sysctl is writable by the host's root only (uid 0 mapped to itself).
+  spec.memfd_noexec =
+      use_namespaces && geteuid() == 0 && access("/proc/sys/vm/memfd_noexec", F_OK) == 0;
   auto seccomp = CompileSeccompFilter({.deny_host_sockets = !use_namespaces,
+                                       // Everywhere, the sysctl notwithstanding: the same
+                                       // answer for every user and mode (defence in depth).
+                                       .deny_exec_memfd = true,
                                        .notify = p.notify,
                                        .files = p.files,
                                        .census = p.mode == RunMode::kLearn,

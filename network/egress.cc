@@ -724,22 +724,32 @@ UniqueFd Egress::TakeSocket(const Notification& n, const Event& base, int fd, in
 
 std::optional<Response> Egress::OnConnect(const Notification& n, const Event& base,
                                           std::vector<Event>& events) {
-  auto len = static_cast<socklen_t>(n.args[2]);
-  if (n.args[2] > sizeof(sockaddr_storage)) return Response{false, EINVAL};
+  // addrlen is an int: the kernel reads 32 bits of the register, and so do we.
+  const auto len = static_cast<socklen_t>(n.args[2] & 0xffffffffu);
+  if (static_cast<int>(len) < 0 || len > sizeof(sockaddr_storage)) return Response{false, EINVAL};
   sockaddr_storage copy{};
   if (len > 0 && !memory_.ReadBytes(n.pid, n.args[1], &copy, len)) return Response{false, EFAULT};
   int family = SockaddrFamily(&copy, len);
-  // Not inet: the kernel reads the address by the socket's own family; the mount view,
-  // Landlock's scoping and the empty network namespace bound what it can reach.
-  if (family != AF_INET && family != AF_INET6 && family != AF_UNSPEC) return Response{true, 0};
+  // The decision rests on the socket itself, never on the copied family alone: another
+  // thread can rewrite the family after our copy, and a CONTINUE would make the kernel read
+  // that new address (an inet one on an MPTCP socket, past the broker and Landlock).
   int error = 0;
   UniqueFd sock = TakeSocket(n, base, static_cast<int>(n.args[0]), &error);
   if (!sock) return Response{false, error};
   int domain = SocketOption(sock.get(), SOL_SOCKET, SO_DOMAIN);
   int type = SocketOption(sock.get(), SOL_SOCKET, SO_TYPE);
   if (domain != AF_INET && domain != AF_INET6) {
-    if (family == AF_UNSPEC) return Response{true, 0};
-    return Response{false, domain < 0 ? ENOTSOCK : EINVAL};
+    if (domain < 0) return Response{false, ENOTSOCK};
+    // A unix (or other non-inet) socket. With namespaces the kernel may read the address
+    // again: whatever it reads, the mount view, Landlock's scoping and the empty network
+    // namespace bound what it can reach (even if the fd number is swapped for an inet socket
+    // meanwhile). Without them nothing would: socket() makes no such sockets there
+    // (denied_syscalls), and a connect on one (a socketpair's) is refused.
+    if (context_.namespaces) return Response{true, 0};
+    return Response{false, EACCES};
+  }
+  if (family != AF_INET && family != AF_INET6 && family != AF_UNSPEC) {
+    return Response{false, EAFNOSUPPORT};  // as tcp_v4_connect / udp's connect answer it
   }
   struct stat st {};
   fstat(sock.get(), &st);
@@ -838,8 +848,9 @@ std::optional<Response> Egress::OnSend(const Notification& n, std::string_view s
     msghdr msg{};
     readable = memory_.ReadBytes(n.pid, n.args[1], &msg, sizeof(msg)) &&
                read_name(reinterpret_cast<uint64_t>(msg.msg_name), msg.msg_namelen);
-  } else {                                                 // sendmmsg
-    uint64_t count = std::min<uint64_t>(n.args[2], 1024);  // UIO_MAXIOV, as the kernel caps it
+  } else {  // sendmmsg
+    // vlen is an unsigned int (32 bits of the register); UIO_MAXIOV caps it, as the kernel does.
+    uint64_t count = std::min<uint64_t>(n.args[2] & 0xffffffffu, 1024);
     for (uint64_t i = 0; i < count && readable; ++i) {
       mmsghdr m{};
       readable = memory_.ReadBytes(n.pid, n.args[1] + i * sizeof(mmsghdr), &m, sizeof(m)) &&

@@ -27,12 +27,17 @@ struct DeniedSyscall {
 };
 
 struct DenyOptions {
-  // Without namespaces: socket() for AF_INET, AF_INET6, AF_UNIX (see SeccompOptions).
+  // Without namespaces: socket() for AF_INET, AF_INET6, AF_UNIX (see SeccompOptions), and
+  // listen() (no listener on the host's network).
   bool deny_host_sockets = false;
   // ... but the egress broker sees every inet connect and send and Landlock refuses the
   // extension's own TCP connect and bind: socket() is refused for AF_UNIX and for everything
   // but stream sockets of plain TCP (no UDP without a network namespace).
   bool inet_brokered = false;
+  // memfd_create without MFD_NOEXEC_SEAL (EACCES): an executable memfd would run code no
+  // grant names (execveat(fd, "", ..., AT_EMPTY_PATH), or /proc/self/fd/N). Where the pid
+  // namespace's vm.memfd_noexec=2 seals them instead, this is off.
+  bool deny_exec_memfd = false;
 };
 
 std::vector<DeniedSyscall> DeniedSyscalls(const DenyOptions& options);

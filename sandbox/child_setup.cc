@@ -39,6 +39,7 @@ constexpr const char* kStepNames[] = {
     "pivot_root to staging",
     "mount",
     "set pid_max",
+    "set vm.memfd_noexec",
     "unmount old root",
     "pivot_root",
     "make root read-only",
@@ -192,6 +193,18 @@ void SetPidMax(uint64_t pid_max) {
   close(fd);
 }
 
+// vm.memfd_noexec=2 in the new pid namespace (Linux 6.3+): every memfd made inside is sealed
+// non-executable (MFD_EXEC is refused), so memfd_create + execveat(AT_EMPTY_PATH) cannot run
+// a binary no grant names. The parent asked for it only where the kernel has the sysctl, so a
+// failure here is a failure of the start (the filter has no memfd rule then).
+int SetMemfdNoexec() {
+  int fd = open("/newroot/proc/sys/vm/memfd_noexec", O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return errno;
+  int err = write(fd, "2", 1) == 1 ? 0 : errno;
+  close(fd);
+  return err;
+}
+
 // The sockets the supervisor serves inside the sandbox's network namespace, made here because
 // only a process inside it can: the egress relay, park and refuse sockets (127.0.0.1 and ::1,
 // any port; monitor::OpenEgressSockets) and the DNS stub (127.0.0.1:53, which needs the
@@ -265,6 +278,9 @@ void BuildRoot(const ChildPlan& plan) {
     if (int err = DoMount(plan.mounts[i])) Fail(sync, ChildStep::kMount, err, static_cast<int>(i));
   }
   SetPidMax(plan.spec->pid_max);
+  if (plan.spec->memfd_noexec) {
+    if (int err = SetMemfdNoexec()) Fail(sync, ChildStep::kMemfdNoexec, err);
+  }
 
   if (umount2("/oldroot", MNT_DETACH) != 0) Fail(sync, ChildStep::kUnmountOld, errno);
   // pivot_root(".", ".") stacks the staging root on top of newroot; detaching it leaves

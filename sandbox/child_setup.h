@@ -21,6 +21,7 @@ enum class ChildStep : int32_t {
   kPivotBase,
   kMount,
   kPidMax,
+  kMemfdNoexec,
   kUnmountOld,
   kPivotRoot,
   kRootReadOnly,

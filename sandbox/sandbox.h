@@ -26,6 +26,9 @@ struct SandboxSpec {
   SeccompProgram seccomp;       // empty: not applied
   std::vector<std::pair<int, rlim_t>> rlimits;
   uint64_t pid_max = 0;  // per-namespace pid cap (Linux 6.14+), 0: none
+  // vm.memfd_noexec=2 in the pid namespace (Linux 6.3+; with namespaces only): no memfd the
+  // extension makes can be executed. Without it the seccomp filter refuses such memfds.
+  bool memfd_noexec = false;
   std::string hostname = "gander";
   // The egress broker decides connect/send; with namespaces the init hands over its sockets.
   bool egress = false;

@@ -94,7 +94,8 @@ Result<SeccompProgram> CompileSeccompFilter(const SeccompOptions& options) {
   // can; the supervisor applies the same table (policies/denied_syscalls.h).
   if (!options.broker_only) {
     program.denials = monitor::DeniedSyscalls({.deny_host_sockets = options.deny_host_sockets,
-                                               .inet_brokered = options.notify && options.network});
+                                               .inet_brokered = options.notify && options.network,
+                                               .deny_exec_memfd = options.deny_exec_memfd});
   }
   for (const auto& denied : program.denials) {
     int nr = seccomp_syscall_resolve_name(std::string(denied.name).c_str());
@@ -181,7 +182,7 @@ Result<SeccompProgram> CompileSeccompFilter(const SeccompOptions& options) {
   }
 
   if (notify && options.census && options.handoff_fd >= 0) {
-    monitor::ArgPattern handoff{0, ~0ULL, static_cast<uint64_t>(options.handoff_fd)};
+    monitor::ArgPattern handoff{0, 0xffffffffu, static_cast<uint64_t>(options.handoff_fd)};
     if (int rc = add(SCMP_ACT_ALLOW, SCMP_SYS(sendmsg), &handoff); rc < 0) {
       return SeccompError(rc, "allow the listener hand-off");
     }

@@ -49,6 +49,9 @@ struct SeccompOptions {
   // think docker.sock): socket() for AF_INET, AF_INET6 and AF_UNIX is refused (EACCES).
   // socketpair() still works, so processes can talk to their own children.
   bool deny_host_sockets = false;
+  // No pid namespace with vm.memfd_noexec=2: memfd_create without MFD_NOEXEC_SEAL is refused
+  // (EACCES, as that sysctl answered on Linux 6.3-6.5), so no memfd can be executed.
+  bool deny_exec_memfd = false;
   // Send denials and watched syscalls to the supervisor (needs SECCOMP_RET_USER_NOTIF).
   bool notify = false;
   monitor::FilesWatch files = monitor::FilesWatch::kOpens;

@@ -363,7 +363,7 @@ void Collector::Impl::HandleLine(Connection& c, std::string_view line) {
   if (l.counted) metrics_->Apply(l.event, c.hello.home, l.backlog_gap);
   if (c.audit) {
     c.audit->PublishJson(l.event_json);
-  } else if (options_.write_audit_logs) {
+  } else if (options_.write_audit_logs && !c.hello.audit_log_local) {
     metrics_->CountDropped(c.hello.extension, wire::kStageAuditLog, 1);
   }
   ledger_.Applied(c.hello.launcher, l.seq);
@@ -373,9 +373,10 @@ void Collector::Impl::HandleLine(Connection& c, std::string_view line) {
 }
 
 AuditLog* Collector::Impl::AuditLogFor(const wire::Hello& hello) {
-  if (!options_.write_audit_logs) return nullptr;
-  std::string path =
-      hello.audit_log.empty() ? DefaultAuditLogFor(hello.extension) : hello.audit_log;
+  if (!options_.write_audit_logs || hello.audit_log_local) return nullptr;
+  // The path is ours: the state directory and the extension name ParseHello validated (no
+  // slash, not "." or "..").
+  std::string path = DefaultAuditLogFor(hello.extension);
   if (auto it = audit_logs_.find(path); it != audit_logs_.end()) return it->second.get();
   AuditLogOptions o;
   o.path = path;

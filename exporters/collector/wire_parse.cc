@@ -356,8 +356,11 @@ Result<wire::Hello> LineParser::ParseHello(std::string_view line) {
   GANDER_TRY_ASSIGN(h.info.destinations, LabelList(o, "destinations"));
   GANDER_TRY_ASSIGN(h.info.secrets, LabelList(o, "secrets"));
   GANDER_TRY_ASSIGN(h.home, Bytes(o, "home"));
-  GANDER_TRY_ASSIGN(h.audit_log, Bytes(o, "audit_log"));
-  if (!h.audit_log.empty() && h.audit_log[0] != '/') return Bad("audit_log is not absolute");
+  // Every path the collector opens is its own, derived from the validated extension name.
+  if (o["audit_log"].error() != simdjson::NO_SUCH_FIELD) {
+    return Bad("hello names a path (audit_log): the collector derives its paths itself");
+  }
+  GANDER_TRY_ASSIGN(h.audit_log_local, Bool(o, "audit_log_local"));
   uint64_t max_bytes = 0, max_files = 0;
   if (o["audit_log_max_bytes"].get_uint64().get(max_bytes) ||
       o["audit_log_max_files"].get_uint64().get(max_files) || max_files > 1000) {

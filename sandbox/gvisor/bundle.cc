@@ -91,7 +91,9 @@ std::string OciConfig(const BundleSpec& spec) {
         break;
       }
       case MountOp::Kind::kTmpfs:
-        mounts.push_back(Mount(m.target, "tmpfs", "tmpfs", {"nosuid", "nodev", "mode=700"}));
+        // noexec as the native backend's private /tmp and $HOME: nothing written there runs.
+        mounts.push_back(
+            Mount(m.target, "tmpfs", "tmpfs", {"nosuid", "nodev", "noexec", "mode=700"}));
         break;
       case MountOp::Kind::kMaskDir:
         mounts.push_back(Mount(m.target, "tmpfs", "tmpfs", {"ro", "nosuid", "nodev", "noexec"}));
@@ -121,25 +123,39 @@ std::string OciConfig(const BundleSpec& spec) {
     for (size_t i = 0; i < items.size(); ++i) out += (i ? ",\n" : "\n") + items[i];
     return out;
   };
-  // The allowlist as OCI seccomp, for runsc --oci-seccomp: names only (gVisor's sentry
-  // implements the syscalls; the host floor is not its concern). ENOSYS as native, though
-  // runsc 20221219 answers EPERM whatever errnoRet says.
-  std::string seccomp;
+  // OCI seccomp, for runsc --oci-seccomp (gVisor's sentry implements the syscalls; the host
+  // floor is not its concern): always the memfd rule (no executable memfd: memfd_create only
+  // with MFD_NOEXEC_SEAL, as the native filter), and the allowlist when there is one (names
+  // only; ENOSYS as native, though runsc 20221219 answers EPERM whatever errnoRet says).
+  constexpr std::string_view kNoexecMemfd =
+      R"({"names": ["memfd_create"], "action": "SCMP_ACT_ALLOW", "args": [{"index": 1, "value": 8, "valueTwo": 8, "op": "SCMP_CMP_MASKED_EQ"}]})";
+  std::string rules;
+  std::string default_action = R"("defaultAction": "SCMP_ACT_ALLOW")";
   if (spec.syscalls_allow) {
     std::vector<std::string> names = *spec.syscalls_allow;
     for (const char* name : policies::kImplicitSyscalls) names.emplace_back(name);
+    std::erase(names, "memfd_create");
     std::sort(names.begin(), names.end());
     names.erase(std::unique(names.begin(), names.end()), names.end());
-    seccomp = fmt::format(
-        R"(,
-    "seccomp": {{
-      "defaultAction": "SCMP_ACT_ERRNO",
-      "defaultErrnoRet": {},
-      "architectures": [{}],
-      "syscalls": [{{"names": {}, "action": "SCMP_ACT_ALLOW"}}]
-    }})",
-        ENOSYS, Json(std::string(learn::NativeOciArch())), JsonList(names));
+    default_action =
+        fmt::format(R"("defaultAction": "SCMP_ACT_ERRNO", "defaultErrnoRet": {})", ENOSYS);
+    rules = fmt::format(R"({{"names": {}, "action": "SCMP_ACT_ALLOW"}})", JsonList(names));
+    const bool memfd_listed = std::find(spec.syscalls_allow->begin(), spec.syscalls_allow->end(),
+                                        "memfd_create") != spec.syscalls_allow->end();
+    if (memfd_listed) rules += fmt::format(",\n        {}", kNoexecMemfd);
+  } else {
+    rules = fmt::format(
+        R"({{"names": ["memfd_create"], "action": "SCMP_ACT_ERRNO", "errnoRet": {}, "args": [{{"index": 1, "value": 8, "valueTwo": 0, "op": "SCMP_CMP_MASKED_EQ"}}]}})",
+        EACCES);
   }
+  std::string seccomp = fmt::format(
+      R"(,
+    "seccomp": {{
+      {},
+      "architectures": [{}],
+      "syscalls": [{}]
+    }})",
+      default_action, Json(std::string(learn::NativeOciArch())), rules);
   // uid 0 inside gVisor's own user namespace: rootless runsc maps it to the caller, so what
   // the extension writes belongs to the user. No capabilities at all.
   return fmt::format(R"({{

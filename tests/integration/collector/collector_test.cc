@@ -355,6 +355,44 @@ TEST_F(CollectorTest, ABadLauncherIsDisconnectedAndTheCollectorLivesOn) {
   EXPECT_NE(Scrape().find("gander_label_overflow_total"), std::string::npos);
 }
 
+// A forged hello naming a file (a sandbox that reached the socket once made the collector
+// rotate ~/.bashrc aside and write attacker text in its place): refused, the file untouched.
+TEST_F(CollectorTest, AHelloNamingAPathIsRefusedAndTheFileIsUntouched) {
+  StartCollector();
+  const std::string target = dir_ + "/bashrc";
+  { std::ofstream(target) << "# the user's own\n"; }
+  wire::Hello h;
+  h.launcher = "forged";
+  h.extension = "itest";
+  h.audit_log_max_bytes = 1;  // rotate at once: the original is moved aside
+  std::string hello = wire::EncodeHello(h);
+  const std::string local = "\"audit_log_local\":false";
+  ASSERT_NE(hello.find(local), std::string::npos) << hello;
+  hello.replace(hello.find(local), local.size(), "\"audit_log\":\"" + target + "\"");
+  std::string lines =
+      hello + wire::EncodeRecord(1, Start()) + wire::EncodeRecord(2, Read(1)) + wire::EncodeSync(2);
+  int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  socket_.copy(addr.sun_path, sizeof(addr.sun_path) - 1);
+  ASSERT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  (void)!send(fd, lines.data(), lines.size(), MSG_NOSIGNAL);
+  std::string reply;
+  char buf[512];
+  // Read until the collector answers the sync (accepted) or closes (refused).
+  for (ssize_t n;
+       reply.find("\"t\":\"ack\"") == std::string::npos && (n = read(fd, buf, sizeof(buf))) > 0;) {
+    reply.append(buf, n);
+  }
+  close(fd);
+  EXPECT_EQ(reply.rfind("{\"t\":\"error\"", 0), 0u) << "the forged hello was accepted: " << reply;
+  EXPECT_NE(reply.find("names a path"), std::string::npos) << reply;
+  std::ifstream in(target);
+  std::string content((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(content, "# the user's own\n");
+  EXPECT_FALSE(fs::exists(target + ".1")) << "the collector rotated " << target;
+}
+
 TEST_F(CollectorTest, ExpositionPassesPromtool) {
   if (access("/usr/bin/promtool", X_OK) != 0) GTEST_SKIP() << "promtool is not installed";
   StartCollector();

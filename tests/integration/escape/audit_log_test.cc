@@ -397,6 +397,13 @@ const std::vector<AuditCase>& AuditCases() {
        .denials = {{.name = "socket", .errno_name = "EAFNOSUPPORT"}}},
       {.attempt = "netlink_sees_host_interfaces",
        .note = "netlink is allowed: it sees the sandbox's own namespace (lo only)"},
+      {.attempt = "unix_family_high_bits",
+       .note = "socket(AF_UNIX | 1 << 32) is allowed with namespaces; the host socket's path is "
+               "not in the sandbox's mount view"},
+      {.attempt = "connect_family_flip_race",
+       .note = "with namespaces 127.0.0.1 is the sandbox's own loopback: refused there"},
+      {.attempt = "memfd_execveat",
+       .denials = {{.name = "memfd_create", .errno_name = "EACCES"}}},
       {.attempt = "unix_host_socket",
        .note = "connect(2) is not watched (network events are reserved); the socket's path is "
                "not in the sandbox's mount view"},
@@ -623,7 +630,8 @@ TEST_P(AuditEscapeTest, AttemptAppearsInAuditLog) {
   ASSERT_NE(c, nullptr) << "the escape suite's attempt " << a.name
                         << " has no case in AuditCases(): say what it must leave in the log";
   if (std::string why = MissingTarget(a, w()); !why.empty()) GTEST_SKIP() << why;
-  LoggedRun run = Logged(c->flags, a.args, a.leak_fd ? w().leak_fd : -1, a.stderr_tty);
+  LoggedRun run =
+      Logged(c->flags, a.args, a.leak_fd ? w().leak_fd : -1, a.stderr_tty, a.hold_stdin);
   if (c->exit_signal == SIGSYS && run.result.status == 128 + SIGSEGV &&
       a.name == std::string("int80_i386_abi")) {
     GTEST_SKIP() << "the kernel has no IA32 emulation (int $0x80 faults)\n" << run.context;

@@ -790,6 +790,8 @@ struct Attempt {
   bool leak_fd = false;          // pass an inherited fd (9) to gander / the direct run
   bool stderr_tty = false;       // stderr is a pty, the controlling terminal of gander / the
                                  // direct run (the terminal an extension could inject into)
+  bool degraded_only = false;    // an escape only where there are no namespaces
+  bool hold_stdin = false;       // runs longer than the second gander waits after stdin's EOF
 };
 
 // clang-format off
@@ -847,6 +849,22 @@ inline const std::vector<Attempt>& Attempts() {
        .why_no_control = "AF_PACKET needs CAP_NET_RAW"},
       // The floor compares socket()'s family as 32 bits, as the kernel reads it.
       {.name = "vsock_family_high_bits", .args = {"vsock-high-bits"}, .degraded = kReq},
+      {.name = "unix_family_high_bits", .args = {"unix-high-bits", "{SOCK}"}, .degraded = kReq},
+      // An MPTCP socket: with namespaces it only reaches the empty netns (the attempt is made
+      // without them only).
+      {.name = "mptcp_protocol_high_bits", .args = {"mptcp-high-bits"}, .degraded = kReq,
+       .degraded_only = true},
+      // The family flip between the broker's copy and the kernel's read, at a host listener.
+      {.name = "connect_family_flip_race", .args = {"family-race", "127.0.0.1", "{PORT}", "1000"},
+       .degraded = kReq, .hold_stdin = true},
+      // Inbound listeners on the host's network (with namespaces they are in the sandbox's
+      // own netns: made there, not an escape).
+      {.name = "tcp_listen_autobind_host", .args = {"listen-autobind"}, .degraded = kReq,
+       .degraded_only = true},
+      {.name = "tcp_bind_any_host", .args = {"bind-any"}, .degraded = kReq,
+       .degraded_only = true},
+      // Code no grant names, run from memory.
+      {.name = "memfd_execveat", .args = {"memfd-exec"}, .degraded = kReq},
       {.name = "netlink_sees_host_interfaces", .args = {"netlink"}, .control = Control::kNone,
        .why_no_control = "the host may have no interface but lo"},
       {.name = "abstract_host_socket", .args = {"abstract", "{ABSTRACT}"}, .degraded = kDesign},
@@ -896,6 +914,7 @@ inline const Attempt& FindAttempt(const std::string& name) {
 inline std::vector<std::string> AttemptNames(bool degraded_only) {
   std::vector<std::string> names;
   for (const auto& a : Attempts()) {
+    if (!degraded_only && a.degraded_only) continue;
     if (!degraded_only || a.degraded != Degraded::kNotApplicable) names.push_back(a.name);
   }
   return names;

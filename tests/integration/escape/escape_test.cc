@@ -70,8 +70,8 @@ class EscapeTest : public SandboxTest, public ::testing::TestWithParam<AttemptPa
 TEST_P(EscapeTest, AttemptFailsInsideSandbox) {
   const Attempt& a = FindAttempt(std::get<1>(GetParam()));
   if (std::string why = MissingTarget(a, w()); !why.empty()) GTEST_SKIP() << why;
-  RunResult r =
-      Gander(kFullFlags, ProbeCommand(a.args), w().ws, a.leak_fd ? w().leak_fd : -1, a.stderr_tty);
+  RunResult r = Gander(kFullFlags, ProbeCommand(a.args), w().ws, a.leak_fd ? w().leak_fd : -1,
+                       a.stderr_tty, a.hold_stdin);
   ExpectAttemptFailed(a, w(), r, Context(r));
   if (a.name == std::string("signal_host_process") || a.name == std::string("setns_host_userns")) {
     EXPECT_TRUE(w().VictimAlive());
@@ -193,8 +193,8 @@ class DegradedEscapeTest : public SandboxTest, public ::testing::TestWithParam<A
 TEST_P(DegradedEscapeTest, AttemptFailsWithoutNamespaces) {
   const Attempt& a = FindAttempt(std::get<1>(GetParam()));
   if (std::string why = MissingTarget(a, w()); !why.empty()) GTEST_SKIP() << why;
-  RunResult r =
-      Gander(Flags(), ProbeCommand(a.args), w().ws, a.leak_fd ? w().leak_fd : -1, a.stderr_tty);
+  RunResult r = Gander(Flags(), ProbeCommand(a.args), w().ws, a.leak_fd ? w().leak_fd : -1,
+                       a.stderr_tty, a.hold_stdin);
   std::string context = Context(r);
   if (a.degraded == Degraded::kDesign) {
     context = "(expectation from DESIGN.md layers 3/5, not the CLI contract)\n" + context;

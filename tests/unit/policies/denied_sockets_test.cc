@@ -33,6 +33,32 @@ TEST(DeniedSocketsTest, BrokerOnlyLeavesPlainTcp) {
   EXPECT_TRUE(Refused(table, AF_INET, SOCK_STREAM, IPPROTO_SCTP));
   EXPECT_TRUE(Refused(table, AF_INET, SOCK_STREAM, 262 /* IPPROTO_MPTCP */));
   EXPECT_TRUE(Refused(table, AF_UNIX, SOCK_STREAM, 0));
+  // Ints on their 32 bits, as the kernel reads them.
+  EXPECT_TRUE(Refused(table, AF_UNIX | (1ULL << 32), SOCK_STREAM, 0));
+  EXPECT_TRUE(Refused(table, AF_INET, SOCK_STREAM, 262 | (1ULL << 32)));
+  EXPECT_TRUE(Refused(table, AF_INET, SOCK_STREAM, IPPROTO_SCTP | (1ULL << 32)));
+  EXPECT_FALSE(Refused(table, AF_INET, SOCK_STREAM, IPPROTO_TCP | (1ULL << 32)));
+  // Every other stream protocol and type: UDPLITE, DCCP, RDM, 2 and 4 (bits of TCP's 6).
+  EXPECT_TRUE(Refused(table, AF_INET, SOCK_STREAM, IPPROTO_UDPLITE));
+  EXPECT_TRUE(Refused(table, AF_INET, SOCK_STREAM, 2));
+  EXPECT_TRUE(Refused(table, AF_INET, SOCK_STREAM, 4));
+  EXPECT_TRUE(Refused(table, AF_INET, 6 /* SOCK_DCCP */, 0));
+  EXPECT_TRUE(Refused(table, AF_INET, SOCK_RDM, 0));
+}
+
+TEST(DeniedSocketsTest, WithoutNamespacesNoListenerAndNoExecutableMemfd) {
+  auto table = DeniedSyscalls({.deny_host_sockets = true, .deny_exec_memfd = true});
+  auto refused = [&](const char* name, uint64_t a1) {
+    const uint64_t args[6] = {0, a1, 0, 0, 0, 0};
+    for (const DeniedSyscall& entry : table) {
+      if (std::string(entry.name) == name && Matches(entry, args)) return true;
+    }
+    return false;
+  };
+  EXPECT_TRUE(refused("listen", 1));
+  EXPECT_TRUE(refused("memfd_create", 0));
+  EXPECT_TRUE(refused("memfd_create", 0x0010 /* MFD_EXEC */));
+  EXPECT_FALSE(refused("memfd_create", 0x0008 /* MFD_NOEXEC_SEAL */ | 1 /* MFD_CLOEXEC */));
 }
 
 TEST(DeniedSocketsTest, WithoutTheBrokerNoInetOrUnixSockets) {

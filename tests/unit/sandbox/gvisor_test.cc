@@ -97,7 +97,14 @@ TEST(RunscArgvTest, HostNetworkWithTheBrokerFilter) {
 TEST(OciConfigTest, TheSyscallAllowlistBecomesOciSeccompForRunsc) {
   BundleSpec spec;
   spec.root = "/r";
-  EXPECT_FALSE(nlohmann::json::parse(OciConfig(spec))["linux"].contains("seccomp"));
+  // Without an allowlist: everything allowed but an executable memfd (no MFD_NOEXEC_SEAL).
+  const nlohmann::json floor = nlohmann::json::parse(OciConfig(spec))["linux"]["seccomp"];
+  EXPECT_EQ(floor["defaultAction"], "SCMP_ACT_ALLOW");
+  ASSERT_EQ(floor["syscalls"].size(), 1u);
+  EXPECT_EQ(floor["syscalls"][0]["names"], nlohmann::json::array({"memfd_create"}));
+  EXPECT_EQ(floor["syscalls"][0]["errnoRet"], EACCES);
+  EXPECT_EQ(floor["syscalls"][0]["args"][0]["value"], 8);
+  EXPECT_EQ(floor["syscalls"][0]["args"][0]["valueTwo"], 0);
   spec.syscalls_allow = std::vector<std::string>{"read", "openat"};
   const nlohmann::json seccomp = nlohmann::json::parse(OciConfig(spec))["linux"]["seccomp"];
   EXPECT_EQ(seccomp["defaultAction"], "SCMP_ACT_ERRNO");
