@@ -1,4 +1,4 @@
-// The compiled seccomp filter (launcher/seccomp_filter.h) judges an int argument on the 32 bits
+// The compiled seccomp filter (sandbox/seccomp_filter.h) judges an int argument on the 32 bits
 // the kernel reads: for each rule of the denial table, a call that matches it and one that
 // does not keep their verdict when 1 << 32 is ORed into any argument the kernel reads as 32
 // bits (socket(AF_UNIX | 1 << 32, ...) is an AF_UNIX socket to the kernel). The filter is
@@ -17,7 +17,7 @@
 #include <set>
 #include <string>
 
-#include "launcher/seccomp_filter.h"
+#include "sandbox/seccomp_filter.h"
 
 namespace gander::launcher {
 namespace {
