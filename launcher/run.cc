@@ -172,7 +172,7 @@ Result<std::unique_ptr<gvisor::GvisorRun>> StartGvisorSandbox(
   spec.rlimits = Rlimits(p.policy.limits);
   // The allowlist as in the native filter: enforce mode only (learning counts every syscall).
   if (p.mode != RunMode::kLearn) spec.syscalls_allow = p.policy.syscalls_allow;
-  options.oci_seccomp = spec.syscalls_allow.has_value();
+  options.oci_seccomp = true;  // the floor, always (bundle.cc: SeccompSection)
   if (const char* platform = getenv("GANDER_RUNSC_PLATFORM"); platform && *platform) {
     options.platform = platform;
   }
