@@ -182,9 +182,13 @@ std::string OciConfig(const BundleSpec& spec) {
         mounts.push_back(Mount(m.target, "bind", m.source, options));
         break;
       }
-      case MountOp::Kind::kTmpfs:
-        mounts.push_back(Mount(m.target, "tmpfs", "tmpfs", {"nosuid", "nodev", "mode=700"}));
+      case MountOp::Kind::kTmpfs: {
+        std::vector<std::string> options{"nosuid", "nodev", "mode=700"};
+        if (spec.tmpfs_size) options.push_back("size=" + std::to_string(spec.tmpfs_size));
+        if (spec.tmpfs_inodes) options.push_back("nr_inodes=" + std::to_string(spec.tmpfs_inodes));
+        mounts.push_back(Mount(m.target, "tmpfs", "tmpfs", options));
         break;
+      }
       case MountOp::Kind::kMaskDir:
         mounts.push_back(Mount(m.target, "tmpfs", "tmpfs", {"ro", "nosuid", "nodev", "noexec"}));
         break;

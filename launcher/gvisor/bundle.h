@@ -21,6 +21,8 @@ struct BundleSpec {
   std::vector<std::string> envp;                // NAME=value, exactly what the extension gets
   std::string cwd;                              // absolute, inside the sandbox
   std::vector<std::pair<int, rlim_t>> rlimits;  // RLIMIT_* -> soft and hard value
+  uint64_t tmpfs_size = 0;                      // size= and nr_inodes= of each private tmpfs
+  uint64_t tmpfs_inodes = 0;                    // (0: none)
   std::string hostname = "gander";
   // No network namespace of the container's own: the sandbox uses runsc's (--network=host,
   // an empty namespace gander made for its egress broker).
