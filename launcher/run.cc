@@ -170,10 +170,11 @@ Result<std::unique_ptr<gvisor::GvisorRun>> StartGvisorSandbox(
   if (Status added = p.secrets->AddMount(spec.mounts); !added) return added.error();
   spec.cwd = p.workspace;
   spec.rlimits = Rlimits(p.policy.limits);
+  spec.tmpfs_size = policies::TmpfsSize(p.policy.limits);
+  spec.tmpfs_inodes = policies::TmpfsInodes(p.policy.limits);
   // The allowlist as in the native filter: enforce mode only (learning counts every syscall).
   if (p.mode != RunMode::kLearn) spec.syscalls_allow = p.policy.syscalls_allow;
-  // Always: the bundle's linux.seccomp carries the memfd rule (no executable memfd) too.
-  options.oci_seccomp = true;
+  options.oci_seccomp = true;  // the floor, always (bundle.cc: SeccompSection)
   if (const char* platform = getenv("GANDER_RUNSC_PLATFORM"); platform && *platform) {
     options.platform = platform;
   }
@@ -247,6 +248,8 @@ Result<SandboxSpec> BuildSpec(const Prepared& p, bool use_namespaces, PrivateDir
   if (!seccomp) return seccomp.error();
   spec.seccomp = std::move(seccomp).value();
   spec.rlimits = Rlimits(p.policy.limits);
+  spec.tmpfs_size = policies::TmpfsSize(p.policy.limits);
+  spec.tmpfs_inodes = policies::TmpfsInodes(p.policy.limits);
   if (use_namespaces && p.policy.limits.processes) {
     // pid_max bounds pid numbers (1..pid_max-1); the kernel refuses values below 301.
     spec.pid_max = std::max<uint64_t>(*p.policy.limits.processes + 1, 301);

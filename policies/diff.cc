@@ -41,6 +41,10 @@ std::vector<std::string> RuleLines(const Policy& p) {
   Limit(out, "open_files", p.limits.open_files);
   if (p.limits.file_size) out.push_back("limits.file_size " + FormatSize(*p.limits.file_size));
   if (p.limits.memory) out.push_back("limits.memory " + FormatSize(*p.limits.memory));
+  if (p.limits.tmpfs_size) {
+    out.push_back("limits.tmpfs_size " + FormatSize(*p.limits.tmpfs_size));
+  }
+  Limit(out, "tmpfs_inodes", p.limits.tmpfs_inodes);
   if (p.limits.core_dumps) {
     out.push_back(std::string("limits.core_dumps ") + (*p.limits.core_dumps ? "true" : "false"));
   }

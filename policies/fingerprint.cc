@@ -40,6 +40,8 @@ std::string CanonicalText(const ExpandedPolicy& p) {
   Limit(out, "file_size", p.limits.file_size);
   Limit(out, "core_dumps", p.limits.core_dumps);
   Limit(out, "memory", p.limits.memory);
+  Limit(out, "tmpfs_size", p.limits.tmpfs_size);
+  Limit(out, "tmpfs_inodes", p.limits.tmpfs_inodes);
   Rules(out, "network.allow", p.network.allow);
   Rules(out, "network.deny", p.network.deny);
   // Absent from policies that do not set it, so their fingerprints are unchanged.

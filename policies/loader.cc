@@ -158,6 +158,8 @@ Status MergeInto(Policy& base, const Policy& derived) {
   Override(base.limits.file_size, derived.limits.file_size);
   Override(base.limits.core_dumps, derived.limits.core_dumps);
   Override(base.limits.memory, derived.limits.memory);
+  Override(base.limits.tmpfs_size, derived.limits.tmpfs_size);
+  Override(base.limits.tmpfs_inodes, derived.limits.tmpfs_inodes);
   if (derived.backend) {
     base.backend = derived.backend;
     base.backend_mark = derived.backend_mark;

@@ -38,7 +38,9 @@ constexpr KeySpec kPolicyKeys[] = {
     {"extends", "a profile name or a path to a .yaml file"},
     {"filesystem", "a mapping with keys: read, exec, write, private, deny"},
     {"env", "a mapping with keys: pass, set"},
-    {"limits", "a mapping with keys: processes, open_files, file_size, memory, core_dumps"},
+    {"limits",
+     "a mapping with keys: processes, open_files, file_size, memory, tmpfs_size, tmpfs_inodes, "
+     "core_dumps"},
     {"network", "a mapping with keys: allow, deny, deny_errno"},
     {"monitor",
      "a mapping with keys: files, audit_log, audit_log_max_size, audit_log_files, osv_endpoint"},
@@ -64,6 +66,8 @@ constexpr KeySpec kLimitsKeys[] = {
     {"open_files", "a positive integer"},
     {"file_size", "a positive size (bytes, or a number with a unit: 64MiB, 1GiB)"},
     {"memory", "a positive size (bytes, or a number with a unit: 64MiB, 1GiB)"},
+    {"tmpfs_size", "a positive size (bytes, or a number with a unit: 64MiB, 1GiB)"},
+    {"tmpfs_inodes", "a positive integer"},
     {"core_dumps", "true or false"},
 };
 constexpr KeySpec kNetworkKeys[] = {
@@ -469,14 +473,17 @@ Status Parser::LimitsSection(const YAML::Node& node, Limits& out) const {
           out.core_dumps = value.Scalar() == "true";
           return {};
         }
-        bool is_size = spec.name == "file_size" || spec.name == "memory";
+        bool is_size =
+            spec.name == "file_size" || spec.name == "memory" || spec.name == "tmpfs_size";
         Result<uint64_t> number =
             is_size ? PositiveSize(value, where, spec.expected) : PositiveInteger(value, where);
         if (!number) return number.error();
-        (spec.name == "processes"    ? out.processes
-         : spec.name == "open_files" ? out.open_files
-         : spec.name == "file_size"  ? out.file_size
-                                     : out.memory) = *number;
+        (spec.name == "processes"      ? out.processes
+         : spec.name == "open_files"   ? out.open_files
+         : spec.name == "file_size"    ? out.file_size
+         : spec.name == "tmpfs_size"   ? out.tmpfs_size
+         : spec.name == "tmpfs_inodes" ? out.tmpfs_inodes
+                                       : out.memory) = *number;
         return {};
       });
 }
@@ -1043,7 +1050,7 @@ std::string ToYaml(const Policy& policy) {
   const Limits& limits = policy.limits;
   out << YAML::Key << "limits" << YAML::Value;
   if (!limits.processes && !limits.open_files && !limits.file_size && !limits.memory &&
-      !limits.core_dumps) {
+      !limits.tmpfs_size && !limits.tmpfs_inodes && !limits.core_dumps) {
     out << YAML::Flow;
   }
   out << YAML::BeginMap;
@@ -1053,6 +1060,12 @@ std::string ToYaml(const Policy& policy) {
     out << YAML::Key << "file_size" << YAML::Value << FormatSize(*limits.file_size);
   }
   if (limits.memory) out << YAML::Key << "memory" << YAML::Value << FormatSize(*limits.memory);
+  if (limits.tmpfs_size) {
+    out << YAML::Key << "tmpfs_size" << YAML::Value << FormatSize(*limits.tmpfs_size);
+  }
+  if (limits.tmpfs_inodes) {
+    out << YAML::Key << "tmpfs_inodes" << YAML::Value << *limits.tmpfs_inodes;
+  }
   if (limits.core_dumps) {
     out << YAML::Key << "core_dumps" << YAML::Value << (*limits.core_dumps ? "true" : "false");
   }

@@ -51,8 +51,23 @@ struct Limits {
   std::optional<uint64_t> file_size;   // bytes, RLIMIT_FSIZE
   std::optional<bool> core_dumps;      // false -> RLIMIT_CORE = 0
   std::optional<uint64_t> memory;      // bytes; enforced where the kernel lets us
+  // Every private tmpfs (/tmp, $HOME and the other `private` paths) is mounted with size= and
+  // nr_inodes=: these, else the defaults below (kDefaultTmpfs*; size: `memory` when set).
+  std::optional<uint64_t> tmpfs_size;    // bytes per tmpfs
+  std::optional<uint64_t> tmpfs_inodes;  // files and directories per tmpfs
   friend bool operator==(const Limits&, const Limits&) = default;
 };
+
+inline constexpr uint64_t kDefaultTmpfsSize = uint64_t{1} << 30;  // 1 GiB
+inline constexpr uint64_t kDefaultTmpfsInodes = 65536;
+
+// What size= and nr_inodes= a private tmpfs gets under these limits.
+inline uint64_t TmpfsSize(const Limits& l) {
+  return l.tmpfs_size ? *l.tmpfs_size : l.memory ? *l.memory : kDefaultTmpfsSize;
+}
+inline uint64_t TmpfsInodes(const Limits& l) {
+  return l.tmpfs_inodes ? *l.tmpfs_inodes : kDefaultTmpfsInodes;
+}
 
 // Which transport a network rule is about (YAML `protocol:`).
 enum class Protocol { kTcp, kUdp };

@@ -356,25 +356,56 @@ int ExitCodeOf(int status) {
 }
 
 // Without a pid namespace the extension's descendants are not confined to a namespace that
-// dies with the init; as child subreaper the init finds them through /proc and kills them.
-void KillAdoptedChildren() {
+// dies with the init; as child subreaper the init inherits every orphan among them. One round
+// SIGKILLs each child listed in /proc (read whole: a fork bomb lists more than a page).
+void KillListedChildren() {
   char path[64];
   snprintf(path, sizeof(path), "/proc/self/task/%d/children", static_cast<int>(getpid()));
-  for (int round = 0; round < 100; ++round) {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return;
-    char buf[4096];
-    ssize_t n = read(fd, buf, sizeof(buf) - 1);
-    close(fd);
-    if (n <= 0) return;
-    buf[n] = '\0';
-    for (char* p = buf; *p;) {
-      long pid = strtol(p, &p, 10);
-      if (pid > 0) kill(static_cast<pid_t>(pid), SIGKILL);
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return;
+  char buf[4096];
+  size_t kept = 0;  // a pid cut at the end of one read, carried to the next
+  for (;;) {
+    ssize_t n = read(fd, buf + kept, sizeof(buf) - 1 - kept);
+    if (n <= 0) break;
+    size_t len = kept + static_cast<size_t>(n);
+    buf[len] = '\0';
+    char* p = buf;
+    for (;;) {
       while (*p == ' ' || *p == '\n') ++p;
+      char* digits = p;
+      while (*p >= '0' && *p <= '9') ++p;
+      if (*p == '\0') {  // maybe cut: keep it for the next read
+        kept = static_cast<size_t>(p - digits);
+        memmove(buf, digits, kept);
+        break;
+      }
+      long pid = strtol(digits, nullptr, 10);
+      if (pid > 0) kill(static_cast<pid_t>(pid), SIGKILL);
     }
-    while (waitpid(-1, nullptr, WNOHANG) > 0) {
-    }
+  }
+  if (kept > 0) {
+    buf[kept] = '\0';
+    long pid = strtol(buf, nullptr, 10);
+    if (pid > 0) kill(static_cast<pid_t>(pid), SIGKILL);
+  }
+  close(fd);
+}
+
+// Kills the whole tree and reaps it, returning only when the init has no child left. Why this
+// terminates with nothing alive: every descendant has an ancestor chain up to the init whose
+// first link is one of the init's children (an orphan is reparented to the nearest subreaper,
+// the init or a descendant of it, before its old parent becomes reapable). Each round SIGKILLs
+// every current child before blocking in waitpid, so the wait always ends (a killed child
+// dies); its orphans are then the init's children and are listed in the next round. ECHILD
+// therefore means no descendant is left. Replaces a bounded number of non-blocking rounds,
+// which lost the race against reparenting, and a final blocking waitpid(-1) that waited for
+// a child nobody had killed.
+void KillAndReapEverything() {
+  for (;;) {
+    KillListedChildren();
+    pid_t pid = waitpid(-1, nullptr, __WALL);
+    if (pid < 0 && errno == ECHILD) return;
   }
 }
 
@@ -388,11 +419,14 @@ const int kParentDeathSignal = SIGRTMIN + 1;
 [[noreturn]] void KillTreeAndExit(const SandboxSpec& spec, pid_t extension, int code) {
   if (spec.use_namespaces) {
     kill(-1, SIGKILL);
-  } else {
-    if (extension > 0) kill(-extension, SIGKILL);
-    KillAdoptedChildren();
+  } else if (extension > 0) {
+    kill(-extension, SIGKILL);
   }
-  while (waitpid(-1, nullptr, 0) > 0 || errno == EINTR) {
+  if (spec.use_namespaces) {
+    while (waitpid(-1, nullptr, __WALL) > 0 || errno == EINTR) {
+    }
+  } else {
+    KillAndReapEverything();
   }
   _exit(code);
 }

@@ -44,8 +44,11 @@ Status WriteIdMaps(pid_t pid, uid_t uid, gid_t gid) {
   return WriteFile(proc + "/gid_map", std::to_string(gid) + " " + std::to_string(gid) + " 1");
 }
 
-std::string TmpfsOptions(const std::string& target) {
-  return target == "/tmp" ? "mode=1777" : "mode=0700";
+std::string TmpfsOptions(const std::string& target, const SandboxSpec& spec) {
+  std::string options = target == "/tmp" ? "mode=1777" : "mode=0700";
+  if (spec.tmpfs_size) options += ",size=" + std::to_string(spec.tmpfs_size);
+  if (spec.tmpfs_inodes) options += ",nr_inodes=" + std::to_string(spec.tmpfs_inodes);
+  return options;
 }
 
 ChildPlan PrepareChildPlan(const SandboxSpec& spec, int sync_fd) {
@@ -53,7 +56,7 @@ ChildPlan PrepareChildPlan(const SandboxSpec& spec, int sync_fd) {
   for (const MountOp& op : spec.mounts) {
     PreparedMount m{op.kind, op.source, "/newroot" + op.target, "", op.writable, op.executable};
     if (op.kind == MountOp::Kind::kBind) m.source = "/oldroot" + op.source;
-    if (op.kind == MountOp::Kind::kTmpfs) m.options = TmpfsOptions(op.target);
+    if (op.kind == MountOp::Kind::kTmpfs) m.options = TmpfsOptions(op.target, spec);
     plan.mounts.push_back(std::move(m));
   }
   for (const auto& arg : spec.argv) plan.argv.push_back(const_cast<char*>(arg.c_str()));

@@ -25,6 +25,10 @@ struct SandboxSpec {
   landlock::Ruleset landlock;   // abi 0: not applied
   SeccompProgram seccomp;       // empty: not applied
   std::vector<std::pair<int, rlim_t>> rlimits;
+  // Bounds of every private tmpfs (policies::TmpfsSize/TmpfsInodes): without them /tmp and
+  // $HOME could take half the host's memory, outside every rlimit. 0: unbounded.
+  uint64_t tmpfs_size = 0;
+  uint64_t tmpfs_inodes = 0;
   uint64_t pid_max = 0;  // per-namespace pid cap (Linux 6.14+), 0: none
   // vm.memfd_noexec=2 in the pid namespace (Linux 6.3+; with namespaces only): no memfd the
   // extension makes can be executed. Without it the seccomp filter refuses such memfds.

@@ -4,8 +4,10 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <string_view>
 
 #include "learn/oci_seccomp.h"
+#include "monitor/denied_syscalls.h"
 #include "policies/policy.h"
 
 namespace gander::launcher::gvisor {
@@ -50,6 +52,96 @@ std::string Mount(const std::string& target, const std::string& type, const std:
                      Json(target), Json(type), Json(source), JsonList(options));
 }
 
+// One OCI seccomp rule: `names` answered with `action` (errno `error` for SCMP_ACT_ERRNO),
+// optionally only when (args[index] & mask) == value.
+std::string Rule(const std::vector<std::string>& names, const char* action, int error,
+                 const monitor::ArgPattern* when = nullptr) {
+  std::string rule = fmt::format(R"({{"names": {}, "action": "{}")", JsonList(names), action);
+  if (std::string_view(action) == "SCMP_ACT_ERRNO")
+    rule += fmt::format(R"(, "errnoRet": {})", error);
+  if (when) {
+    rule += fmt::format(
+        R"(, "args": [{{"index": {}, "value": {}, "valueTwo": {}, "op": "SCMP_CMP_MASKED_EQ"}}])",
+        when->arg, when->mask, when->value);
+  }
+  return "        " + rule + "}";
+}
+
+}  // namespace
+
+std::vector<std::string> FloorSeccompRules(const std::optional<std::vector<std::string>>& allow) {
+  // gVisor's netstack and sentry are the sandbox's kernel: no host-socket rules (DenyOptions
+  // {}), and clone3 needs no ENOSYS answer (runsc 20221219 does not implement it: ENOSYS).
+  const std::vector<monitor::DeniedSyscall> floor = monitor::DeniedSyscalls({.deny_exec_memfd = true});
+  std::vector<std::string> rules;
+  if (!allow) {
+    // Everything but the floor: the default allows, each floor entry refuses (per pattern).
+    for (const monitor::DeniedSyscall& d : floor) {
+      if (d.silent) continue;
+      std::vector<std::string> names{std::string(d.name)};
+      if (d.any_of.empty()) {
+        rules.push_back(Rule(names, "SCMP_ACT_ERRNO", d.error));
+        continue;
+      }
+      for (const monitor::ArgPattern& p : d.any_of) {
+        monitor::ArgPattern masked = p;
+        rules.push_back(Rule(names, "SCMP_ACT_ERRNO", d.error, &masked));
+      }
+    }
+    return rules;
+  }
+  // An allowlist: the default refuses; names the floor refuses outright are left out, and a
+  // name the floor refuses for some argument values is allowed only for the others.
+  std::vector<std::string> plain;
+  std::vector<std::string> names = *allow;
+  for (const char* name : policies::kImplicitSyscalls) names.emplace_back(name);
+  std::sort(names.begin(), names.end());
+  names.erase(std::unique(names.begin(), names.end()), names.end());
+  for (const std::string& name : names) {
+    auto entry = std::find_if(floor.begin(), floor.end(),
+                              [&](const monitor::DeniedSyscall& d) { return d.name == name; });
+    if (entry == floor.end() || entry->silent) {
+      plain.push_back(name);
+      continue;
+    }
+    if (entry->any_of.empty()) continue;
+    bool one_argument = std::all_of(
+        entry->any_of.begin(), entry->any_of.end(),
+        [&](const monitor::ArgPattern& p) { return p.arg == entry->any_of.front().arg; });
+    if (!one_argument) continue;  // cannot be expressed as ORed allows: left out
+    for (const auto& [mask, value] : learn::AllowedPatterns(entry->any_of)) {
+      monitor::ArgPattern allowed{entry->any_of.front().arg, mask, value};
+      rules.push_back(Rule({name}, "SCMP_ACT_ALLOW", 0, &allowed));
+    }
+  }
+  if (!plain.empty()) rules.insert(rules.begin(), Rule(plain, "SCMP_ACT_ALLOW", 0));
+  return rules;
+}
+
+namespace {
+
+// linux.seccomp for runsc --oci-seccomp: gander's dangerous-syscall floor (the same table as
+// the native filter, monitor/denied_syscalls.h) in every mode, and `syscalls.allow` when the
+// policy has one. gVisor's sentry applies it to the sandbox's processes: without it nested
+// user namespaces, ptrace and io_uring worked inside gVisor's kernel. runsc 20221219 answers
+// EPERM whatever errnoRet says.
+std::string SeccompSection(const BundleSpec& spec) {
+  std::vector<std::string> rules = FloorSeccompRules(spec.syscalls_allow);
+  std::string joined;
+  for (size_t i = 0; i < rules.size(); ++i) joined += (i ? ",\n" : "\n") + rules[i];
+  return fmt::format(
+      R"(,
+    "seccomp": {{
+      "defaultAction": "{}",
+      "defaultErrnoRet": {},
+      "architectures": [{}],
+      "syscalls": [{}
+      ]
+    }})",
+      spec.syscalls_allow ? "SCMP_ACT_ERRNO" : "SCMP_ACT_ALLOW", ENOSYS,
+      Json(std::string(learn::NativeOciArch())), joined);
+}
+
 }  // namespace
 
 std::string RlimitName(int resource) {
@@ -90,11 +182,14 @@ std::string OciConfig(const BundleSpec& spec) {
         mounts.push_back(Mount(m.target, "bind", m.source, options));
         break;
       }
-      case MountOp::Kind::kTmpfs:
+      case MountOp::Kind::kTmpfs: {
         // noexec as the native backend's private /tmp and $HOME: nothing written there runs.
-        mounts.push_back(
-            Mount(m.target, "tmpfs", "tmpfs", {"nosuid", "nodev", "noexec", "mode=700"}));
+        std::vector<std::string> options{"nosuid", "nodev", "noexec", "mode=700"};
+        if (spec.tmpfs_size) options.push_back("size=" + std::to_string(spec.tmpfs_size));
+        if (spec.tmpfs_inodes) options.push_back("nr_inodes=" + std::to_string(spec.tmpfs_inodes));
+        mounts.push_back(Mount(m.target, "tmpfs", "tmpfs", options));
         break;
+      }
       case MountOp::Kind::kMaskDir:
         mounts.push_back(Mount(m.target, "tmpfs", "tmpfs", {"ro", "nosuid", "nodev", "noexec"}));
         break;
@@ -123,39 +218,7 @@ std::string OciConfig(const BundleSpec& spec) {
     for (size_t i = 0; i < items.size(); ++i) out += (i ? ",\n" : "\n") + items[i];
     return out;
   };
-  // OCI seccomp, for runsc --oci-seccomp (gVisor's sentry implements the syscalls; the host
-  // floor is not its concern): always the memfd rule (no executable memfd: memfd_create only
-  // with MFD_NOEXEC_SEAL, as the native filter), and the allowlist when there is one (names
-  // only; ENOSYS as native, though runsc 20221219 answers EPERM whatever errnoRet says).
-  constexpr std::string_view kNoexecMemfd =
-      R"({"names": ["memfd_create"], "action": "SCMP_ACT_ALLOW", "args": [{"index": 1, "value": 8, "valueTwo": 8, "op": "SCMP_CMP_MASKED_EQ"}]})";
-  std::string rules;
-  std::string default_action = R"("defaultAction": "SCMP_ACT_ALLOW")";
-  if (spec.syscalls_allow) {
-    std::vector<std::string> names = *spec.syscalls_allow;
-    for (const char* name : policies::kImplicitSyscalls) names.emplace_back(name);
-    std::erase(names, "memfd_create");
-    std::sort(names.begin(), names.end());
-    names.erase(std::unique(names.begin(), names.end()), names.end());
-    default_action =
-        fmt::format(R"("defaultAction": "SCMP_ACT_ERRNO", "defaultErrnoRet": {})", ENOSYS);
-    rules = fmt::format(R"({{"names": {}, "action": "SCMP_ACT_ALLOW"}})", JsonList(names));
-    const bool memfd_listed = std::find(spec.syscalls_allow->begin(), spec.syscalls_allow->end(),
-                                        "memfd_create") != spec.syscalls_allow->end();
-    if (memfd_listed) rules += fmt::format(",\n        {}", kNoexecMemfd);
-  } else {
-    rules = fmt::format(
-        R"({{"names": ["memfd_create"], "action": "SCMP_ACT_ERRNO", "errnoRet": {}, "args": [{{"index": 1, "value": 8, "valueTwo": 0, "op": "SCMP_CMP_MASKED_EQ"}}]}})",
-        EACCES);
-  }
-  std::string seccomp = fmt::format(
-      R"(,
-    "seccomp": {{
-      {},
-      "architectures": [{}],
-      "syscalls": [{}]
-    }})",
-      default_action, Json(std::string(learn::NativeOciArch())), rules);
+  const std::string seccomp = SeccompSection(spec);
   // uid 0 inside gVisor's own user namespace: rootless runsc maps it to the caller, so what
   // the extension writes belongs to the user. No capabilities at all.
   return fmt::format(R"({{

@@ -21,13 +21,15 @@ struct BundleSpec {
   std::vector<std::string> envp;                // NAME=value, exactly what the extension gets
   std::string cwd;                              // absolute, inside the sandbox
   std::vector<std::pair<int, rlim_t>> rlimits;  // RLIMIT_* -> soft and hard value
+  uint64_t tmpfs_size = 0;                      // size= and nr_inodes= of each private tmpfs
+  uint64_t tmpfs_inodes = 0;                    // (0: none)
   std::string hostname = "gander";
   // No network namespace of the container's own: the sandbox uses runsc's (--network=host,
   // an empty namespace gander made for its egress broker).
   bool host_network = false;
   // `syscalls.allow` (enforce mode): OCI `linux.seccomp` allowing only these (and
-  // policies::kImplicitSyscalls), every other syscall refused; runsc applies it inside the
-  // sandbox with --oci-seccomp (RunscOptions::oci_seccomp).
+  // policies::kImplicitSyscalls), every other syscall refused. Unset: every syscall but the
+  // floor's. runsc applies it inside the sandbox with --oci-seccomp, always set.
   std::optional<std::vector<std::string>> syscalls_allow;
 };
 
@@ -36,6 +38,11 @@ struct BundleSpec {
 // (files); /proc and /dev are gVisor's own. kSymlink entries are not mounts: the caller
 // creates them in the root directory (RootSymlinks).
 std::string OciConfig(const BundleSpec& spec);
+
+// The rules of the bundle's linux.seccomp (one JSON object each): gander's dangerous-syscall
+// floor refused under a default that allows (no `allow`), or `allow` minus the floor under a
+// default that refuses. Exposed for unit tests.
+std::vector<std::string> FloorSeccompRules(const std::optional<std::vector<std::string>>& allow);
 
 // The symlinks the plan puts in the new root (target path -> link text).
 std::vector<std::pair<std::string, std::string>> RootSymlinks(const std::vector<MountOp>& mounts);

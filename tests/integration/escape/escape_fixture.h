@@ -754,6 +754,54 @@ class SandboxTest {
     ExpectNoSurvivors(m, context);
   }
 
+  // The extension leaves a grandchild in a session of its own (setsid after a double fork, so
+  // it is reparented to the sandbox's reaper and outside the extension's process group), waits
+  // until that grandchild runs, then either exits (kill_gander false: a normal end) or sleeps
+  // on until the test SIGKILLs gander. Nothing with the marker may outlive the run. Repeated:
+  // the race this covers (reparenting against the reaper's last look) lost about half the time.
+  void CheckEscapedGrandchildDies(const Argv& flags, bool kill_gander, int rounds) {
+    for (int round = 0; round < rounds; ++round) {
+      std::string m = Marker();
+      std::string flag = "started-" + m;
+      std::string script = "(setsid sh -c 'echo up > " + flag + "; exec sleep " + m + "' &); " +
+                           "(setsid sh -c '(sleep " + m + " &)' &); " + "while [ ! -s " + flag +
+                           " ]; do sleep 0.01; done; " +
+                           (kill_gander ? "exec sleep " + m : "exit 0");
+      RunOptions o = Opts(world_->ws);
+      o.pipe_stdin = true;
+      Argv argv = GanderArgv(flags, {"/bin/sh", "-c", script}, world_->ws);
+      Child gander(argv, o);
+      std::string context;
+      if (kill_gander) {
+        // gander, its init, the extension's sleep and the two grandchildren's.
+        bool started = WaitUntil(
+            [&] { return fs::exists(world_->ws / flag) && ProcessesWithMarker(m).size() >= 5; },
+            30);
+        if (!started) KillAll(ProcessesWithMarker(m));
+        ASSERT_TRUE(started) << "the sandboxed sleeps did not start: " << Quote(argv);
+        ASSERT_EQ(kill(gander.pid(), SIGKILL), 0);
+        RunResult r = gander.Wait(30);
+        context = "command: " + Quote(argv) + "\n" + r.Describe();
+      } else {
+        RunResult r = gander.Wait(60);
+        context = "command: " + Quote(argv) + "\n" + r.Describe();
+        EXPECT_EQ(r.status, 0) << context;
+        EXPECT_TRUE(fs::exists(world_->ws / flag)) << "the grandchild never ran\n" << context;
+      }
+      // Poll for the processes to vanish, with a generous cap: on a loaded machine the reaper's
+      // kill loop may take a moment; a survivor never vanishes.
+      bool gone = WaitUntil([&] { return ProcessesWithMarker(m).empty(); }, 30);
+      std::vector<pid_t> left = ProcessesWithMarker(m);
+      std::string stats;
+      for (pid_t p : left) stats += ReadFileOr("/proc/" + std::to_string(p) + "/stat", "?\n");
+      KillAll(left);
+      ASSERT_TRUE(gone) << left.size() << " process(es) outlived the run in round " << round
+                        << ":\n"
+                        << stats << " (marker " << m << ")\n"
+                        << context;
+    }
+  }
+
   Who who_ = Who::kCurrent;
   std::unique_ptr<World> world_;
   std::string last_command_;

@@ -255,6 +255,16 @@ TEST_P(DegradedBasicsTest, SandboxDiesWithGanderOnSigkill) { CheckSandboxDiesWit
 
 TEST_P(DegradedBasicsTest, StdinEofEscalatesToSigkill) { CheckStdinEofEscalates(Flags()); }
 
+// Without a pid namespace the reaper is a child subreaper: a setsid grandchild (double fork)
+// must die at the extension's normal end and when gander is SIGKILLed (issue 16, item 3).
+TEST_P(DegradedBasicsTest, EscapedGrandchildDiesAtNormalExit) {
+  CheckEscapedGrandchildDies(Flags(), /*kill_gander=*/false, 8);
+}
+
+TEST_P(DegradedBasicsTest, EscapedGrandchildDiesWithGanderOnSigkill) {
+  CheckEscapedGrandchildDies(Flags(), /*kill_gander=*/true, 4);
+}
+
 INSTANTIATE_TEST_SUITE_P(Escape, DegradedBasicsTest, ::testing::Values(Who::kCurrent, Who::kNobody),
                          WhoParamName);
 
@@ -272,6 +282,14 @@ class LifecycleTest : public SandboxTest, public ::testing::TestWithParam<Who> {
 TEST_P(LifecycleTest, SandboxDiesWithGanderOnSigkill) { CheckSandboxDiesWithGander(kFullFlags); }
 
 TEST_P(LifecycleTest, StdinEofEscalatesToSigkill) { CheckStdinEofEscalates(kFullFlags); }
+
+TEST_P(LifecycleTest, EscapedGrandchildDiesAtNormalExit) {
+  CheckEscapedGrandchildDies(kFullFlags, /*kill_gander=*/false, 3);
+}
+
+TEST_P(LifecycleTest, EscapedGrandchildDiesWithGanderOnSigkill) {
+  CheckEscapedGrandchildDies(kFullFlags, /*kill_gander=*/true, 2);
+}
 
 // Goose sets PDEATHSIG=SIGTERM on gander: a SIGTERM to gander must end the whole sandbox, even a
 // tree that ignores SIGTERM.

@@ -159,6 +159,16 @@ TEST(ParsePolicyErrorTest, Version) {
   EXPECT_EQ(ParseError("version:\n"), "my.yaml:1:1: version: expected 1");
 }
 
+// Issue 16 item 4: the private tmpfs bounds, parsed strictly like the other limits.
+TEST(ParsePolicyErrorTest, TmpfsBoundsAreStrict) {
+  EXPECT_NE(ParseError("version: 1\nlimits: {tmpfs_size: lots}\n").find("my.yaml:2:22:"),
+            std::string::npos)
+      << ParseError("version: 1\nlimits: {tmpfs_size: lots}\n");
+  EXPECT_NE(ParseError("version: 1\nlimits: {tmpfs_inodes: -1}\n").find("my.yaml:2:24:"),
+            std::string::npos)
+      << ParseError("version: 1\nlimits: {tmpfs_inodes: -1}\n");
+}
+
 TEST(ParsePolicyErrorTest, UnknownKeysAtEveryLevel) {
   EXPECT_EQ(ParseError("version: 1\nfilesytem: {}\n"),
             "my.yaml:2:1: unknown key 'filesytem' in policy (expected one of: version, extends, "
@@ -170,7 +180,7 @@ TEST(ParsePolicyErrorTest, UnknownKeysAtEveryLevel) {
             "my.yaml:2:7: unknown key 'passs' in env (expected one of: pass, set)");
   EXPECT_EQ(ParseError("version: 1\nlimits:\n  memroy: 1GiB\n"),
             "my.yaml:3:3: unknown key 'memroy' in limits (expected one of: processes, "
-            "open_files, file_size, memory, core_dumps)");
+            "open_files, file_size, memory, tmpfs_size, tmpfs_inodes, core_dumps)");
   EXPECT_EQ(
       ParseError("version: 1\nnetwork:\n  allowed: []\n"),
       "my.yaml:3:3: unknown key 'allowed' in network (expected one of: allow, deny, deny_errno)");
@@ -205,7 +215,7 @@ TEST(ParsePolicyErrorTest, SectionTypes) {
             "deny");
   EXPECT_EQ(ParseError("version: 1\nlimits: 5\n"),
             "my.yaml:2:9: limits: expected a mapping with keys: processes, open_files, "
-            "file_size, memory, core_dumps");
+            "file_size, memory, tmpfs_size, tmpfs_inodes, core_dumps");
   EXPECT_EQ(ParseError("version: 1\nmonitor: opens\n"),
             "my.yaml:2:10: monitor: expected a mapping with keys: files, audit_log, "
             "audit_log_max_size, audit_log_files, osv_endpoint");

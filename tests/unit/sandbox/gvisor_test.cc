@@ -1,10 +1,12 @@
 // The gVisor backend's pure parts: the OCI config from a mount plan, runsc's argv, and the
 // strace lines mapped onto gander's events (sandbox/gvisor/).
 #include <gtest/gtest.h>
+#include <sched.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "sandbox/gvisor/bundle.h"
 #include "sandbox/gvisor/runsc.h"
@@ -97,14 +99,6 @@ TEST(RunscArgvTest, HostNetworkWithTheBrokerFilter) {
 TEST(OciConfigTest, TheSyscallAllowlistBecomesOciSeccompForRunsc) {
   BundleSpec spec;
   spec.root = "/r";
-  // Without an allowlist: everything allowed but an executable memfd (no MFD_NOEXEC_SEAL).
-  const nlohmann::json floor = nlohmann::json::parse(OciConfig(spec))["linux"]["seccomp"];
-  EXPECT_EQ(floor["defaultAction"], "SCMP_ACT_ALLOW");
-  ASSERT_EQ(floor["syscalls"].size(), 1u);
-  EXPECT_EQ(floor["syscalls"][0]["names"], nlohmann::json::array({"memfd_create"}));
-  EXPECT_EQ(floor["syscalls"][0]["errnoRet"], EACCES);
-  EXPECT_EQ(floor["syscalls"][0]["args"][0]["value"], 8);
-  EXPECT_EQ(floor["syscalls"][0]["args"][0]["valueTwo"], 0);
   spec.syscalls_allow = std::vector<std::string>{"read", "openat"};
   const nlohmann::json seccomp = nlohmann::json::parse(OciConfig(spec))["linux"]["seccomp"];
   EXPECT_EQ(seccomp["defaultAction"], "SCMP_ACT_ERRNO");
@@ -120,6 +114,57 @@ TEST(OciConfigTest, TheSyscallAllowlistBecomesOciSeccompForRunsc) {
   EXPECT_EQ(RunscRunArgv(options, "/r/state", "/r/bundle", "c1", ""),
             (std::vector<std::string>{"runsc", "--rootless", "--network=none", "--root=/r/state",
                                       "--oci-seccomp", "run", "--bundle=/r/bundle", "c1"}));
+}
+
+// Issue 16 item 6: without the floor nested user namespaces, ptrace and io_uring worked inside
+// gVisor. Without an allowlist the default allows and each floor entry refuses; with one, the
+// floor's names are left out or allowed only for harmless argument values.
+TEST(OciConfigTest, TheFloorIsInEveryBundle) {
+  BundleSpec spec;
+  spec.root = "/r";
+  const nlohmann::json seccomp = nlohmann::json::parse(OciConfig(spec))["linux"]["seccomp"];
+  EXPECT_EQ(seccomp["defaultAction"], "SCMP_ACT_ALLOW");
+  auto refused = [&](const std::string& name, std::optional<uint64_t> flag) {
+    for (const auto& rule : seccomp["syscalls"]) {
+      if (rule["action"] != "SCMP_ACT_ERRNO" || rule["names"] != nlohmann::json({name})) continue;
+      if (!flag && !rule.contains("args")) return true;
+      if (flag && rule.contains("args") && rule["args"][0]["index"] == 0 &&
+          rule["args"][0]["value"] == *flag && rule["args"][0]["valueTwo"] == *flag &&
+          rule["args"][0]["op"] == "SCMP_CMP_MASKED_EQ") {
+        return true;
+      }
+    }
+    return false;
+  };
+  for (const char* name : {"ptrace", "io_uring_setup", "io_uring_enter", "bpf", "keyctl", "mount"})
+    EXPECT_TRUE(refused(name, std::nullopt)) << name;
+  EXPECT_TRUE(refused("unshare", uint64_t{CLONE_NEWUSER}));
+  EXPECT_TRUE(refused("clone", uint64_t{CLONE_NEWUSER}));
+  EXPECT_FALSE(refused("read", std::nullopt));
+  // No executable memfd: memfd_create refused where MFD_NOEXEC_SEAL (8, argument 1) is clear.
+  bool memfd = false;
+  for (const auto& rule : seccomp["syscalls"]) {
+    if (rule["names"] == nlohmann::json({"memfd_create"}) && rule["action"] == "SCMP_ACT_ERRNO" &&
+        rule["args"][0]["index"] == 1 && rule["args"][0]["value"] == 8 &&
+        rule["args"][0]["valueTwo"] == 0) {
+      memfd = true;
+    }
+  }
+  EXPECT_TRUE(memfd);
+
+  spec.syscalls_allow = std::vector<std::string>{"read", "ptrace", "unshare"};
+  const nlohmann::json allow = nlohmann::json::parse(OciConfig(spec))["linux"]["seccomp"];
+  EXPECT_EQ(allow["defaultAction"], "SCMP_ACT_ERRNO");
+  for (const auto& rule : allow["syscalls"]) {
+    EXPECT_EQ(rule["action"], "SCMP_ACT_ALLOW");
+    for (const auto& name : rule["names"]) EXPECT_NE(name, "ptrace");
+    if (rule["names"] == nlohmann::json({"unshare"})) {
+      // Allowed only where CLONE_NEWUSER (and every other CLONE_NEW* flag) is clear.
+      ASSERT_TRUE(rule.contains("args")) << rule.dump();
+      uint64_t mask = rule["args"][0]["value"], value = rule["args"][0]["valueTwo"];
+      EXPECT_FALSE((CLONE_NEWUSER & mask & ~value) == 0) << rule.dump();
+    }
+  }
 }
 
 TEST(OciConfigTest, HostNetworkDropsTheNetworkNamespace) {
