@@ -28,7 +28,8 @@ set -euo pipefail
 if [[ -z ${GANDER_BENCH_CLEAN_ENV:-} ]]; then
   keep=(GANDER_BENCH_CLEAN_ENV=1 "PATH=/usr/local/bin:/usr/bin:/bin" "HOME=${HOME:-/root}")
   for v in TERM TMPDIR CC GANDER GANDER_RUN_ARGS RUNS_TRUE WARMUP_TRUE RUNS_MCP WARMUP_MCP OUT \
-           E2E_DIR SKIP TABLES ROUNDS_INTERLEAVED ROUNDS_INTERLEAVED_MCP; do
+           E2E_DIR SKIP TABLES ROUNDS_INTERLEAVED ROUNDS_INTERLEAVED_MCP GANDER_BEFORE \
+           ROWS ROWS_ROUNDS MONITOR_BENCH STEADY_CALLS NOTIFY_ITERS GANDER_BEFORE_LABEL; do
     [[ -n ${!v+x} ]] && keep+=("$v=${!v}")
   done
   exec env -i "${keep[@]}" bash "${BASH_SOURCE[0]}" "$@"
@@ -96,6 +97,15 @@ if ! skipped gander; then
   elif probe gander "$GANDER" run "${GANDER_RUN_ARGS[@]}" -- /bin/true; then
     PREFIX[gander]="$(q "$GANDER" run "${GANDER_RUN_ARGS[@]}" --)"
     ORDER+=(gander)
+  fi
+fi
+
+# (b2) an earlier gander build side by side (GANDER_BEFORE), for before/after figures from one
+# interleaved run.
+if [[ -n ${GANDER_BEFORE:-} ]] && ! skipped gander; then
+  if probe "gander (before)" "$GANDER_BEFORE" run "${GANDER_RUN_ARGS[@]}" -- /bin/true; then
+    PREFIX[before]="$(q "$GANDER_BEFORE" run "${GANDER_RUN_ARGS[@]}" --)"
+    ORDER+=(before)
   fi
 fi
 
@@ -179,13 +189,28 @@ if ! skipped runsc; then
   fi
 fi
 
+# (f) Anthropic's sandbox-runtime (srt: bubblewrap + a filtering proxy for the network), from
+# bench/srt (npm ci there; it needs ripgrep and socat). Its default settings: no network, the
+# host's filesystem readable, writes allowed nowhere but what its settings grant.
+SRT=$REPO/bench/srt/node_modules/.bin/srt
+if ! skipped srt; then
+  if [[ ! -x $SRT ]]; then
+    addnote "srt skipped: $SRT missing (run \`npm ci\` in bench/srt)"
+  elif probe srt "$SRT" /bin/true; then
+    PREFIX[srt]="$(q "$SRT")"
+    ORDER+=(srt)
+  fi
+fi
+
 declare -A LABEL=(
   [bare]="bare"
   [gander]="gander run"
+  [before]="gander run (before: ${GANDER_BEFORE_LABEL:-GANDER_BEFORE})"
   [bwrap]="bwrap$( ((BWRAP_SECCOMP)) && echo ' + seccomp' || echo ' (NO seccomp)')"
   [helper]="seccomp_fd_exec alone"
   [firejail]="firejail"
   [runsc]="runsc do (gVisor)"
+  [srt]="srt (sandbox-runtime)"
 )
 
 # ---------------------------------------------------------------------------------------------
@@ -329,6 +354,26 @@ else
   fi
 fi
 
+# Every row of issue 20's table, each interleaved round by round (bench/overhead.py).
+ROWS_OK=0
+if [[ $TABLES == *" rows "* ]]; then
+  : >"$TMP/prefixes"
+  for key in "${ORDER[@]}"; do
+    [[ $key == helper ]] && continue
+    eval "argv=(${PREFIX[$key]})"
+    printf '%s\0%s\0' "${LABEL[$key]}" "${#argv[@]}" >>"$TMP/prefixes"
+    ((${#argv[@]})) && printf '%s\0' "${argv[@]}" >>"$TMP/prefixes"
+  done
+  note ""
+  note "== rows (bench/overhead.py) =="
+  rows_args=()
+  [[ -n ${ROWS:-} ]] && rows_args+=(--rows "$ROWS")
+  [[ -n ${ROWS_ROUNDS:-} ]] && rows_args+=(--rounds "$ROWS_ROUNDS")
+  REPO=$REPO E2E_DIR=$E2E_DIR python3 "$REPO/bench/overhead.py" "$TMP/prefixes" "${rows_args[@]}" \
+    >"$TMP/rows.md"
+  ROWS_OK=1
+fi
+
 # ---------------------------------------------------------------------------------------------
 LOAD_END=$(cut -d' ' -f1-3 /proc/loadavg)
 mkdir -p "$(dirname "$OUT")"
@@ -339,7 +384,7 @@ mkdir -p "$(dirname "$OUT")"
   echo "$(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')); uid $(id -u);"
   echo "gander \`$GANDER\` (repo commit $(git -C "$REPO" rev-parse --short HEAD 2>/dev/null || echo unknown), worktree may differ);"
   echo "Versions: $(for p in hyperfine bubblewrap firejail runsc nodejs; do
-    printf '%s %s; ' "$p" "$(dpkg-query -W -f='${Version}' "$p" 2>/dev/null || echo '?')"; done)node $(node --version 2>/dev/null)."
+    printf '%s %s; ' "$p" "$(dpkg-query -W -f='${Version}' "$p" 2>/dev/null || echo '?')"; done)node $(node --version 2>/dev/null); srt $(node -p 'require("'"$REPO"'/bench/srt/node_modules/@anthropic-ai/sandbox-runtime/package.json").version' 2>/dev/null || echo '?')."
   echo "Load average before: $LOAD_START, after: $LOAD_END (other work on the machine biases whichever column runs meanwhile)."
   echo "Workspace (every sandbox's cwd and read-write bind): \`$WS\`. Flags of each column: bench/README.md."
   echo
@@ -389,6 +434,11 @@ mkdir -p "$(dirname "$OUT")"
     echo
     cat "$TMP/mcp.interleaved.md"
     echo
+  fi
+  if ((ROWS_OK)); then
+    echo "## 3. Every row of issue 20, interleaved (\`bench/overhead.py\`)"
+    echo
+    cat "$TMP/rows.md"
   fi
   echo "Exact commands (\`hyperfine -N\`; the /tmp paths are the script's temporary directory):"
   echo

@@ -1,13 +1,23 @@
 // The bounded, never-blocking event queue (see event_queue.h).
 #include "events/event_queue.h"
 
+#include <algorithm>
 #include <utility>
 
 namespace gander::monitor {
 
-BoundedEventQueue::BoundedEventQueue(size_t capacity) : slots_(capacity) {}
+BoundedEventQueue::BoundedEventQueue(size_t capacity)
+    : capacity_(capacity), slots_(std::min(capacity, kInitialSlots)) {}
+
+void BoundedEventQueue::Grow() {
+  std::vector<Slot> bigger(std::min(capacity_, slots_.size() * 2));
+  for (size_t i = 0; i < size_; ++i) bigger[i] = std::move(slots_[(head_ + i) % slots_.size()]);
+  slots_ = std::move(bigger);
+  head_ = 0;
+}
 
 bool BoundedEventQueue::Push(Event event) {
+  if (size_ == slots_.size() && slots_.size() < capacity_) Grow();
   if (size_ == slots_.size()) {
     ++pending_gap_.count;
     pending_gap_.time_ns = event.time_ns;

@@ -87,8 +87,18 @@ Status SpawnDetached(const std::vector<std::string>& argv) {
   for (auto& s : argv_copy) args.push_back(s.data());
   args.push_back(nullptr);
 
+  // A close-on-exec pipe tells whether the grandchild's execve worked: EOF when it did, its
+  // errno when it did not, so a missing collector binary is a failure now rather than a
+  // start_wait (1.5 s) spent waiting for a collector that never comes.
+  int report[2];
+  if (pipe2(report, O_CLOEXEC) != 0) return ErrnoError("pipe2");
   pid_t child = fork();
-  if (child < 0) return ErrnoError("fork");
+  if (child < 0) {
+    int err = errno;
+    close(report[0]);
+    close(report[1]);
+    return Error{err, "fork"};
+  }
   if (child == 0) {
     if (setsid() < 0 || fork() != 0) _exit(0);  // the grandchild is re-parented to init
     int null = open("/dev/null", O_RDWR | O_CLOEXEC);
@@ -97,13 +107,23 @@ Status SpawnDetached(const std::vector<std::string>& argv) {
       dup2(null, 1);
       dup2(null, 2);
     }
-    close_range(3, ~0U, 0);
+    if (report[1] != 3 && dup3(report[1], 3, O_CLOEXEC) != 3) _exit(127);
+    close_range(4, ~0U, 0);
     execve(args[0], args.data(), envp.data());
+    int err = errno;
+    (void)!write(3, &err, sizeof(err));
     _exit(127);
   }
+  close(report[1]);
   int status = 0;
   while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
   }
+  int err = 0;
+  ssize_t n;
+  while ((n = read(report[0], &err, sizeof(err))) < 0 && errno == EINTR) {
+  }
+  close(report[0]);
+  if (n == static_cast<ssize_t>(sizeof(err))) return Error{err, "execve " + argv[0]};
   return {};
 }
 

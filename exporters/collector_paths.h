@@ -45,7 +45,8 @@ std::vector<std::string> DefaultCollectorStartCommand();
 // Starts argv[0] with argv, detached: a grandchild in its own session (not in the launcher's
 // process group, which Goose kills), stdio on /dev/null, no fds inherited, and a minimal
 // environment (HOME, PATH, XDG_*, LANG) so that the collector never holds the launcher's
-// secrets. Does not wait for it.
+// secrets. Does not wait for it, but does learn whether its execve worked: a command that
+// cannot be executed is an error (the launcher falls back to the audit log at once).
 Status SpawnDetached(const std::vector<std::string>& argv);
 
 }  // namespace gander::exporters

@@ -583,7 +583,10 @@ Egress::Egress(EgressConfig config, Unotify& unotify, TargetMemory& memory,
       context_.nameservers = config_.nameservers;
     }
   }
-  if (config_.namespaces && (s.park_v4 || s.park_v6)) StartSocketFactory();
+  // The namespaces are pinned now (the pid may be reused later); the helper itself is forked
+  // on the first request: most extensions never connect, and a fork of gander at every start
+  // cost page-table copies and, in memory, a second copy of gander's resident set (issue 20).
+  if (config_.namespaces && (s.park_v4 || s.park_v6)) OpenFactoryNamespaces();
 }
 
 Egress::~Egress() {
@@ -1058,6 +1061,7 @@ UniqueFd Egress::ParkPeer(const sockaddr_storage& park, socklen_t len) {
 
 UniqueFd Egress::FactorySocket(int type, const sockaddr_storage& addr, socklen_t len, int* error) {
   *error = EPERM;
+  if (!factory_ && factory_user_ns_) StartSocketFactory();
   if (!factory_) return {};
   char request[sizeof(int) + sizeof(sockaddr_storage)];
   std::memcpy(request, &type, sizeof(type));
@@ -1192,12 +1196,22 @@ int Egress::RawSocket(int family) {
 // address) with a socket bound to it, over a seqpacket pair: TCP for parked connects, UDP for
 // the relays of allowed UDP destinations; or, for SOCK_RAW, a raw IPPROTO_RAW socket of the
 // address's family (see FailParked). It dies with gander (PDEATHSIG) or
-// when the pair closes.
-void Egress::StartSocketFactory() {
+// when the pair closes. Started once, on the first request (FactorySocket), into the namespaces
+// pinned at start-up (OpenFactoryNamespaces).
+void Egress::OpenFactoryNamespaces() {
   if (config_.sandbox_pid <= 0) return;
   std::string base = "/proc/" + std::to_string(config_.sandbox_pid) + "/ns/";
   UniqueFd user(open((base + "user").c_str(), O_RDONLY | O_CLOEXEC));
   UniqueFd net(open((base + "net").c_str(), O_RDONLY | O_CLOEXEC));
+  if (!user || !net) return;
+  factory_user_ns_ = std::move(user);
+  factory_net_ns_ = std::move(net);
+}
+
+void Egress::StartSocketFactory() {
+  // One try: the namespace descriptors go to the helper (or away, if it cannot start).
+  UniqueFd user = std::move(factory_user_ns_);
+  UniqueFd net = std::move(factory_net_ns_);
   int pair[2];
   if (!user || !net || socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0) return;
   pid_t parent = getpid();

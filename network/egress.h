@@ -211,6 +211,7 @@ class Egress final : public NetworkHandler {
   Event UdpFlowEvent(const UdpRelay& relay, const UdpFlow& f, std::string_view end);
   bool EvictUdpFlow();  // the least recently used one; false when there is none
   void OnUdpTimer(int fd, uint32_t events);  // ends idle flows
+  void OpenFactoryNamespaces();
   void StartSocketFactory();
   void AttachChild(Connection& c);
   void StartRelay(Connection& c);
@@ -247,6 +248,7 @@ class Egress final : public NetworkHandler {
   std::map<policies::IpAddress, std::set<std::string>> names_;
   std::shared_ptr<Resolver> resolver_;
   UniqueFd factory_;  // with namespaces: the helper that makes sockets in the sandbox's netns
+  UniqueFd factory_user_ns_, factory_net_ns_;  // pinned at start, until the helper starts
   pid_t factory_pid_ = -1;
   std::map<uint64_t, std::unique_ptr<DnsConnection>> dns_tcp_;  // by id; their fds in by_fd_
   std::set<std::string> dns_clients_;  // without namespaces: child sockets sent to the stub

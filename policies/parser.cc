@@ -819,6 +819,21 @@ Result<int> CountDocuments(const std::string& text, const std::string& file) {
                    ": a policy file holds one YAML document, found a second");
 }
 
+// Does a line start with a document marker ("---" or "..." followed by a blank or the end)?
+// Inside any scalar such a line ends the scalar (YAML 1.2, c-forbidden), so this is exact.
+bool HasDocumentMarker(std::string_view text) {
+  for (size_t at = 0; at < text.size();) {
+    std::string_view line = text.substr(at, text.find('\n', at) - at);
+    if (line.starts_with("---") || line.starts_with("...")) {
+      if (line.size() == 3 || line[3] == ' ' || line[3] == '\t' || line[3] == '\r') return true;
+    }
+    size_t next = text.find('\n', at);
+    if (next == std::string_view::npos) break;
+    at = next + 1;
+  }
+  return false;
+}
+
 // Writes `s` plain when that is unambiguous, else double-quoted (e.g. "${WORKSPACE}", "~").
 void EmitString(YAML::Emitter& out, const std::string& s) {
   bool plain =
@@ -872,9 +887,18 @@ void EmitRules(YAML::Emitter& out, const std::vector<NetworkRule>& rules) {
 Result<Policy> ParsePolicy(std::string_view yaml_text, const std::string& source_name) {
   try {
     const std::string text(yaml_text);
+    // One pass when it suffices: without a document marker ("---" or "..." at a line's start)
+    // a text holds at most one document, and a block mapping there (which runs to the end of the
+    // text: no trailing token can end it) is a policy to check. Anything
+    // else takes the second pass that counts documents (half of a start's user-space
+    // instructions were yaml-cpp scanning the default profile twice, issue 20).
+    YAML::Node root = YAML::Load(text);
+    if (root.IsMap() && root.Style() == YAML::EmitterStyle::Block &&
+        !HasDocumentMarker(yaml_text)) {
+      return Parser(source_name).Parse(root);
+    }
     Result<int> documents = CountDocuments(text, source_name);
     if (!documents) return documents.error();
-    YAML::Node root = YAML::Load(text);
     if (*documents == 0 || root.IsNull()) {
       return MakeError(source_name + ":1:1: empty policy (expected a mapping starting with " +
                        "'version: " + std::to_string(kPolicyVersion) + "')");

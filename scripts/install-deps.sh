@@ -11,6 +11,7 @@ packages=(
   nlohmann-json3-dev libsimdjson-dev prometheus-cpp-dev
   util-linux iproute2 procps bc curl jq openssl ca-certificates
   bubblewrap firejail runsc hyperfine prometheus python3-yaml clang-format
+  ripgrep socat  # the srt (sandbox-runtime) column of bench/startup.sh and bench/overhead.py
   clang libclang-rt-14-dev  # libFuzzer for tests/fuzz (relay_fuzz)
   # the install phase for uvx/pipx run (a venv + pip in the cache) and its local test index
   python3 python3-venv python3-pip-whl python3-setuptools-whl python3-wheel-whl

@@ -147,6 +147,13 @@ TEST(ParsePolicyErrorTest, InputsThatHangYamlCpp) {
 TEST(ParsePolicyErrorTest, SecondDocument) {
   EXPECT_EQ(ParseError("version: 1\n---\nversion: 1\n"),
             "my.yaml:2:1: a policy file holds one YAML document, found a second");
+  EXPECT_EQ(ParseError("version: 1\n...\nversion: 1\n"),
+            "my.yaml:3:1: a policy file holds one YAML document, found a second");
+  EXPECT_EQ(ParseError("--- # a comment\nversion: 1\n--- \nversion: 1\n"),
+            "my.yaml:3:1: a policy file holds one YAML document, found a second");
+  // Junk after a flow mapping ends the first document: the second pass must see it.
+  EXPECT_NE(ParseError("{version: 1} ,\n"), "");
+  EXPECT_NE(ParseError("{version: 1}\n]\n"), "");
 }
 
 TEST(ParsePolicyErrorTest, Version) {
