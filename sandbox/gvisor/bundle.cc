@@ -7,7 +7,7 @@
 #include <string_view>
 
 #include "learn/oci_seccomp.h"
-#include "monitor/denied_syscalls.h"
+#include "policies/denied_syscalls.h"
 #include "policies/policy.h"
 
 namespace gander::launcher::gvisor {
@@ -121,7 +121,7 @@ std::vector<std::string> FloorSeccompRules(const std::optional<std::vector<std::
 namespace {
 
 // linux.seccomp for runsc --oci-seccomp: gander's dangerous-syscall floor (the same table as
-// the native filter, monitor/denied_syscalls.h) in every mode, and `syscalls.allow` when the
+// the native filter, policies/denied_syscalls.h) in every mode, and `syscalls.allow` when the
 // policy has one. gVisor's sentry applies it to the sandbox's processes: without it nested
 // user namespaces, ptrace and io_uring worked inside gVisor's kernel. runsc 20221219 answers
 // EPERM whatever errnoRet says.

@@ -3,7 +3,7 @@
 // the native backend; where gVisor answers differently (a foreign-ABI syscall is refused by
 // gVisor's kernel rather than killed by gander's seccomp filter), the test says so and asserts
 // what does happen. ptrace, nested user namespaces and io_uring are refused by gander's floor,
-// which the bundle's linux.seccomp carries into gVisor (launcher/gvisor/bundle.cc).
+// which the bundle's linux.seccomp carries into gVisor (sandbox/gvisor/bundle.cc).
 #include <unistd.h>
 
 #include "escape_fixture.h"
