@@ -94,7 +94,15 @@ int GooseWrap(const std::string& config, bool unwrap, bool dry_run, std::ostream
     return kExitUsage;
   }
   std::vector<std::string> dirs = UserPolicyDirs();
-  goose::WrapSettings settings{SelfPath(), dirs.empty() ? std::string() : dirs.front()};
+  goose::WrapSettings settings;
+  settings.gander_path = SelfPath();
+  settings.policy_dir = dirs.empty() ? std::string() : dirs.front();
+  const char* home = std::getenv("HOME");
+  settings.home = home ? home : "";
+  settings.is_directory = [](const std::string& path) {
+    std::error_code ec;
+    return fs::is_directory(path, ec);
+  };
   auto result = unwrap ? goose::UnwrapConfig(*text) : goose::WrapConfig(*text, settings);
   if (!result) {
     std::cerr << "gander: " << config << ": " << result.error().Describe() << "\n";
