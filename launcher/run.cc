@@ -18,6 +18,7 @@
 #include <cstring>
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "common/unique_fd.h"
@@ -810,9 +811,19 @@ int Run(const RunOptions& o) {
   // in flight and reports each call; injected secrets are redacted from stdout and stderr.
   constexpr size_t kMaxLine = 64u << 20;
   monitor::RpcMonitor rpc(p.name, &queue, kMaxLine);
+  std::set<std::string> warned_unredacted;
   auto redacted = [&] {
     std::vector<monitor::Secret> out;
-    for (auto& [name, value] : p.secrets->Redactions()) out.push_back({name, value});
+    for (auto& [name, value] : p.secrets->Redactions()) {
+      if (!monitor::IsRedactable(value) && warned_unredacted.insert(name).second) {
+        spdlog::warn(
+            "{}: secret {} is not redacted from the extension's output: its value is too short "
+            "or too common to be a secret ({}+ characters, not a plain word or number); if it is "
+            "configuration, pass it with env.pass instead",
+            p.name, name, monitor::kMinSecretBytes);
+      }
+      out.push_back({name, value});
+    }
     return out;
   };
   auto redaction_events = [&](std::string channel) {
@@ -825,6 +836,7 @@ int Run(const RunOptions& o) {
   };
   monitor::Redactor stdout_redactor(redacted(), redaction_events("stdout"));
   monitor::Redactor stderr_redactor(redacted(), redaction_events("stderr"));
+  stdout_redactor.SetJsonLines(true);      // MCP's JSON-RPC lines stay valid JSON
   p.secrets->hooks.values_changed = [&] {  // a refresh: old and new values are redacted
     stdout_redactor.SetSecrets(redacted());
     stderr_redactor.SetSecrets(redacted());
