@@ -509,7 +509,7 @@ monitor::Event ExtensionExit(const Prepared& p, const SandboxProcess& sandbox, i
 Status PrepareTrial(Prepared& p) {
   auto base = LoadEffectivePolicy("", "default");
   if (!base) return base.error();
-  auto expanded = policies::Expand(*base, {p.workspace, p.home, p.environ});
+  auto expanded = policies::Expand(*base, {p.workspace, p.home, p.environ, DataDirectory(p.name)});
   if (!expanded) return expanded.error();
   p.trial = std::move(p.policy);
   p.policy = policies::TrialEnforcement(*p.trial, *expanded);
@@ -596,6 +596,14 @@ std::string DefaultAuditLogPath(const std::string& name) {
   return state + "/gander/audit/" + name + ".jsonl";
 }
 
+std::string DataDirectory(const std::string& name) {
+  if (const char* xdg = getenv("XDG_DATA_HOME"); xdg && *xdg) {
+    return std::string(xdg) + "/gander/data/" + name;
+  }
+  const char* home = getenv("HOME");
+  return std::string(home && *home ? home : "/tmp") + "/.local/share/gander/data/" + name;
+}
+
 std::vector<std::string> UserPolicyDirs() {
   std::vector<std::string> dirs;
   if (const char* xdg = getenv("XDG_CONFIG_HOME"); xdg && *xdg) {
@@ -658,9 +666,14 @@ int Run(const RunOptions& o) {
     return Fail(kExitUsage, ok.error().Describe());
   }
   const bool gvisor = p.backend == policies::Backend::kGvisor;
-  auto expanded = policies::Expand(*policy, {p.workspace, p.home, p.environ});
+  const std::string data = DataDirectory(p.name);
+  auto expanded = policies::Expand(*policy, {p.workspace, p.home, p.environ, data});
   if (!expanded) return Fail(kExitUsage, expanded.error().Describe());
   p.policy = std::move(expanded).value();
+  // The data directory exists before the sandbox binds it, owned by the user, 0700.
+  for (const auto& path : p.policy.write) {
+    if (IsWithin(path, data)) MakeParentDirs(path + "/");
+  }
   p.mode = o.mode;
   if (p.mode == RunMode::kMonitor) {
     if (auto trial = PrepareTrial(p); !trial) return Fail(kExitUsage, trial.error().Describe());
@@ -689,7 +702,7 @@ int Run(const RunOptions& o) {
   }
 
   spdlog::debug("phase: policy loaded");
-  auto command = ResolveCommand(o.command, p.environ["PATH"], cwd, p.home);
+  auto command = ResolveCommand(o.command, p.environ["PATH"], cwd, p.home, p.environ);
   if (!command) {
     const Error& e = command.error();
     if (e.code == EACCES) return Fail(kExitCannotExecute, e.message + ": permission denied");
