@@ -260,6 +260,19 @@ ExtensionEntry Describe(const std::string& key, const YAML::Node& entry) {
     for (const auto& a : args) argv.push_back(a.IsScalar() ? a.Scalar() : std::string());
   }
   ClassifyEnvs(entry, e);
+  e.argv.push_back(cmd);
+  e.argv.insert(e.argv.end(), argv.begin(), argv.end());
+  if (YAML::Node envs = entry["envs"]; envs && envs.IsMap()) {
+    for (const auto& kv : envs) {
+      if (kv.first.IsScalar() && kv.second.IsScalar())
+        e.envs[kv.first.Scalar()] = kv.second.Scalar();
+    }
+  }
+  e.cwd = Scalar(entry, "cwd");
+  if (YAML::Node t = entry["timeout"]; t && t.IsScalar()) {
+    int seconds = 0;
+    if (YAML::convert<int>::decode(t, seconds) && seconds > 0) e.timeout = seconds;
+  }
   if (auto w = ParseWrapped(cmd, args)) {
     e.wrapped = true;
     e.profile = w->profile;

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -38,12 +39,16 @@ struct ExtensionEntry {
   std::string key;
   std::string type;  // stdio, builtin, sse, streamable_http, frontend, platform, ...
   bool enabled = false;
-  bool wrapped = false;                  // runs under gander (after the operation)
-  bool changed = false;                  // this operation rewrote it
-  std::string note;                      // why it was left alone, when it was not expected to be
-  std::string profile;                   // wrapped: --profile value (empty when --policy)
-  std::string policy;                    // wrapped: --policy value
-  std::vector<std::string> command;      // what the extension itself runs: cmd then args
+  bool wrapped = false;              // runs under gander (after the operation)
+  bool changed = false;              // this operation rewrote it
+  std::string note;                  // why it was left alone, when it was not expected to be
+  std::string profile;               // wrapped: --profile value (empty when --policy)
+  std::string policy;                // wrapped: --policy value
+  std::vector<std::string> command;  // what the extension itself runs: cmd then args
+  std::vector<std::string> argv;     // what Goose runs: cmd then args, as the config has them
+  std::map<std::string, std::string> envs;  // Goose adds these to its environment
+  std::string cwd;                          // the entry's cwd (newer Goose), else empty
+  int timeout = 300;                        // seconds
   std::vector<std::string> secrets;      // env_keys, and the envs that are secrets (goose_envs.h)
   std::vector<std::string> plain_envs;   // the other envs: plain variables, passed as they are
   std::vector<std::string> directories;  // wrap: arguments naming existing directories
