@@ -88,7 +88,7 @@ bool StartAsGoose(const goose::ExtensionEntry& e, std::ostream& out) {
   if (ec) before = 0;
   // Goose's working directory: the entry's cwd, else where Goose was started (here).
   std::string cwd = e.cwd.empty() ? fs::current_path(ec).string() : e.cwd;
-  auto limit = std::chrono::seconds(std::min(e.timeout, 300));
+  auto limit = std::chrono::seconds(std::min(e.timeout, 60));
   goose::ProbeResult r = goose::ProbeExtension(e.argv, e.envs, cwd, limit);
   auto text = ReadFile(audit);
   std::string log = text ? *text : std::string();

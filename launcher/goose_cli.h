@@ -16,6 +16,6 @@ int GooseWrap(const std::string& config, bool unwrap, bool dry_run, std::ostream
 
 // Per extension: wrapped or not, policy valid, command found, collector reachable, isolation;
 // with `start`, each wrapped extension is started as Goose would (launcher/goose_probe.h).
-int GooseDoctor(const std::string& config, std::ostream& out, bool start = true);
+int GooseDoctor(const std::string& config, std::ostream& out, bool start = false);
 
 }  // namespace gander::launcher

@@ -27,6 +27,7 @@
 #include "exporters/collector_paths.h"
 #include "launcher/child_setup.h"
 #include "launcher/command.h"
+#include "launcher/denial_notice.h"
 #include "launcher/egress_setup.h"
 #include "launcher/environment.h"
 #include "launcher/filesystem_plan.h"
@@ -813,6 +814,13 @@ int Run(const RunOptions& o) {
     }
     sink = collector.get();
   }
+  // A refusal is never silent: one actionable line on stderr when a call or the run fails after
+  // one (launcher/denial_notice.h).
+  DenialNotice notice(sink, p.name,
+                      !o.policy_file.empty() ? o.policy_file
+                      : o.profile.empty()    ? std::string("your policy")
+                                             : "a policy of your own (extends: " + o.profile + ")");
+  sink = &notice;
   monitor::Event start = Lifecycle(
       p.name, monitor::LifecyclePhase::kStart,
       p.command.exec_path + " (backend " + info.backend + ", isolation " + info.isolation +
@@ -1110,6 +1118,7 @@ int Run(const RunOptions& o) {
     return Fail(kExitSetupFailed, "sandbox set-up failed at '" + exec_failure.step +
                                       "': " + std::strerror(exec_failure.err));
   }
+  notice.OnExit(status);
   spdlog::info("{}: exited with status {}", p.name, status);
   return status;
 }

@@ -109,7 +109,7 @@ printf 'version: 1\nextends: default\nsecrets:\n  NOTES_KEY: {from: env}\n# mine
 cp "$policies/goose-notes.yaml" "$world/notes-policy.yaml"
 
 # --- doctor before wrapping: unwrapped extensions are problems --------------------------------
-"$GANDER" goose doctor --no-start >"$world/out/doctor0" 2>&1
+"$GANDER" goose doctor >"$world/out/doctor0" 2>&1
 check "doctor, unwrapped: exit 1" test $? -eq 1
 check "  says 'wrapped           no'" has "$world/out/doctor0" "  wrapped           no"
 check "  the remote extension is left alone" has "$world/out/doctor0" "not a stdio extension"
@@ -148,7 +148,7 @@ check "  the policy files are unchanged" cmp -s "$policies/goose-files.yaml" "$w
 check "  the backup is still the original" cmp -s "$config.gander-backup" "$world/original.yaml"
 
 # --- doctor on the wrapped config -------------------------------------------------------------
-"$GANDER" goose doctor --no-start >"$world/out/doctor1" 2>&1
+"$GANDER" goose doctor >"$world/out/doctor1" 2>&1
 check "doctor, wrapped: exit 0" test $? -eq 0
 check "  memory: profile memory valid" has "$world/out/doctor1" "  policy            profile memory: valid"
 check "  files: its policy file valid" has "$world/out/doctor1" "  policy            $policies/goose-files.yaml: valid"
@@ -159,7 +159,7 @@ check "  the collector is not running yet" has "$world/out/doctor1" "collector  
 # A broken policy: doctor names the file, line and column, and fails.
 printf 'version: 1\nextends: default\nsecrets:\n  NOTES_KEY: {from: nowhere}\n' \
   >"$policies/goose-notes.yaml"
-"$GANDER" goose doctor --no-start >"$world/out/doctor2" 2>&1
+"$GANDER" goose doctor >"$world/out/doctor2" 2>&1
 check "doctor, broken policy: exit 1" test $? -eq 1
 check "  names the policy file with line:col" grep -q "policy            $policies/goose-notes.yaml: $policies/goose-notes.yaml:4:[0-9]" "$world/out/doctor2"
 cp "$world/notes-policy.yaml" "$policies/goose-notes.yaml"
@@ -170,7 +170,7 @@ cp "$world/notes-policy.yaml" "$policies/goose-notes.yaml"
 "$COLLECT" --listen none --log-level warn &
 collector=$!
 for _ in $(seq 100); do [ -S "$XDG_RUNTIME_DIR/gander/collector.sock" ] && break; sleep 0.1; done
-"$GANDER" goose doctor --no-start >"$world/out/doctor3" 2>&1
+"$GANDER" goose doctor >"$world/out/doctor3" 2>&1
 check "doctor: the private collector is reachable" has "$world/out/doctor3" "collector         reachable at $XDG_RUNTIME_DIR/gander/collector.sock"
 
 cd "$world/ws"
@@ -200,7 +200,7 @@ check "  restores the original byte for byte" cmp -s "$config" "$world/original.
 check "  the backup is kept" cmp -s "$config.gander-backup" "$world/original.yaml"
 "$GANDER" goose unwrap >"$world/out/unwrap2" 2>&1
 check "unwrap again: nothing to unwrap" has "$world/out/unwrap2" "$config: nothing to unwrap"
-"$GANDER" goose doctor --no-start >"$world/out/doctor4" 2>&1
+"$GANDER" goose doctor >"$world/out/doctor4" 2>&1
 check "doctor after unwrap: exit 1 (unwrapped)" test $? -eq 1
 
 # The backup is never overwritten: edit, wrap again, the backup is still the first original.
