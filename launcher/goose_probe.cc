@@ -144,7 +144,10 @@ ProbeResult ProbeExtension(const std::vector<std::string>& argv,
       }
       if (stage == 1) {
         send({{"jsonrpc", "2.0"}, {"method", "notifications/initialized"}});
-        send({{"jsonrpc", "2.0"}, {"id", 2}, {"method", "tools/list"}, {"params", {}}});
+        send({{"jsonrpc", "2.0"},
+              {"id", 2},
+              {"method", "tools/list"},
+              {"params", nlohmann::json::object()}});
         stage = 2;
       } else {
         size_t tools = msg["result"].value("tools", nlohmann::json::array()).size();

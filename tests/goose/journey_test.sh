@@ -174,8 +174,9 @@ py_expect=${py_expect//\/shims\/..\//\/}
 goose_start pyecho "$(calls py "[{\"tool\": \"echo\", \"arguments\": {\"text\": \"hello from python\"}, \"expect\": \"$py_expect\"}]")" 1
 check "python3 server (python3 on PATH: $first_python): echo, expecting '$py_expect'" test $? -eq 0
 
-"$GANDER" goose doctor >"$world/out/doctor" 2>&1
-check "goose doctor: green (exit 0)" test $? -eq 0
+(cd "$HOME" && "$GANDER" goose doctor --start) >"$world/out/doctor" 2>&1
+check "goose doctor --start: green (exit 0)" test $? -eq 0
+check "  every extension answered tools/list" test "$(grep -c "starts as Goose   yes" "$world/out/doctor")" = 5
 
 if [ "$fails" -ne 0 ]; then
   echo "journey_test: $fails check(s) failed (uid $(id -u)); outputs:" >&2
