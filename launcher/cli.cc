@@ -180,6 +180,10 @@ int Main(int argc, char** argv) {
   for (auto* sub : {wrap_cmd, unwrap_cmd}) {
     sub->add_flag("--dry-run", dry_run, "Print the diff, write nothing");
   }
+  bool start = false;
+  goose_doctor_cmd->add_flag("--start", start,
+                             "Also start each wrapped extension as Goose would (initialize + "
+                             "tools/list, at most 60 s each)");
 
   vet::AuditOptions audit_opts;
   std::string audit_format = "text", audit_fail_on = "high";
@@ -276,7 +280,7 @@ int Main(int argc, char** argv) {
   if (*doctor_cmd) return Doctor(std::cout);
   if (*wrap_cmd || *unwrap_cmd)
     return GooseWrap(goose_config, unwrap_cmd->parsed(), dry_run, std::cout);
-  if (*goose_doctor_cmd) return GooseDoctor(goose_config, std::cout);
+  if (*goose_doctor_cmd) return GooseDoctor(goose_config, std::cout, start);
   if (*collect_cmd) return ExecCollector(collect_cmd->remaining());
   if (*status_cmd) return Status(status_address, std::cout);
   if (*version_cmd) {

@@ -11,6 +11,7 @@
 
 #include "common/unique_fd.h"
 #include "sandbox/filesystem_plan.h"
+#include "launcher/shims.h"
 
 namespace gander::launcher {
 namespace {
@@ -113,16 +114,31 @@ std::string InstallPrefix(const std::string& path) {
 
 Result<ResolvedCommand> ResolveCommand(const std::vector<std::string>& argv,
                                        const std::string& path_env, const std::string& cwd,
-                                       const std::string& home) {
+                                       const std::string& home,
+                                       const std::map<std::string, std::string>& env) {
   if (argv.empty()) return Error{ENOENT, "no command given"};
   auto found = FindExecutable(argv[0], path_env, cwd);
   if (!found) return found.error();
+  auto unshim = [&](const std::string& path) {
+    return ResolveShim(path, env, cwd, home).value_or(path);
+  };
 
   ResolvedCommand out;
-  out.exec_path = *found;
+  out.exec_path = unshim(*found);
+  const std::string dot_local = home.empty() ? std::string() : home + "/.local";
   auto grant = [&](const std::string& file) {
     std::string prefix = InstallPrefix(file);
     if (prefix == "/" || (!home.empty() && IsWithin(home, prefix))) prefix = Dirname(file);
+    if (!dot_local.empty() && prefix == dot_local) {
+      // ~/.local/bin/TOOL: the tool and pip's --user packages, never ~/.local/share or state.
+      prefix = Dirname(file);
+      struct stat st;
+      std::string lib = dot_local + "/lib";
+      if (stat(lib.c_str(), &st) == 0 && S_ISDIR(st.st_mode) &&
+          std::find(out.readable.begin(), out.readable.end(), lib) == out.readable.end()) {
+        out.readable.push_back(lib);
+      }
+    }
     for (const std::string& path : {file, prefix}) {
       if (path == "/" || (!home.empty() && IsWithin(home, path))) continue;
       if (std::find(out.readable.begin(), out.readable.end(), path) == out.readable.end()) {
@@ -154,7 +170,7 @@ Result<ResolvedCommand> ResolveCommand(const std::vector<std::string>& argv,
       add(next);
       auto via_path = FindExecutable(shebang[k], path_env, cwd);
       if (!via_path) break;
-      next = *via_path;
+      next = unshim(*via_path);
     }
     add(next);
     current = RealPath(next);

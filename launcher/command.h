@@ -3,6 +3,7 @@
 // and the install prefix of each, which the sandbox must be able to read and execute.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -28,8 +29,13 @@ std::string InstallPrefix(const std::string& path);
 
 // `home` guards the grants: a prefix that is the home directory, one of its parents or `/`
 // is never granted (a tool in ~/bin must not expose all of ~); the file's own directory is.
+// A version manager's shim (pyenv, rbenv, nodenv, asdf, mise, volta; launcher/shims.h), as
+// the command or as the interpreter a shebang names through `env`, is replaced by the program
+// it runs, asked of the manager with `env` in `cwd`. A command in ~/.local/bin gets the file
+// and ~/.local/lib (pip --user packages) granted, not all of ~/.local (gander's own state).
 Result<ResolvedCommand> ResolveCommand(const std::vector<std::string>& argv,
                                        const std::string& path_env, const std::string& cwd,
-                                       const std::string& home);
+                                       const std::string& home,
+                                       const std::map<std::string, std::string>& env = {});
 
 }  // namespace gander::launcher

@@ -101,7 +101,7 @@ int PolicySuggest(const SuggestOptions& o) {
     if (stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) learned->directories.insert(path);
   }
   const std::string home = env.contains("HOME") ? Absolute(env["HOME"]) : "/";
-  policies::ExpansionContext ctx{workspace, home, env};
+  policies::ExpansionContext ctx{workspace, home, env, DataDirectory(o.name)};
 
   const std::string& policy_name = o.check.empty() ? o.base : o.check;
   auto merged = Load(policy_name);

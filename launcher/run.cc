@@ -20,6 +20,7 @@
 #include <cstring>
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "common/unique_fd.h"
@@ -28,6 +29,15 @@
 #include "exporters/collector_client.h"
 #include "exporters/collector_paths.h"
 #include "launcher/command.h"
+#include "launcher/denial_notice.h"
+#include "sandbox/egress_setup.h"
+#include "sandbox/environment.h"
+#include "sandbox/filesystem_plan.h"
+#include "sandbox/gvisor/runsc.h"
+#include "sandbox/gvisor/strace.h"
+#include "sandbox/landlock.h"
+#include "sandbox/sandbox.h"
+#include "sandbox/seccomp_filter.h"
 #include "launcher/secrets.h"
 #include "monitor/path_classifier.h"
 #include "monitor/seccomp_monitor.h"
@@ -42,14 +52,6 @@
 #include "relay/redactor.h"
 #include "relay/rpc_monitor.h"
 #include "sandbox/child_setup.h"
-#include "sandbox/egress_setup.h"
-#include "sandbox/environment.h"
-#include "sandbox/filesystem_plan.h"
-#include "sandbox/gvisor/runsc.h"
-#include "sandbox/gvisor/strace.h"
-#include "sandbox/landlock.h"
-#include "sandbox/sandbox.h"
-#include "sandbox/seccomp_filter.h"
 
 namespace gander::launcher {
 namespace {
@@ -534,7 +536,7 @@ monitor::Event ExtensionExit(const Prepared& p, const SandboxProcess& sandbox, i
 Status PrepareTrial(Prepared& p) {
   auto base = LoadEffectivePolicy("", "default");
   if (!base) return base.error();
-  auto expanded = policies::Expand(*base, {p.workspace, p.home, p.environ});
+  auto expanded = policies::Expand(*base, {p.workspace, p.home, p.environ, DataDirectory(p.name)});
   if (!expanded) return expanded.error();
   p.trial = std::move(p.policy);
   p.policy = policies::TrialEnforcement(*p.trial, *expanded);
@@ -621,6 +623,14 @@ std::string DefaultAuditLogPath(const std::string& name) {
   return state + "/gander/audit/" + name + ".jsonl";
 }
 
+std::string DataDirectory(const std::string& name) {
+  if (const char* xdg = getenv("XDG_DATA_HOME"); xdg && *xdg) {
+    return std::string(xdg) + "/gander/data/" + name;
+  }
+  const char* home = getenv("HOME");
+  return std::string(home && *home ? home : "/tmp") + "/.local/share/gander/data/" + name;
+}
+
 std::vector<std::string> UserPolicyDirs() {
   std::vector<std::string> dirs;
   if (const char* xdg = getenv("XDG_CONFIG_HOME"); xdg && *xdg) {
@@ -683,9 +693,14 @@ int Run(const RunOptions& o) {
     return Fail(kExitUsage, ok.error().Describe());
   }
   const bool gvisor = p.backend == policies::Backend::kGvisor;
-  auto expanded = policies::Expand(*policy, {p.workspace, p.home, p.environ});
+  const std::string data = DataDirectory(p.name);
+  auto expanded = policies::Expand(*policy, {p.workspace, p.home, p.environ, data});
   if (!expanded) return Fail(kExitUsage, expanded.error().Describe());
   p.policy = std::move(expanded).value();
+  // The data directory exists before the sandbox binds it, owned by the user, 0700.
+  for (const auto& path : p.policy.write) {
+    if (IsWithin(path, data)) MakeParentDirs(path + "/");
+  }
   p.mode = o.mode;
   if (p.mode == RunMode::kMonitor) {
     if (auto trial = PrepareTrial(p); !trial) return Fail(kExitUsage, trial.error().Describe());
@@ -714,7 +729,7 @@ int Run(const RunOptions& o) {
   }
 
   spdlog::debug("phase: policy loaded");
-  auto command = ResolveCommand(o.command, p.environ["PATH"], cwd, p.home);
+  auto command = ResolveCommand(o.command, p.environ["PATH"], cwd, p.home, p.environ);
   if (!command) {
     const Error& e = command.error();
     if (e.code == EACCES) return Fail(kExitCannotExecute, e.message + ": permission denied");
@@ -825,6 +840,13 @@ int Run(const RunOptions& o) {
     }
     sink = collector.get();
   }
+  // A refusal is never silent: one actionable line on stderr when a call or the run fails after
+  // one (launcher/denial_notice.h).
+  DenialNotice notice(sink, p.name,
+                      !o.policy_file.empty() ? o.policy_file
+                      : o.profile.empty()    ? std::string("your policy")
+                                             : "a policy of your own (extends: " + o.profile + ")");
+  sink = &notice;
   monitor::Event start = Lifecycle(
       p.name, monitor::LifecyclePhase::kStart,
       p.command.exec_path + " (backend " + info.backend + ", isolation " + info.isolation +
@@ -836,9 +858,19 @@ int Run(const RunOptions& o) {
   // in flight and reports each call; injected secrets are redacted from stdout and stderr.
   constexpr size_t kMaxLine = 64u << 20;
   monitor::RpcMonitor rpc(p.name, &queue, kMaxLine);
+  std::set<std::string> warned_unredacted;
   auto redacted = [&] {
     std::vector<monitor::Secret> out;
-    for (auto& [name, value] : p.secrets->Redactions()) out.push_back({name, value});
+    for (auto& [name, value] : p.secrets->Redactions()) {
+      if (!monitor::IsRedactable(value) && warned_unredacted.insert(name).second) {
+        spdlog::warn(
+            "{}: secret {} is not redacted from the extension's output: its value is too short "
+            "or too common to be a secret ({}+ characters, not a plain word or number); if it is "
+            "configuration, pass it with env.pass instead",
+            p.name, name, monitor::kMinSecretBytes);
+      }
+      out.push_back({name, value});
+    }
     return out;
   };
   auto redaction_events = [&](std::string channel) {
@@ -851,6 +883,7 @@ int Run(const RunOptions& o) {
   };
   monitor::Redactor stdout_redactor(redacted(), redaction_events("stdout"));
   monitor::Redactor stderr_redactor(redacted(), redaction_events("stderr"));
+  stdout_redactor.SetJsonLines(true);      // MCP's JSON-RPC lines stay valid JSON
   p.secrets->hooks.values_changed = [&] {  // a refresh: old and new values are redacted
     stdout_redactor.SetSecrets(redacted());
     stderr_redactor.SetSecrets(redacted());
@@ -1111,6 +1144,7 @@ int Run(const RunOptions& o) {
     return Fail(kExitSetupFailed, "sandbox set-up failed at '" + exec_failure.step +
                                       "': " + std::strerror(exec_failure.err));
   }
+  notice.OnExit(status);
   spdlog::info("{}: exited with status {}", p.name, status);
   return status;
 }

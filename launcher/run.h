@@ -58,6 +58,12 @@ struct RunOptions {
 // $XDG_STATE_HOME/gander/audit/NAME.jsonl (default ~/.local/state/gander/audit/NAME.jsonl).
 std::string DefaultAuditLogPath(const std::string& name);
 
+// The extension's private, persistent data directory, the policies' ${DATA}:
+// $XDG_DATA_HOME/gander/data/NAME (default ~/.local/share/gander/data/NAME). Outside the
+// install cache (read-only to the extension) and apart from every other extension's; kept
+// across runs, so a server's state (server-memory's graph) survives restarts.
+std::string DataDirectory(const std::string& name);
+
 // The user's policy directories, searched before the shipped profiles:
 // $XDG_CONFIG_HOME/gander/policies (or ~/.config/gander/policies).
 std::vector<std::string> UserPolicyDirs();

@@ -43,6 +43,8 @@ Result<std::string> Substitute(std::string_view text, const ExpansionContext* ct
         value = ctx->workspace;
       } else if (name == "HOME") {
         value = ctx->home;
+      } else if (name == "DATA") {
+        value = ctx->data;
       } else if (auto it = ctx->environ.find(name); it != ctx->environ.end()) {
         value = it->second;
       }

@@ -5,6 +5,7 @@
 // Variables, in paths and env.set values:
 //   ${WORKSPACE}  ctx.workspace
 //   ${HOME}       ctx.home
+//   ${DATA}       ctx.data (the extension's persistent data directory)
 //   ${NAME}       ctx.environ["NAME"]; NAME matches [A-Za-z_][A-Za-z0-9_]*
 //   $$            a literal $ (any other lone $ is an error)
 // A variable that is undefined or empty is an error, so "${UNSET}/" can never become "/".

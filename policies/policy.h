@@ -243,6 +243,9 @@ struct ExpansionContext {
   std::string workspace;                       // absolute
   std::string home;                            // absolute
   std::map<std::string, std::string> environ;  // the launcher's environment
+  // The extension's own persistent data directory (${DATA}): gander's, per extension name,
+  // outside the install cache (launcher/run.h, DataDirectory). Empty: ${DATA} is undefined.
+  std::string data = {};
 };
 
 }  // namespace gander::policies

@@ -1,6 +1,7 @@
 #include "relay/redactor.h"
 
 #include <algorithm>
+#include <cctype>
 #include <map>
 
 namespace gander::monitor {
@@ -119,6 +120,39 @@ std::string SafeName(std::string_view name) {
 
 }  // namespace
 
+bool IsRedactable(std::string_view value) {
+  if (value.size() < kMinSecretBytes) return false;
+  auto all = [&](auto pred) {
+    return std::all_of(value.begin(), value.end(),
+                       [&](char c) { return pred(static_cast<unsigned char>(c)); });
+  };
+  if (all([](unsigned char c) { return c >= '0' && c <= '9'; })) return false;
+  if (value.size() < 16 && all([](unsigned char c) { return std::isalpha(c) != 0; })) return false;
+  // Could the value stand outside a JSON string (numbers, literals, punctuation)?
+  size_t i = 0;
+  while (i < value.size()) {
+    unsigned char c = static_cast<unsigned char>(value[i]);
+    if (std::isalpha(c)) {
+      size_t j = i;
+      while (j < value.size() && std::isalpha(static_cast<unsigned char>(value[j]))) ++j;
+      std::string_view run = value.substr(i, j - i);
+      bool literal = false;
+      for (std::string_view word : {"true", "false", "null"}) {
+        literal |= word.find(run) != std::string_view::npos;
+      }
+      if (!literal) return true;
+      i = j;
+      continue;
+    }
+    if (std::string_view("0123456789+-.,:[]{} \t\r\n").find(static_cast<char>(c)) ==
+        std::string_view::npos) {
+      return true;
+    }
+    ++i;
+  }
+  return false;
+}
+
 std::string Redactor::Marker(std::string_view name) {
   return "[gander:redacted:" + SafeName(name) + "]";
 }
@@ -133,7 +167,7 @@ void Redactor::SetSecrets(std::vector<Secret> secrets) {
   secrets_.clear();
   std::fill(std::begin(starts_), std::end(starts_), false);
   for (auto& s : secrets) {
-    if (s.value.size() < kMinSecretBytes) continue;
+    if (!IsRedactable(s.value)) continue;
     starts_[static_cast<unsigned char>(s.value[0])] = true;
     secrets_.push_back({s.name, std::move(s.value), Marker(s.name)});
   }
@@ -153,6 +187,7 @@ Redactor::Match Redactor::TryAt(std::string_view text, size_t i, const std::stri
     if (j >= text.size()) return Match::kPartial;
     size_t len = Token(text, j, bytes);
     if (len == 0) return Match::kPartial;
+    if (json_lines_ && len == 1 && bytes[0] == '"') return Match::kNone;  // a string's end
     if (s.compare(k, bytes.size(), bytes) == 0) {
       k += bytes.size();
       j += len;

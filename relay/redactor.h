@@ -18,10 +18,18 @@ namespace gander::monitor {
 
 struct Secret {
   std::string name;   // e.g. GITHUB_TOKEN; only [A-Za-z0-9_.-] are kept in the marker
-  std::string value;  // values shorter than kMinSecretBytes are not redacted
+  std::string value;  // only values IsRedactable() accepts are redacted
 };
 
-inline constexpr size_t kMinSecretBytes = 4;
+inline constexpr size_t kMinSecretBytes = 8;
+
+// The floor: a value too short or too common to be a secret is never redacted, whatever its
+// name says (replacing every "true" or "debug" an extension prints breaks its output, and its
+// JSON): shorter than kMinSecretBytes; only digits; only letters and shorter than 16 (a word:
+// "production", "localhost"); or made only of what JSON has outside strings (digits, `+-.eE`,
+// `,:[]{}`, whitespace, and letter runs inside true/false/null). The launcher warns once when
+// a secret falls below it.
+bool IsRedactable(std::string_view value);
 
 class Redactor final : public StreamRewriter {
  public:
@@ -34,6 +42,10 @@ class Redactor final : public StreamRewriter {
   Outcome Rewrite(std::string_view pending, bool at_end) override;
   // Replaces the set (a refreshed secret: its new value and every old one).
   void SetSecrets(std::vector<Secret> secrets);
+
+  // JSON-RPC lines (stdout): an occurrence never spans a raw `"`, so a marker stays inside
+  // the JSON string it replaces text in and the line stays valid JSON.
+  void SetJsonLines(bool on) { json_lines_ = on; }
 
   static std::string Marker(std::string_view name);
   bool empty() const { return secrets_.empty(); }
@@ -50,6 +62,7 @@ class Redactor final : public StreamRewriter {
   };
   std::vector<Entry> secrets_;
   bool starts_[256] = {};
+  bool json_lines_ = false;
   std::function<void(const std::string&, uint64_t)> on_redact_;
 };
 

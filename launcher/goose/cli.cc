@@ -12,8 +12,9 @@
 
 #include "exporters/collector_paths.h"
 #include "launcher/goose/config.h"
-#include "launcher/run.h"
+#include "launcher/goose/probe.h"
 #include "sandbox/isolation.h"
+#include "launcher/run.h"
 #include "sandbox/seccomp_filter.h"
 
 namespace gander::launcher {
@@ -78,6 +79,38 @@ bool CollectorReachable(const std::string& socket_path) {
   return ok;
 }
 
+// The live check: the wrapped entry started as Goose starts it (goose_probe.h); on failure its
+// last stderr lines and what gander refused meanwhile, each with the change that allows it.
+bool StartAsGoose(const goose::ExtensionEntry& e, std::ostream& out) {
+  std::string audit = DefaultAuditLogPath(e.key);
+  std::error_code ec;
+  uintmax_t before = fs::exists(audit, ec) ? fs::file_size(audit, ec) : 0;
+  if (ec) before = 0;
+  // Goose's working directory: the entry's cwd, else where Goose was started (here).
+  std::string cwd = e.cwd.empty() ? fs::current_path(ec).string() : e.cwd;
+  auto limit = std::chrono::seconds(std::min(e.timeout, 60));
+  goose::ProbeResult r = goose::ProbeExtension(e.argv, e.envs, cwd, limit);
+  auto text = ReadFile(audit);
+  std::string log = text ? *text : std::string();
+  std::vector<goose::Refusal> refusals =
+      goose::RefusalsIn(log.size() >= before ? log.substr(before) : log);
+  out << "  starts as Goose   " << (r.ok ? "yes, initialize + tools/list: " : "NO: ") << r.detail
+      << "\n";
+  if (!refusals.empty() || !r.ok) {
+    out << "  refused by gander " << refusals.size() << (refusals.empty() ? "" : ":") << "\n";
+  }
+  for (const goose::Refusal& x : refusals) {
+    out << "    " << x.what << "\n      to allow it: " << x.fix << " in "
+        << (e.policy.empty() ? "a policy of your own (extends: " + e.profile + ")" : e.policy)
+        << "\n";
+  }
+  if (!r.ok) {
+    out << "  last stderr lines:\n";
+    for (const std::string& line : r.stderr_tail) out << "    | " << line << "\n";
+  }
+  return r.ok;
+}
+
 }  // namespace
 
 std::string DefaultGooseConfig() {
@@ -94,7 +127,15 @@ int GooseWrap(const std::string& config, bool unwrap, bool dry_run, std::ostream
     return kExitUsage;
   }
   std::vector<std::string> dirs = UserPolicyDirs();
-  goose::WrapSettings settings{SelfPath(), dirs.empty() ? std::string() : dirs.front()};
+  goose::WrapSettings settings;
+  settings.gander_path = SelfPath();
+  settings.policy_dir = dirs.empty() ? std::string() : dirs.front();
+  const char* home = std::getenv("HOME");
+  settings.home = home ? home : "";
+  settings.is_directory = [](const std::string& path) {
+    std::error_code ec;
+    return fs::is_directory(path, ec);
+  };
   auto result = unwrap ? goose::UnwrapConfig(*text) : goose::WrapConfig(*text, settings);
   if (!result) {
     std::cerr << "gander: " << config << ": " << result.error().Describe() << "\n";
@@ -146,7 +187,7 @@ int GooseWrap(const std::string& config, bool unwrap, bool dry_run, std::ostream
   return 0;
 }
 
-int GooseDoctor(const std::string& config, std::ostream& out) {
+int GooseDoctor(const std::string& config, std::ostream& out, bool start) {
   auto text = ReadFile(config);
   if (!text) {
     std::cerr << "gander: " << text.error().Describe() << "\n";
@@ -187,6 +228,18 @@ int GooseDoctor(const std::string& config, std::ostream& out) {
         << (found ? "found" : "not found") << "\n";
     if (!found && e.enabled) ++problems;
     if (!e.wrapped && e.enabled) ++problems;
+    if (e.wrapped && e.enabled && found && start) {
+      std::string missing;
+      for (const std::string& name : e.secrets) {
+        if (!e.envs.contains(name) && std::getenv(name.c_str()) == nullptr) missing += " " + name;
+      }
+      if (!missing.empty()) {
+        out << "  starts as Goose   not tried: env_keys" << missing
+            << " not in this environment (Goose reads them from its keyring)\n";
+      } else if (!StartAsGoose(e, out)) {
+        ++problems;
+      }
+    }
   }
   return problems == 0 ? 0 : 1;
 }

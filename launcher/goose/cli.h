@@ -14,7 +14,8 @@ std::string DefaultGooseConfig();
 // `out`; with `dry_run` nothing is written. Returns the exit status.
 int GooseWrap(const std::string& config, bool unwrap, bool dry_run, std::ostream& out);
 
-// Per extension: wrapped or not, policy valid, command found, collector reachable, isolation.
-int GooseDoctor(const std::string& config, std::ostream& out);
+// Per extension: wrapped or not, policy valid, command found, collector reachable, isolation;
+// with `start`, each wrapped extension is started as Goose would (launcher/goose/probe.h).
+int GooseDoctor(const std::string& config, std::ostream& out, bool start = false);
 
 }  // namespace gander::launcher

@@ -7,6 +7,8 @@
 #include <set>
 #include <sstream>
 
+#include "launcher/goose/envs.h"
+
 namespace gander::launcher::goose {
 namespace {
 
@@ -205,21 +207,27 @@ std::optional<WrappedArgs> ParseWrapped(const std::string& cmd, const YAML::Node
   return std::nullopt;
 }
 
-std::vector<std::string> SecretsOf(const YAML::Node& entry) {
-  std::set<std::string> names;
+// env_keys are Goose's secrets (keyring, secrets.yaml); an `envs` entry is one only when its
+// name or value says so, else it is a plain variable.
+void ClassifyEnvs(const YAML::Node& entry, ExtensionEntry& e) {
+  std::set<std::string> secrets, plain;
   YAML::Node envs = entry["envs"];
   if (envs && envs.IsMap()) {
     for (const auto& kv : envs) {
-      if (kv.first.IsScalar()) names.insert(kv.first.Scalar());
+      if (!kv.first.IsScalar()) continue;
+      std::string value = kv.second.IsScalar() ? kv.second.Scalar() : std::string();
+      (IsSecretEnv(kv.first.Scalar(), value) ? secrets : plain).insert(kv.first.Scalar());
     }
   }
   YAML::Node keys = entry["env_keys"];
   if (keys && keys.IsSequence()) {
     for (const auto& k : keys) {
-      if (k.IsScalar()) names.insert(k.Scalar());
+      if (k.IsScalar()) secrets.insert(k.Scalar());
     }
   }
-  return {names.begin(), names.end()};
+  for (const std::string& name : secrets) plain.erase(name);
+  e.secrets.assign(secrets.begin(), secrets.end());
+  e.plain_envs.assign(plain.begin(), plain.end());
 }
 
 Result<YAML::Node> Parse(const std::string& text) {
@@ -251,7 +259,20 @@ ExtensionEntry Describe(const std::string& key, const YAML::Node& entry) {
   if (args && args.IsSequence()) {
     for (const auto& a : args) argv.push_back(a.IsScalar() ? a.Scalar() : std::string());
   }
-  e.secrets = SecretsOf(entry);
+  ClassifyEnvs(entry, e);
+  e.argv.push_back(cmd);
+  e.argv.insert(e.argv.end(), argv.begin(), argv.end());
+  if (YAML::Node envs = entry["envs"]; envs && envs.IsMap()) {
+    for (const auto& kv : envs) {
+      if (kv.first.IsScalar() && kv.second.IsScalar())
+        e.envs[kv.first.Scalar()] = kv.second.Scalar();
+    }
+  }
+  e.cwd = Scalar(entry, "cwd");
+  if (YAML::Node t = entry["timeout"]; t && t.IsScalar()) {
+    int seconds = 0;
+    if (YAML::convert<int>::decode(t, seconds) && seconds > 0) e.timeout = seconds;
+  }
   if (auto w = ParseWrapped(cmd, args)) {
     e.wrapped = true;
     e.profile = w->profile;
@@ -426,19 +447,54 @@ std::string ProfileForCommand(const std::vector<std::string>& command) {
   return "default";
 }
 
-std::string ExtensionPolicyYaml(const std::string& key, const std::string& profile,
-                                const std::vector<std::string>& secrets) {
+std::vector<std::string> DirectoryArguments(const std::vector<std::string>& command,
+                                            const WrapSettings& settings) {
+  std::vector<std::string> out;
+  if (!settings.is_directory) return out;
+  for (size_t i = 1; i < command.size(); ++i) {
+    const std::string& arg = command[i];
+    std::string path = arg;
+    if (arg.starts_with("~/") && !settings.home.empty()) path = settings.home + arg.substr(1);
+    if (!path.starts_with("/") || path == "/" || path.find('$') != std::string::npos) continue;
+    if (std::find(out.begin(), out.end(), arg) != out.end()) continue;
+    if (settings.is_directory(path)) out.push_back(arg);
+  }
+  return out;
+}
+
+std::string ExtensionPolicyYaml(const ExtensionEntry& e) {
   std::ostringstream out;
-  out << "# Written by `gander goose wrap` for the Goose extension '" << key << "'.\n"
-      << "# Goose gives it these envs/env_keys; gander passes nothing else of Goose's\n"
-      << "# environment, so each enters the sandbox as a named secret. Edit freely: wrap does\n"
-      << "# not overwrite this file.\n"
+  out << "# Written by `gander goose wrap` for the Goose extension '" << e.key << "'.\n"
+      << "# Edit freely: wrap does not overwrite this file.\n"
       << "version: 1\n"
-      << "extends: " << profile << "\n";
+      << "extends: " << e.profile << "\n";
+  if (!e.directories.empty()) {
+    out << "filesystem:\n"
+        << "  # The directories Goose hands this extension as arguments are its working set\n"
+        << "  # (server-filesystem serves exactly those): readable and writable in the sandbox.\n"
+        << "  write:\n";
+    for (const std::string& dir : e.directories) out << "    - " << YamlScalar(dir) << "\n";
+  }
+  std::vector<std::string> plain;
+  for (const std::string& name : e.plain_envs) {
+    if (IsValidName(name)) plain.push_back(name);
+  }
+  if (!plain.empty()) {
+    out << "env:\n"
+        << "  # Goose's envs that are configuration, not credentials: passed as they are.\n"
+        << "  pass: [";
+    for (size_t i = 0; i < plain.size(); ++i) out << (i ? ", " : "") << plain[i];
+    out << "]\n";
+  }
   bool any = false;
-  for (const std::string& name : secrets) {
+  for (const std::string& name : e.secrets) {
     if (!IsValidName(name)) continue;
-    if (!any) out << "secrets:\n";
+    if (!any) {
+      out << "# Goose's env_keys, and the envs whose name or value is a credential's: named\n"
+          << "# secrets (gander passes nothing else of Goose's environment; a secret's value is\n"
+          << "# redacted from the extension's output).\n"
+          << "secrets:\n";
+    }
     any = true;
     out << "  " << name << ": {from: env}\n";
   }
@@ -463,16 +519,19 @@ Result<Rewrite> WrapConfig(const std::string& text, const WrapSettings& settings
         if (e.type != "stdio" || !e.enabled || e.wrapped) return std::vector<Edit>{};
         e.profile = ProfileForCommand(e.command);
         std::vector<std::string> prefix = {"run", "--name", e.key};
+        e.directories = DirectoryArguments(e.command, settings);
         std::vector<std::string> bad;
-        for (const std::string& s : e.secrets) {
-          if (!IsValidName(s)) bad.push_back(s);
+        for (const auto* names : {&e.secrets, &e.plain_envs}) {
+          for (const std::string& s : *names) {
+            if (!IsValidName(s)) bad.push_back(s);
+          }
         }
-        if (!e.secrets.empty()) {
+        if (!e.secrets.empty() || !e.plain_envs.empty() || !e.directories.empty()) {
           std::string safe_key;
           for (char c : e.key)
             safe_key += std::isalnum(static_cast<unsigned char>(c)) || c == '-' ? c : '_';
           e.policy = settings.policy_dir + "/goose-" + safe_key + ".yaml";
-          e.policy_file = PolicyFile{e.policy, ExtensionPolicyYaml(e.key, e.profile, e.secrets)};
+          e.policy_file = PolicyFile{e.policy, ExtensionPolicyYaml(e)};
           prefix.insert(prefix.end(), {"--policy", e.policy});
           for (const std::string& s : bad)
             e.note += "'" + s + "' is not a variable name; not passed. ";

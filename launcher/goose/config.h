@@ -9,6 +9,8 @@
 // original cmd back, so wrap then unwrap gives the original file byte for byte.
 #pragma once
 
+#include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -20,9 +22,13 @@ namespace gander::launcher::goose {
 struct WrapSettings {
   std::string gander_path;  // absolute path of the gander binary, becomes `cmd`
   std::string policy_dir;   // where per-extension policies go (~/.config/gander/policies)
+  std::string home;         // for `~/...` arguments
+  // Whether an (expanded, absolute) argument names an existing directory; unset: none does.
+  std::function<bool(const std::string&)> is_directory;
 };
 
-// A per-extension policy the caller should write (only when the entry has envs/env_keys).
+// A per-extension policy the caller should write (only when the entry has envs/env_keys or
+// directory arguments).
 struct PolicyFile {
   std::string path;
   std::string yaml;
@@ -39,7 +45,13 @@ struct ExtensionEntry {
   std::string profile;               // wrapped: --profile value (empty when --policy)
   std::string policy;                // wrapped: --policy value
   std::vector<std::string> command;  // what the extension itself runs: cmd then args
-  std::vector<std::string> secrets;  // names from envs and env_keys
+  std::vector<std::string> argv;     // what Goose runs: cmd then args, as the config has them
+  std::map<std::string, std::string> envs;  // Goose adds these to its environment
+  std::string cwd;                          // the entry's cwd (newer Goose), else empty
+  int timeout = 300;                        // seconds
+  std::vector<std::string> secrets;      // env_keys, and the envs that are secrets (goose_envs.h)
+  std::vector<std::string> plain_envs;   // the other envs: plain variables, passed as they are
+  std::vector<std::string> directories;  // wrap: arguments naming existing directories
   std::optional<PolicyFile> policy_file;
 };
 
@@ -61,9 +73,14 @@ Result<Rewrite> UnwrapConfig(const std::string& text);
 // `npx -y @modelcontextprotocol/server-github@1.0` -> "github"; "default" when unknown.
 std::string ProfileForCommand(const std::vector<std::string>& command);
 
-// The policy written for an extension whose envs/env_keys are `secrets`.
-std::string ExtensionPolicyYaml(const std::string& key, const std::string& profile,
-                                const std::vector<std::string>& secrets);
+// The policy written for an extension: `secrets` (env_keys and secret envs) as named secrets,
+// `plain_envs` in env.pass, `directories` (its directory arguments, as written) writable.
+std::string ExtensionPolicyYaml(const ExtensionEntry& e);
+
+// The arguments of `command` (cmd then args) that are absolute or `~/` paths of existing
+// directories, as written: an extension's working set (server-filesystem's allowed dirs).
+std::vector<std::string> DirectoryArguments(const std::vector<std::string>& command,
+                                            const WrapSettings& settings);
 
 // A unified diff of two texts (3 lines of context), empty when they are equal.
 std::string UnifiedDiff(const std::string& before, const std::string& after,

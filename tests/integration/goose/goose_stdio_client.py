@@ -2,8 +2,10 @@
 """Starts one extension of a Goose config the way Goose does (its `cmd` and `args`, `envs` added
 to the environment, stdin/stdout as the MCP stdio transport) and completes initialize and
 tools/list. Prints the tool names, one a line; exits 1 on any protocol error or on stdout that is
-not a JSON-RPC message.
-  goose_stdio_client.py CONFIG EXTENSION"""
+not a JSON-RPC message. With CALLS (a JSON file: a list of {"tool", "arguments", "expect"}), it
+then calls each tool and fails unless the call succeeds (no JSON-RPC error, no isError) and its
+text content contains `expect`.
+  goose_stdio_client.py CONFIG EXTENSION [CALLS]"""
 import json
 import os
 import subprocess
@@ -48,6 +50,20 @@ def main():
     send({"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {}})
     for tool in reply(2)["tools"]:
         print(tool["name"])
+    calls = []
+    if len(sys.argv) > 3:
+        with open(sys.argv[3], encoding="utf-8") as f:
+            calls = json.load(f)
+    for n, call in enumerate(calls, start=3):
+        send({"jsonrpc": "2.0", "id": n, "method": "tools/call",
+              "params": {"name": call["tool"], "arguments": call.get("arguments", {})}})
+        result = reply(n)
+        text = "".join(c.get("text", "") for c in result.get("content", []))
+        if result.get("isError"):
+            sys.exit(f"FAIL: {call['tool']}: isError: {text}")
+        if call.get("expect", "") not in text:
+            sys.exit(f"FAIL: {call['tool']}: {call.get('expect')!r} not in {text!r}")
+        print(f"call {call['tool']}: ok", file=sys.stderr)
     proc.stdin.close()
     rest = proc.stdout.read()
     if rest.strip():

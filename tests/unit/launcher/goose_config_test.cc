@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "launcher/goose/config.h"
+#include "launcher/goose/envs.h"
 
 namespace gander::launcher::goose {
 namespace {
@@ -11,7 +12,7 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-const WrapSettings kSettings{"/usr/bin/gander", "/home/ada/.config/gander/policies"};
+const WrapSettings kSettings{"/usr/bin/gander", "/home/ada/.config/gander/policies", "", {}};
 
 // Goose's own style (serde_yaml: block lists at the key's indentation), plus hand-written forms.
 const char* kConfig = R"(# my goose config
@@ -202,6 +203,77 @@ TEST(GooseConfigTest, DiffShowsOnlyChangedLines) {
   std::string diff = UnifiedDiff("a\nb\nc\n", "a\nB\nc\n", "x", "y");
   EXPECT_EQ(diff, "--- x\n+++ y\n@@ -1,3 +1,3 @@\n a\n-b\n+B\n c\n");
   EXPECT_EQ(UnifiedDiff("a\n", "a\n", "x", "y"), "");
+}
+
+// Break 1 of issue 18: server-filesystem's directory arguments are its working set; wrap grants
+// each existing one (absolute or ~/) read-write in the policy it writes, with a comment.
+TEST(GooseConfigTest, DirectoryArgumentsBecomeWritableInThePolicy) {
+  WrapSettings settings = kSettings;
+  settings.home = "/home/ada";
+  settings.is_directory = [](const std::string& p) {
+    return p == "/home/ada/projects" || p == "/srv/data" || p == "/home/ada/notes";
+  };
+  std::string config =
+      "extensions:\n  fs:\n    type: stdio\n    cmd: npx\n"
+      "    args: [-y, \"@modelcontextprotocol/server-filesystem\", /srv/data, ~/projects,"
+      " /srv/missing, relative, /srv/data]\n    enabled: true\n";
+  auto wrapped = WrapConfig(config, settings);
+  ASSERT_TRUE(wrapped.ok()) << wrapped.error().message;
+  ASSERT_EQ(wrapped->extensions.size(), 1u);
+  const ExtensionEntry& fs = wrapped->extensions[0];
+  ASSERT_TRUE(fs.policy_file.has_value());
+  EXPECT_EQ(fs.directories, (std::vector<std::string>{"/srv/data", "~/projects"}));
+  EXPECT_THAT(wrapped->text,
+              HasSubstr("--policy, /home/ada/.config/gander/policies/goose-fs.yaml"));
+  const std::string& yaml = fs.policy_file->yaml;
+  EXPECT_THAT(yaml, HasSubstr("extends: filesystem\n"));
+  EXPECT_THAT(yaml, HasSubstr("working set"));
+  EXPECT_THAT(yaml, HasSubstr("  write:\n    - /srv/data\n    - \"~/projects\"\n"));
+  EXPECT_THAT(yaml, Not(HasSubstr("missing")));
+  EXPECT_THAT(yaml, Not(HasSubstr("secrets:")));
+}
+
+// Break 3 of issue 18: envs are secrets only when they are; the rest are passed as they are.
+TEST(GooseConfigTest, PlainEnvsArePassedNotMadeSecrets) {
+  std::string config =
+      "extensions:\n  every:\n    type: stdio\n    cmd: npx\n"
+      "    args: [-y, \"@modelcontextprotocol/server-everything\"]\n    enabled: true\n"
+      "    envs: {LOG_LEVEL: debug, FEATURE_FLAG: \"true\", API_KEY: abc,"
+      " UPSTREAM: ghp_0123456789abcdefABCDEF0123456789abcd}\n"
+      "    env_keys: [SOMETHING]\n";
+  auto wrapped = WrapConfig(config, kSettings);
+  ASSERT_TRUE(wrapped.ok()) << wrapped.error().message;
+  const ExtensionEntry& e = wrapped->extensions.at(0);
+  EXPECT_EQ(e.plain_envs, (std::vector<std::string>{"FEATURE_FLAG", "LOG_LEVEL"}));
+  EXPECT_EQ(e.secrets, (std::vector<std::string>{"API_KEY", "SOMETHING", "UPSTREAM"}));
+  ASSERT_TRUE(e.policy_file.has_value());
+  EXPECT_THAT(e.policy_file->yaml, HasSubstr("env:\n"));
+  EXPECT_THAT(e.policy_file->yaml, HasSubstr("  pass: [FEATURE_FLAG, LOG_LEVEL]\n"));
+  EXPECT_THAT(e.policy_file->yaml, HasSubstr("  API_KEY: {from: env}\n"));
+  EXPECT_THAT(e.policy_file->yaml, Not(HasSubstr("LOG_LEVEL: {from")));
+}
+
+TEST(GooseEnvsTest, SecretByNameOrValue) {
+  for (const char* name : {"GITHUB_PERSONAL_ACCESS_TOKEN", "API_KEY", "OPENAI_APIKEY",
+                           "DB_PASSWORD", "SLACK_BOT_TOKEN", "GITLAB_PAT", "AWS_SECRET_ACCESS_KEY",
+                           "MY_CREDENTIALS", "X_AUTH", "accesstoken"}) {
+    EXPECT_TRUE(IsSecretName(name)) << name;
+  }
+  for (const char* name : {"LOG_LEVEL", "PATH", "FEATURE_FLAG", "MEMORY_FILE_PATH", "AUTHOR",
+                           "KEYBOARD", "DEBUG", "PORT"}) {
+    EXPECT_FALSE(IsSecretName(name)) << name;
+  }
+  for (const char* value :
+       {"ghp_0123456789abcdefABCDEF", "github_pat_11ABCDEFG0123456789", "sk-proj-abcdefgh12345678",
+        "xoxb-1234-5678-abcdefgh", "AKIAIOSFODNN7EXAMPLE", "glpat-abcdefgh12345678",
+        "q8Zr2LmX0vB7tK9wYp3N5cJ1"}) {
+    EXPECT_TRUE(IsSecretValue(value)) << value;
+  }
+  for (const char* value : {"debug", "true", "8080", "production", "/home/ada/memory.jsonl",
+                            "https://example.com/api", "a sentence with many words in it 123",
+                            "aaaaaaaaaaaaaaaaaaaaaaaa1", "sk-", "2026-12-01T10:00:00Z"}) {
+    EXPECT_FALSE(IsSecretValue(value)) << value;
+  }
 }
 
 }  // namespace

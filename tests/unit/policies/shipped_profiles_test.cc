@@ -45,6 +45,7 @@ ExpansionContext Context() {
   ExpansionContext ctx;
   ctx.workspace = "/work/ws";
   ctx.home = "/home/ada";
+  ctx.data = "/home/ada/.local/share/gander/data/x";
   return ctx;
 }
 
@@ -94,6 +95,25 @@ TEST(ShippedProfilesTest, WebProfilesKeepPrivateNetworksAndMetadataOut) {
       EXPECT_THAT(denied, Contains(block)) << name;
     }
   }
+}
+
+// Issue 18, break 2: server-memory's graph goes to the extension's data directory, writable,
+// not into its read-only package directory.
+TEST(ShippedProfilesTest, MemoryKeepsItsGraphInTheDataDirectory) {
+  Result<Policy> policy = LoadProfile("memory", {});
+  ASSERT_TRUE(policy.ok()) << policy.error().message;
+  Result<Policy> merged = ResolveExtends(*policy, {});
+  ASSERT_TRUE(merged.ok()) << merged.error().message;
+  Result<ExpandedPolicy> expanded = Expand(*merged, Context());
+  ASSERT_TRUE(expanded.ok()) << expanded.error().message;
+  EXPECT_THAT(expanded->write, Contains("/home/ada/.local/share/gander/data/x"));
+  ASSERT_TRUE(expanded->env_set.contains("MEMORY_FILE_PATH"));
+  EXPECT_EQ(expanded->env_set.at("MEMORY_FILE_PATH"),
+            "/home/ada/.local/share/gander/data/x/memory.jsonl");
+  // Without a data directory, ${DATA} is an error, never an empty path.
+  ExpansionContext none = Context();
+  none.data.clear();
+  EXPECT_FALSE(Expand(*merged, none).ok());
 }
 
 TEST(ShippedProfilesTest, NetworklessProfilesHaveNoNetwork) {

@@ -107,5 +107,38 @@ TEST(RedactorRelay, ThroughALineRelay) {
   for (int fd : {in[0], in[1], out[0], out[1]}) close(fd);
 }
 
+// Issue 18, break 3: values too short or too common to be secrets are never redacted, whatever
+// they are called, and a JSON-RPC line stays valid JSON.
+TEST(RedactorFloor, TooShortOrTooCommonIsNeverRedacted) {
+  for (const char* value :
+       {"debug", "true", "false", "null", "1234567890", "production", "localhost", "DEVELOPMENT",
+        "-1.5e+10", "[1,2,3,4,5]", "true, false", "1234, 5678"}) {
+    EXPECT_FALSE(IsRedactable(value)) << value;
+  }
+  for (const char* value : {"sekrit-123", "ghp_S3cr3tT0ken", "hunter2hunter2", "abcdefghijklmnopq",
+                            "p4ssw0rd!", "pa\"ss\"word"}) {
+    EXPECT_TRUE(IsRedactable(value)) << value;
+  }
+  Redactor r(std::vector<Secret>{{"LOG_LEVEL", "debug"}, {"FEATURE_FLAG", "true"}});
+  EXPECT_TRUE(r.empty());
+  std::string line =
+      R"({"result":{"capabilities":{"tools":{"listChanged":true}},"x":"for debugging"}})";
+  EXPECT_FALSE(r.Rewrite(line, true).replaced);
+}
+
+TEST(RedactorFloor, JsonLinesKeepTheirQuotes) {
+  // A secret with a quote in it: raw on stderr it is found; on a JSON-RPC line only its
+  // escaped form inside a string is, never across a string's end.
+  Redactor err(std::vector<Secret>{{"P", "ab\",\"cd1234"}});
+  EXPECT_TRUE(err.Rewrite("x ab\",\"cd1234 y", true).replaced);
+  Redactor out(std::vector<Secret>{{"P", "ab\",\"cd1234"}});
+  out.SetJsonLines(true);
+  std::string across = R"({"a":"ab","cd1234":1})";
+  EXPECT_FALSE(out.Rewrite(across, true).replaced);
+  auto inside = out.Rewrite(R"({"a":"ab\",\"cd1234"})", true);
+  ASSERT_TRUE(inside.replaced);
+  EXPECT_EQ(inside.replacement, R"({"a":"[gander:redacted:P]"})");
+}
+
 }  // namespace
 }  // namespace gander::monitor
