@@ -36,7 +36,8 @@ std::string DefaultAuditLogFor(const std::string& extension);
 // by us with no group or other access; tightens the mode when it is ours but too open.
 Status EnsurePrivateDir(const std::string& dir);
 
-// The collector executable: gander-collect next to the running binary (/proc/self/exe).
+// The collector executable: PREFIX/libexec/gander/gander-collect for an installed gander
+// (PREFIX/bin/gander), else gander-collect next to the running binary (the build tree).
 std::string CollectorBinary();
 // What a launcher runs to start a collector: CollectorBinary() logging to
 // GanderStateDir()/collector.log (a detached collector has no stderr).
