@@ -15,6 +15,6 @@ std::string DefaultGooseConfig();
 int GooseWrap(const std::string& config, bool unwrap, bool dry_run, std::ostream& out);
 
 // Per extension: wrapped or not, policy valid, command found, collector reachable, isolation.
-int GooseDoctor(const std::string& config, std::ostream& out);
+int GooseDoctor(const std::string& config, std::ostream& out, bool json = false);
 
 }  // namespace gander::launcher

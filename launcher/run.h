@@ -63,8 +63,8 @@ std::string DefaultAuditLogPath(const std::string& name);
 std::vector<std::string> UserPolicyDirs();
 
 // --policy FILE or --profile NAME, with `extends` merged in (profiles from UserPolicyDirs(),
-// then PREFIX/share/gander/profiles of an installed gander, then the built-in ones), refused when its own `backend`
-// cannot honour it (policies/backend.h).
+// then PREFIX/share/gander/profiles of an installed gander, then the built-in ones), refused when
+// its own `backend` cannot honour it (policies/backend.h).
 Result<policies::Policy> LoadEffectivePolicy(const std::string& policy_file,
                                              const std::string& profile);
 
