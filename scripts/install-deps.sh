@@ -12,6 +12,8 @@ packages=(
   util-linux iproute2 procps bc curl jq openssl ca-certificates
   bubblewrap firejail runsc hyperfine prometheus python3-yaml clang-format
   clang libclang-rt-14-dev  # libFuzzer for tests/fuzz (relay_fuzz)
+  # man pages (docs/CMakeLists.txt), the package's checks (tests/packaging)
+  go-md2man help2man man-db lintian dpkg-dev
   # the install phase for uvx/pipx run (a venv + pip in the cache) and its local test index
   python3 python3-venv python3-pip-whl python3-setuptools-whl python3-wheel-whl
 )
