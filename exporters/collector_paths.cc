@@ -38,6 +38,8 @@ std::string DefaultCollectorSocket() { return CollectorRuntimeDir() + "/collecto
 
 std::string CollectorLockPath(const std::string& socket_path) { return socket_path + ".lock"; }
 
+std::string MetricsAddressPath(const std::string& socket_path) { return socket_path + ".metrics"; }
+
 std::string DefaultCollectorStatePath() { return GanderStateDir() + "/collector-state.json"; }
 
 std::string DefaultAuditLogFor(const std::string& extension) {

@@ -27,6 +27,9 @@ std::string GanderStateDir();
 std::string DefaultCollectorSocket();
 // The lock file next to a socket: held by the running collector for its whole life.
 std::string CollectorLockPath(const std::string& socket_path);
+// Where the collector records the address it serves /metrics on: SOCKET.metrics, in the
+// socket's 0700 directory, so that `gander status` finds this user's collector and no other.
+std::string MetricsAddressPath(const std::string& socket_path);
 // GanderStateDir()/collector-state.json.
 std::string DefaultCollectorStatePath();
 // GanderStateDir()/audit/NAME.jsonl (the same default `gander run` uses).

@@ -243,11 +243,12 @@ int Main(int argc, char** argv) {
   help_cmd->add_option("command", help_topic, "A command (and subcommand: policy suggest)");
   auto* version_cmd = app.add_subcommand("version", "Print gander's version");
   // Everything after `collect` belongs to gander-collect (`gander collect --help` lists it).
-  std::string status_address = exporters::kDefaultMetricsListen;
+  std::string status_address;  // this user's collector
   auto* status_cmd = app.add_subcommand(
       "status", "One screen from the collector: extensions, isolation, denials, bytes out");
   status_cmd->add_option("--collector", status_address,
-                         "The collector's metrics address (default 127.0.0.1:9477)");
+                         "A collector's metrics address (default: this user's collector, found "
+                         "through its socket directory)");
   status_cmd->add_flag("--json", json, "Print the extensions as JSON");
   auto* collect_cmd = app.add_subcommand(
       "collect", "Run the metrics collector (one per user; launchers start it when needed)");

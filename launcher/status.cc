@@ -6,11 +6,13 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <set>
 
 #include "common/unique_fd.h"
+#include "exporters/collector_paths.h"
 
 namespace gander::launcher {
 namespace {
@@ -194,7 +196,23 @@ Result<std::string> FetchMetrics(const std::string& address) {
   return response.substr(body + 4);
 }
 
-int Status(const std::string& address, std::ostream& out, bool json) {
+std::string ThisUsersCollectorAddress() {
+  std::ifstream in(exporters::MetricsAddressPath(exporters::DefaultCollectorSocket()));
+  std::string address;
+  in >> address;
+  return address;
+}
+
+int Status(const std::string& requested, std::ostream& out, bool json) {
+  // Without --collector: this user's collector, at the address it recorded next to its socket
+  // (not whatever listens on the default port, which may be another user's).
+  std::string address = requested.empty() ? ThisUsersCollectorAddress() : requested;
+  if (address.empty()) {
+    std::cerr << "gander: no collector runs for this user (none recorded its address in "
+              << exporters::MetricsAddressPath(exporters::DefaultCollectorSocket())
+              << "); `gander run` starts one, or see docs/collector.md\n";
+    return 1;
+  }
   auto text = FetchMetrics(address);
   if (!text) {
     std::cerr << "gander: " << text.error().Describe()

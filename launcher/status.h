@@ -33,8 +33,11 @@ void RenderStatusJson(const std::vector<MetricSample>& samples, std::ostream& ou
 // GET http://ADDRESS/metrics (ADDRESS: host:port, loopback).
 Result<std::string> FetchMetrics(const std::string& address);
 
-// `gander status [--collector ADDRESS] [--json]`; exit status 0, or 1 when no collector
-// answers.
+// The /metrics address this user's collector recorded (exporters::MetricsAddressPath), or "".
+std::string ThisUsersCollectorAddress();
+
+// `gander status [--collector ADDRESS] [--json]`; without ADDRESS (""), this user's
+// collector. Exit status 0, or 1 when no collector answers.
 int Status(const std::string& address, std::ostream& out, bool json = false);
 
 }  // namespace gander::launcher

@@ -50,7 +50,7 @@ else
   bad "policy check: $("$G" policy check "$world/p.yaml" 2>&1)"
 fi
 unit=$prefix/lib/systemd/user/gander-collector.service
-if grep -qx "ExecStart=$prefix/libexec/gander/gander-collect --listen 127.0.0.1:9477" "$unit" &&
+if grep -qx "ExecStart=$prefix/libexec/gander/gander-collect" "$unit" &&
   ! grep -q /usr/local "$unit"; then
   ok "the systemd unit names the installed collector"
 else
