@@ -61,7 +61,7 @@ if grep -q "^profile gander $prefix/bin/gander " "$prefix/share/gander/apparmor/
 else
   bad "apparmor profile: $(grep '^profile' "$prefix/share/gander/apparmor/gander")"
 fi
-for page in man1/gander.1 man1/gander-run.1 man1/gander-goose.1 man5/gander-policy.5; do
+for page in man1/gander.1.gz man1/gander-run.1.gz man1/gander-goose.1.gz man5/gander-policy.5.gz; do
   text=$(MANWIDTH=80 man -l "$prefix/share/man/$page" 2>"$world/man.err" | col -b)
   # groff warns of tables wider than the terminal (the policy reference has wide ones): fine.
   if [ -n "$text" ] && ! grep -v "table wider than line width\|^warning: file .<standard input>., around line" "$world/man.err" | grep -q . &&
@@ -71,7 +71,7 @@ for page in man1/gander.1 man1/gander-run.1 man1/gander-goose.1 man5/gander-poli
     bad "man -l $page: $(head -3 "$world/man.err")"
   fi
 done
-if MANWIDTH=80 man -l "$prefix/share/man/man1/gander-run.1" 2>/dev/null | col -b | grep -q -- "--policy"; then
+if MANWIDTH=80 man -l "$prefix/share/man/man1/gander-run.1.gz" 2>/dev/null | col -b | grep -q -- "--policy"; then
   ok "gander-run(1) lists run's options"
 else
   bad "gander-run(1) lacks --policy"
