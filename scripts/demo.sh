@@ -32,7 +32,9 @@ GANDER="$gander" DEMO_WS="$ws" DEMO_HOME="$home" DEMO_XDG_STATE_HOME="$XDG_STATE
   DEMO_XDG_RUNTIME_DIR="${XDG_RUNTIME_DIR:-}" node tests/e2e/demo.mjs
 
 echo
-echo "== what the collector counted (gander status; Prometheus scrapes http://127.0.0.1:9477/metrics)"
+socket_dir=${XDG_RUNTIME_DIR:+$XDG_RUNTIME_DIR/gander}
+metrics=$(cat "${socket_dir:-$XDG_STATE_HOME/gander}/collector.sock.metrics" 2>/dev/null || echo "127.0.0.1:9477")
+echo "== what the collector counted (gander status; Prometheus scrapes http://$metrics/metrics)"
 "$gander" status || true
 
 echo
@@ -67,7 +69,16 @@ print("blocked: " + ("; ".join(seen(blocked)) if blocked else "nothing"))
 print("allowed: " + ("; ".join(seen(allowed)) if allowed else "nothing"))
 PY
 
-collector=$(pgrep -u "$(id -u)" -x gander-collect | head -1 || true)
+# This user's collector: the process holding its socket's lock (not any gander-collect).
+lock=${socket_dir:-$XDG_STATE_HOME/gander}/collector.sock.lock
+collector=
+for fd in /proc/[0-9]*/fd/*; do
+  if [ "$(readlink "$fd" 2>/dev/null)" = "$lock" ]; then
+    collector=${fd#/proc/}
+    collector=${collector%%/*}
+    break
+  fi
+done
 echo
 if [ -n "$collector" ]; then
   echo "Left running: this user's collector (pid $collector), for later runs and for Prometheus;"
