@@ -7,7 +7,7 @@ BUILD ?= build
 JOBS ?= $(shell nproc)
 BUILD_TYPE ?= RelWithDebInfo
 
-.PHONY: all deps build demo check unit bench sanitize format format-check clean
+.PHONY: all deps build demo check unit bench sanitize format format-check clean install deb
 
 all: build
 
@@ -16,7 +16,7 @@ deps:
 
 build: deps
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) >/dev/null
-	cmake --build $(BUILD) -j$(JOBS)
+	MAKEFLAGS=--no-print-directory cmake --build $(BUILD) -j$(JOBS)
 
 demo: build
 	scripts/demo.sh $(BUILD)/launcher/gander
@@ -26,6 +26,16 @@ check: build
 
 unit: build
 	ctest --test-dir $(BUILD) -L unit --output-on-failure
+
+# `make install` (PREFIX=/usr/local by default; DESTDIR for staging): gander, its collector in
+# PREFIX/libexec/gander, profiles, man pages, completions, the systemd user unit.
+PREFIX ?= /usr/local
+install: build
+	cmake --install $(BUILD) --prefix $(PREFIX)
+
+# `make deb`: gander_VERSION_ARCH.deb in $(BUILD)/ from the build tree (CPack).
+deb: build
+	cd $(BUILD) && cpack -G DEB >/dev/null && ls -1 $(CURDIR)/$(BUILD)/gander_*.deb
 
 bench: build
 	GANDER=$(BUILD)/launcher/gander bench/startup.sh

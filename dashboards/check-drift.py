@@ -40,6 +40,12 @@ BUILTIN_SERIES = {
     "ALERTS": {"alertname", "alertstate", "severity"},
     "ALERTS_FOR_STATE": {"alertname", "severity"},
 }
+# Label values the collector produces that a dump need not show: a live dump from a host where
+# nothing ever ran in monitor or learn mode has no mode="monitor" series, and that is not drift.
+# A value used here but absent from the dump is a note; any other absent value a finding.
+PRODUCED_VALUES = {
+    "mode": {"enforce", "monitor", "learn"},
+}
 KEYWORDS = {"by", "without", "on", "ignoring", "group_left", "group_right", "bool", "and",
             "or", "unless", "offset", "atan2", "inf", "nan", "start", "end"}
 GROUPING = {"by", "without", "on", "ignoring", "group_left", "group_right"}
@@ -184,6 +190,7 @@ class Checker:
     def __init__(self, metrics):
         self.metrics = metrics  # name -> {label -> values}; recording rules added as met
         self.findings = []
+        self.notes = set()
         self.used = set()
 
     def labels_of(self, name):
@@ -224,7 +231,10 @@ class Checker:
                     continue
                 wanted = [value] if op in ("=", "!=") else literal_alternatives(value) or []
                 for v in wanted:
-                    if v not in values:
+                    if v not in values and v in PRODUCED_VALUES.get(label, ()):
+                        self.notes.add(f"{name}{{{label}=\"{v}\"}} is used but not in this dump"
+                                       " (a value the collector produces)")
+                    elif v not in values:
                         self.findings.append(
                             f"{where}: {name}{{{label}{op}\"{value}\"}}: no series has "
                             f"{label}=\"{v}\" (dump has: {', '.join(sorted(values))})")
@@ -365,6 +375,8 @@ def main():
                     if not re.search(r"_(sum|count)$", m))
     for m in unused:
         print(f"check-drift: note: {m} is in the dump but no dashboard or rule uses it")
+    for n in sorted(checker.notes):
+        print(f"check-drift: note: {n}")
     for f in checker.findings:
         print(f"check-drift: {f}")
     print(f"check-drift: {len(exprs)} dashboard expressions, {len(args.rules)} rule files "

@@ -8,6 +8,8 @@
 
 #include <cstdlib>
 
+#include "common/install_paths.h"
+
 namespace gander::exporters {
 namespace {
 
@@ -36,6 +38,8 @@ std::string DefaultCollectorSocket() { return CollectorRuntimeDir() + "/collecto
 
 std::string CollectorLockPath(const std::string& socket_path) { return socket_path + ".lock"; }
 
+std::string MetricsAddressPath(const std::string& socket_path) { return socket_path + ".metrics"; }
+
 std::string DefaultCollectorStatePath() { return GanderStateDir() + "/collector-state.json"; }
 
 std::string DefaultAuditLogFor(const std::string& extension) {
@@ -43,12 +47,13 @@ std::string DefaultAuditLogFor(const std::string& extension) {
 }
 
 std::string CollectorBinary() {
-  char buf[4096];
-  ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
-  std::string self = n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string();
-  auto slash = self.rfind('/');
-  return (slash == std::string::npos ? std::string(".") : self.substr(0, slash)) +
-         "/gander-collect";
+  // Installed: PREFIX/libexec/gander/gander-collect (not on PATH); in the build tree: next to
+  // gander.
+  if (auto libexec = InstalledLibexecDir()) {
+    std::string installed = *libexec + "/gander-collect";
+    if (access(installed.c_str(), X_OK) == 0) return installed;
+  }
+  return SelfExeDir() + "/gander-collect";
 }
 
 std::vector<std::string> DefaultCollectorStartCommand() {

@@ -27,6 +27,9 @@ std::string GanderStateDir();
 std::string DefaultCollectorSocket();
 // The lock file next to a socket: held by the running collector for its whole life.
 std::string CollectorLockPath(const std::string& socket_path);
+// Where the collector records the address it serves /metrics on: SOCKET.metrics, in the
+// socket's 0700 directory, so that `gander status` finds this user's collector and no other.
+std::string MetricsAddressPath(const std::string& socket_path);
 // GanderStateDir()/collector-state.json.
 std::string DefaultCollectorStatePath();
 // GanderStateDir()/audit/NAME.jsonl (the same default `gander run` uses).
@@ -36,7 +39,8 @@ std::string DefaultAuditLogFor(const std::string& extension);
 // by us with no group or other access; tightens the mode when it is ours but too open.
 Status EnsurePrivateDir(const std::string& dir);
 
-// The collector executable: gander-collect next to the running binary (/proc/self/exe).
+// The collector executable: PREFIX/libexec/gander/gander-collect for an installed gander
+// (PREFIX/bin/gander), else gander-collect next to the running binary (the build tree).
 std::string CollectorBinary();
 // What a launcher runs to start a collector: CollectorBinary() logging to
 // GanderStateDir()/collector.log (a detached collector has no stderr).

@@ -10,7 +10,9 @@
 #include <iostream>
 
 #include "exporters/collector_paths.h"
+#include "launcher/cli_words.h"
 #include "launcher/collect.h"
+#include "launcher/completions.h"
 #include "launcher/doctor.h"
 #include "launcher/goose/cli.h"
 #include "launcher/install/install_phase.h"
@@ -71,10 +73,14 @@ std::string SelfPath() {
 
 int Main(int argc, char** argv) {
   CLI::App app{"gander: runs an MCP stdio extension in its own sandbox and reports what it did"};
+  app.name("gander");  // in usage lines and man pages, whatever path gander was run by
   app.require_subcommand(1);
   std::string log_level = "warn";
   app.add_option("--log-level", log_level, "trace, debug, info, warn, error or off")
+      ->envname("GANDER_LOG_LEVEL")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}));
+  app.set_version_flag("--version", std::string("gander ") + GANDER_VERSION);
+  app.footer("`gander help COMMAND` or `gander COMMAND --help` lists a command's options.");
 
   RunOptions run;
   std::string require;
@@ -223,28 +229,71 @@ int Main(int argc, char** argv) {
   update_cmd->add_option("--collector", collector, "as for run")
       ->check(CLI::IsMember({"auto", "connect", "off"}));
 
+  bool json = false;
+  goose_doctor_cmd->add_flag("--json", json, "Print the report as JSON");
   auto* doctor_cmd = app.add_subcommand("doctor", "What this kernel allows, and what run applies");
+  doctor_cmd->add_flag("--json", json, "Print the report as JSON");
+  bool probe_kvm = false;
+  doctor_cmd->add_flag("--kvm", probe_kvm, "Also try gVisor's KVM platform (can take 5 s)");
+  std::string completion_shell;
+  auto* completions_cmd =
+      app.add_subcommand("completions", "Print a completion script (the build installs them)");
+  completions_cmd->group("");  // hidden
+  completions_cmd->add_option("shell", completion_shell, "bash, zsh or fish")
+      ->required()
+      ->check(CLI::IsMember({"bash", "zsh", "fish"}));
+  std::vector<std::string> help_topic;
+  auto* help_cmd = app.add_subcommand("help", "Print the help of gander or of COMMAND");
+  help_cmd->add_option("command", help_topic, "A command (and subcommand: policy suggest)");
   auto* version_cmd = app.add_subcommand("version", "Print gander's version");
   // Everything after `collect` belongs to gander-collect (`gander collect --help` lists it).
-  std::string status_address = exporters::kDefaultMetricsListen;
+  std::string status_address;  // this user's collector
   auto* status_cmd = app.add_subcommand(
       "status", "One screen from the collector: extensions, isolation, denials, bytes out");
   status_cmd->add_option("--collector", status_address,
-                         "The collector's metrics address (default 127.0.0.1:9477)");
+                         "A collector's metrics address (default: this user's collector, found "
+                         "through its socket directory)");
+  status_cmd->add_flag("--json", json, "Print the extensions as JSON");
   auto* collect_cmd = app.add_subcommand(
       "collect", "Run the metrics collector (one per user; launchers start it when needed)");
   collect_cmd->prefix_command();
   collect_cmd->set_help_flag();
 
+  if (auto error = CheckWords(app, std::vector<std::string>(argv + 1, argv + argc))) {
+    std::cerr << *error << "\n";
+    return kExitUsage;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);  // help goes to stdout: asked for, and nothing is being wrapped
   } catch (const CLI::CallForAllHelp& e) {
     return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::cerr << "gander: " << e.what() << "\n";
+    std::string path = "gander";  // the deepest command parsed, for the pointer to its help
+    for (auto parsed = app.get_subcommands(); !parsed.empty();
+         parsed = parsed.front()->get_subcommands()) {
+      path += " " + parsed.front()->get_name();
+    }
+    std::cerr << "gander: " << e.what() << "; see `" << path << " --help`\n";
     return kExitUsage;
+  }
+  if (*completions_cmd) return WriteCompletions(app, completion_shell, std::cout) ? 0 : kExitUsage;
+  if (*help_cmd) {
+    std::string error;
+    const CLI::App* topic = FindCommand(app, help_topic, error);
+    if (topic == nullptr) {
+      std::cerr << error << "\n";
+      return kExitUsage;
+    }
+    // Not topic->help(): CLI11 prints the help of the parsed subcommand (help) from the root.
+    std::string name = "gander";
+    for (size_t i = 0; i + 1 < help_topic.size(); ++i) name += " " + help_topic[i];
+    if (!help_topic.empty()) name += " " + topic->get_name();
+    std::cout << topic->get_formatter()->make_help(topic, name, CLI::AppFormatMode::Normal);
+    return 0;
   }
   SetUpLogging(log_level);
 
@@ -277,12 +326,12 @@ int Main(int argc, char** argv) {
   if (*show_cmd) return PolicyShow(show_name);
   if (*suggest_cmd) return PolicySuggest(suggest);
   if (*diff_cmd) return PolicyDiff(diff_old, diff_new);
-  if (*doctor_cmd) return Doctor(std::cout);
+  if (*doctor_cmd) return Doctor(std::cout, json, probe_kvm);
   if (*wrap_cmd || *unwrap_cmd)
     return GooseWrap(goose_config, unwrap_cmd->parsed(), dry_run, std::cout);
-  if (*goose_doctor_cmd) return GooseDoctor(goose_config, std::cout, start);
+  if (*goose_doctor_cmd) return GooseDoctor(goose_config, std::cout, start, json);
   if (*collect_cmd) return ExecCollector(collect_cmd->remaining());
-  if (*status_cmd) return Status(status_address, std::cout);
+  if (*status_cmd) return Status(status_address, std::cout, json);
   if (*version_cmd) {
     std::cout << "gander " << GANDER_VERSION << "\n";
     return 0;

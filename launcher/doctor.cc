@@ -2,6 +2,9 @@
 
 #include <unistd.h>
 
+#include <fstream>
+#include <nlohmann/json.hpp>
+
 #include "sandbox/gvisor/probe.h"
 #include "sandbox/isolation.h"
 #include "sandbox/seccomp_filter.h"
@@ -11,13 +14,61 @@ namespace {
 
 const char* YesNo(bool v) { return v ? "yes" : "no"; }
 
+bool AppArmorRestrictsUserns() {
+  std::ifstream in("/proc/sys/kernel/apparmor_restrict_unprivileged_userns");
+  std::string value;
+  return in >> value && value == "1";
+}
+
+std::string SelfExe() {
+  char buf[4096];
+  ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+  return n > 0 ? std::string(buf, static_cast<size_t>(n)) : "/usr/bin/gander";
+}
+
+int DoctorJson(const KernelFeatures& f, bool seccomp, IsolationLevel level, std::ostream& out) {
+  nlohmann::json j;
+  j["kernel"] = f.release;
+  j["uid"] = getuid();
+  j["user_namespaces"] = f.user_namespaces;
+  if (!f.user_namespaces) j["user_namespaces_detail"] = f.user_namespaces_detail;
+  j["landlock_abi"] = f.landlock_abi;
+  j["seccomp_filter"] = seccomp;
+  j["seccomp_notify"] = f.seccomp_user_notif;
+  j["pid_max_per_namespace"] = f.pid_max_per_namespace;
+  j["notes"] = f.notes;
+  j["isolation_level"] = LevelName(level);
+  j["egress"] =
+      EgressModeName(EgressModeOf(f.user_namespaces, f.landlock_abi, f.seccomp_user_notif));
+  std::string advice =
+      AppArmorUsernsAdvice(AppArmorRestrictsUserns(), f.user_namespaces, SelfExe());
+  j["apparmor_userns_restricted"] = !advice.empty();
+  if (!advice.empty()) j["apparmor_advice"] = advice;
+  out << j.dump(2) << "\n";
+  return level == IsolationLevel::kFull ? 0 : 1;
+}
+
 }  // namespace
 
-int Doctor(std::ostream& out) {
+std::string AppArmorUsernsAdvice(bool restricted, bool user_namespaces, const std::string& self) {
+  if (!restricted || user_namespaces) return "";
+  return "AppArmor refuses unprivileged user namespaces here "
+         "(kernel.apparmor_restrict_unprivileged_userns=1), so gander falls back to Landlock "
+         "and seccomp. To lift it for gander only: install the gander package (it ships "
+         "/etc/apparmor.d/gander, loaded at install), or copy the profile from "
+         "share/gander/apparmor/gander (next to the installed gander) to /etc/apparmor.d/gander "
+         "with its path changed to " +
+         self +
+         " and run `sudo apparmor_parser -r /etc/apparmor.d/gander`. (Setting the sysctl to 0 "
+         "lifts it for every program.)";
+}
+
+int Doctor(std::ostream& out, bool json, bool probe_kvm) {
   KernelFeatures f = ProbeKernel(/*try_user_namespaces=*/true);
   auto filter = CompileSeccompFilter();
   bool seccomp = f.seccomp_filter && filter.ok();
   IsolationLevel level = LevelOf(f.user_namespaces, f.landlock_abi > 0, seccomp);
+  if (json) return DoctorJson(f, seccomp, level, out);
 
   out << "kernel            " << f.release << "\n"
       << "running as        uid " << getuid() << (getuid() == 0 ? " (root)" : "") << "\n"
@@ -40,6 +91,10 @@ int Doctor(std::ostream& out) {
       << "pid cap for root  " << YesNo(f.pid_max_per_namespace)
       << " (per-namespace pid_max, Linux 6.14+; RLIMIT_NPROC otherwise, which root ignores)\n";
   for (const auto& note : f.notes) out << "note              " << note << "\n";
+  if (auto advice = AppArmorUsernsAdvice(AppArmorRestrictsUserns(), f.user_namespaces, SelfExe());
+      !advice.empty()) {
+    out << "apparmor          " << advice << "\n";
+  }
 
   out << "\nisolation level   " << LevelName(level) << "\n";
   switch (level) {
@@ -94,7 +149,7 @@ int Doctor(std::ostream& out) {
           << ".\n";
       break;
   }
-  gvisor::ReportGvisor(out);
+  gvisor::ReportGvisor(out, probe_kvm);
   return level == IsolationLevel::kFull ? 0 : 1;
 }
 

@@ -23,6 +23,7 @@
 #include <set>
 #include <sstream>
 
+#include "common/install_paths.h"
 #include "common/unique_fd.h"
 #include "events/event_queue.h"
 #include "exporters/audit_log.h"
@@ -644,6 +645,9 @@ std::vector<std::string> UserPolicyDirs() {
 Result<policies::Policy> LoadEffectivePolicy(const std::string& policy_file,
                                              const std::string& profile) {
   auto dirs = UserPolicyDirs();
+  // The shipped profiles as installed files (PREFIX/share/gander/profiles) come after the
+  // user's and before the copies built into the binary.
+  if (auto data = InstalledDataDir()) dirs.push_back(*data + "/profiles");
   auto leaf = policy_file.empty() ? policies::LoadProfile(profile, dirs)
                                   : policies::LoadPolicyFile(policy_file);
   if (!leaf) return leaf.error();

@@ -68,8 +68,9 @@ std::string DataDirectory(const std::string& name);
 // $XDG_CONFIG_HOME/gander/policies (or ~/.config/gander/policies).
 std::vector<std::string> UserPolicyDirs();
 
-// --policy FILE or --profile NAME, with `extends` merged in, refused when its own `backend`
-// cannot honour it (policies/backend.h).
+// --policy FILE or --profile NAME, with `extends` merged in (profiles from UserPolicyDirs(),
+// then PREFIX/share/gander/profiles of an installed gander, then the built-in ones), refused when
+// its own `backend` cannot honour it (policies/backend.h).
 Result<policies::Policy> LoadEffectivePolicy(const std::string& policy_file,
                                              const std::string& profile);
 

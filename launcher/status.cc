@@ -6,10 +6,13 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <fstream>
 #include <iostream>
+#include <nlohmann/json.hpp>
 #include <set>
 
 #include "common/unique_fd.h"
+#include "exporters/collector_paths.h"
 
 namespace gander::launcher {
 namespace {
@@ -73,15 +76,24 @@ std::vector<MetricSample> ParseExposition(const std::string& text) {
   return out;
 }
 
-void RenderStatus(const std::vector<MetricSample>& samples, std::ostream& out) {
-  struct Row {
-    bool running = false;
-    std::string isolation = "?", mode = "?";
-    std::map<std::string, double> denials;  // by domain
-    std::map<std::string, double> outside;  // by path label
-    std::map<std::string, double> egress;   // bytes out by destination
-    double starts = 0;
-  };
+namespace {
+
+struct Row {
+  bool running = false;
+  std::string isolation = "?", mode = "?";
+  std::map<std::string, double> denials;  // by domain
+  std::map<std::string, double> outside;  // by path label
+  std::map<std::string, double> egress;   // bytes out by destination
+  std::map<std::string, double> exits;    // by reason
+  double starts = 0;
+};
+
+std::string Label(const MetricSample& s, const char* key) {
+  auto it = s.labels.find(key);
+  return it == s.labels.end() ? "?" : it->second;
+}
+
+std::map<std::string, Row> Rows(const std::vector<MetricSample>& samples) {
   std::map<std::string, Row> rows;
   for (const auto& s : samples) {
     auto ext = s.labels.find("extension");
@@ -90,19 +102,26 @@ void RenderStatus(const std::vector<MetricSample>& samples, std::ostream& out) {
     if (s.name == "gander_extension_running") r.running = s.value > 0;
     if (s.name == "gander_extension_starts_total") r.starts = s.value;
     if (s.name == "gander_extension_info") {
-      r.isolation = s.labels.count("isolation") ? s.labels.at("isolation") : "?";
-      r.mode = s.labels.count("mode") ? s.labels.at("mode") : "?";
+      r.isolation = Label(s, "isolation");
+      r.mode = Label(s, "mode");
     }
-    if (s.name == "gander_denials_total" && s.value > 0) {
-      r.denials[s.labels.count("domain") ? s.labels.at("domain") : "?"] += s.value;
-    }
+    if (s.name == "gander_denials_total" && s.value > 0) r.denials[Label(s, "domain")] += s.value;
     if (s.name == "gander_file_access_outside_workspace_total" && s.value > 0) {
-      r.outside[s.labels.count("path") ? s.labels.at("path") : "?"] += s.value;
+      r.outside[Label(s, "path")] += s.value;
     }
     if (s.name == "gander_egress_bytes_total" && s.value > 0) {
-      r.egress[s.labels.count("destination") ? s.labels.at("destination") : "?"] += s.value;
+      r.egress[Label(s, "destination")] += s.value;
     }
+    if (s.name == "gander_extension_exits_total" && s.value > 0)
+      r.exits[Label(s, "reason")] += s.value;
   }
+  return rows;
+}
+
+}  // namespace
+
+void RenderStatus(const std::vector<MetricSample>& samples, std::ostream& out) {
+  std::map<std::string, Row> rows = Rows(samples);
   if (rows.empty()) {
     out << "No extension has reported to the collector yet.\n";
     return;
@@ -124,10 +143,27 @@ void RenderStatus(const std::vector<MetricSample>& samples, std::ostream& out) {
       }
       out << "\n";
     };
+    list("exits (by reason)", r.exits, false);
     list("denied (by domain)", r.denials, false);
     list("outside the workspace", r.outside, false);
     list("sent (by destination)", r.egress, true);
   }
+}
+
+void RenderStatusJson(const std::vector<MetricSample>& samples, std::ostream& out) {
+  nlohmann::json extensions = nlohmann::json::array();
+  for (const auto& [name, r] : Rows(samples)) {
+    extensions.push_back({{"name", name},
+                          {"running", r.running},
+                          {"isolation", r.isolation},
+                          {"mode", r.mode},
+                          {"starts", r.starts},
+                          {"exits", r.exits},
+                          {"denials", r.denials},
+                          {"outside_workspace", r.outside},
+                          {"egress_bytes", r.egress}});
+  }
+  out << nlohmann::json{{"extensions", extensions}}.dump(2) << "\n";
 }
 
 Result<std::string> FetchMetrics(const std::string& address) {
@@ -160,14 +196,34 @@ Result<std::string> FetchMetrics(const std::string& address) {
   return response.substr(body + 4);
 }
 
-int Status(const std::string& address, std::ostream& out) {
+std::string ThisUsersCollectorAddress() {
+  std::ifstream in(exporters::MetricsAddressPath(exporters::DefaultCollectorSocket()));
+  std::string address;
+  in >> address;
+  return address;
+}
+
+int Status(const std::string& requested, std::ostream& out, bool json) {
+  // Without --collector: this user's collector, at the address it recorded next to its socket
+  // (not whatever listens on the default port, which may be another user's).
+  std::string address = requested.empty() ? ThisUsersCollectorAddress() : requested;
+  if (address.empty()) {
+    std::cerr << "gander: no collector runs for this user (none recorded its address in "
+              << exporters::MetricsAddressPath(exporters::DefaultCollectorSocket())
+              << "); `gander run` starts one, or see docs/collector.md\n";
+    return 1;
+  }
   auto text = FetchMetrics(address);
   if (!text) {
     std::cerr << "gander: " << text.error().Describe()
               << " (is it running? launchers start it; see docs/collector.md)\n";
     return 1;
   }
-  RenderStatus(ParseExposition(*text), out);
+  if (json) {
+    RenderStatusJson(ParseExposition(*text), out);
+  } else {
+    RenderStatus(ParseExposition(*text), out);
+  }
   return 0;
 }
 

@@ -25,10 +25,19 @@ std::vector<MetricSample> ParseExposition(const std::string& text);
 // The screen, from the samples.
 void RenderStatus(const std::vector<MetricSample>& samples, std::ostream& out);
 
+// The same as JSON: {"extensions": [{"name", "running", "isolation", "mode", "starts", "exits"
+// (by reason), "denials" (by domain), "outside_workspace" (by path label), "egress_bytes" (by
+// destination)}]}.
+void RenderStatusJson(const std::vector<MetricSample>& samples, std::ostream& out);
+
 // GET http://ADDRESS/metrics (ADDRESS: host:port, loopback).
 Result<std::string> FetchMetrics(const std::string& address);
 
-// `gander status [--collector ADDRESS]`; exit status 0, or 1 when no collector answers.
-int Status(const std::string& address, std::ostream& out);
+// The /metrics address this user's collector recorded (exporters::MetricsAddressPath), or "".
+std::string ThisUsersCollectorAddress();
+
+// `gander status [--collector ADDRESS] [--json]`; without ADDRESS (""), this user's
+// collector. Exit status 0, or 1 when no collector answers.
+int Status(const std::string& address, std::ostream& out, bool json = false);
 
 }  // namespace gander::launcher

@@ -13,6 +13,8 @@ packages=(
   bubblewrap firejail runsc hyperfine prometheus python3-yaml clang-format
   ripgrep socat  # the srt (sandbox-runtime) column of bench/startup.sh and bench/overhead.py
   clang libclang-rt-14-dev  # libFuzzer for tests/fuzz (relay_fuzz)
+  # man pages (docs/CMakeLists.txt), the package's checks (tests/packaging)
+  go-md2man help2man man-db lintian dpkg-dev
   # the install phase for uvx/pipx run (a venv + pip in the cache) and its local test index
   python3 python3-venv python3-pip-whl python3-setuptools-whl python3-wheel-whl
 )

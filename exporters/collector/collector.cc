@@ -15,6 +15,8 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <ctime>
 #include <map>
 #include <unordered_map>
@@ -81,6 +83,7 @@ class Collector::Impl {
   void WriteReplies(Connection& c);
   void Persist();
   bool TryServeMetrics();
+  bool Orphaned() const;
   void UpdateRunning(const std::string& extension);
   AuditLog* AuditLogFor(const wire::Hello& hello);
 
@@ -176,8 +179,7 @@ Status Collector::Impl::Init() {
   if (!options_.listen.empty() && !TryServeMetrics()) {
     spdlog::error(
         "collector: cannot serve /metrics on {} (port busy?); counting on and "
-        "retrying every second; another user on this host needs --listen with "
-        "another port",
+        "retrying every second",
         options_.listen);
   }
   spdlog::info("collector: socket {}, state {}, metrics {}", options_.socket_path,
@@ -198,12 +200,18 @@ Status Collector::Impl::Run() {
       fds.push_back({fd, static_cast<short>(POLLIN | (c->out.empty() ? 0 : POLLOUT)), 0});
       polled.push_back(c.get());
     }
-    int timeout = -1;
+    int timeout =
+        options_.exit_when_orphaned ? static_cast<int>(options_.orphan_check_interval.count()) : -1;
+    if (options_.exit_when_orphaned && Orphaned()) {
+      spdlog::info("collector: {} or {} is gone; exiting", DirOf(options_.socket_path),
+                   DirOf(options_.state_path));
+      return {};  // nothing to persist to, nobody to serve
+    }
     if (!options_.listen.empty() && !exposer_) {
       if (TryServeMetrics()) {
         spdlog::info("collector: serving /metrics on {}", options_.listen);
       } else {
-        timeout = 1000;
+        timeout = timeout < 0 ? 1000 : std::min(timeout, 1000);
       }
     }
     if (dirty_) {
@@ -229,8 +237,15 @@ Status Collector::Impl::Run() {
     persist_now_ = false;
   }
   Persist();
+  unlink(MetricsAddressPath(options_.socket_path).c_str());
   spdlog::info("collector: stopped");
   return {};
+}
+
+bool Collector::Impl::Orphaned() const {
+  struct stat st {};
+  return lstat(options_.socket_path.c_str(), &st) != 0 ||
+         stat(DirOf(options_.state_path).c_str(), &st) != 0;
 }
 
 void Collector::Impl::Accept() {
@@ -437,12 +452,32 @@ void Collector::Impl::WriteReplies(Connection& c) {
 }
 
 bool Collector::Impl::TryServeMetrics() {
-  try {  // prometheus-cpp reports a failed bind by exception
-    exposer_ = std::make_unique<prometheus::Exposer>(options_.listen, 2);
-  } catch (const std::exception&) {
-    return false;
+  // HOST:PORT, then (another user's collector on it) the next ports, when allowed.
+  size_t colon = options_.listen.rfind(':');
+  int port = colon == std::string::npos ? 0 : std::atoi(options_.listen.c_str() + colon + 1);
+  int tries = port > 0 ? std::max(1, options_.listen_ports_to_try) : 1;
+  for (int i = 0; i < tries && !exposer_; ++i) {
+    std::string address =
+        i == 0 ? options_.listen : options_.listen.substr(0, colon + 1) + std::to_string(port + i);
+    try {  // prometheus-cpp reports a failed bind by exception
+      exposer_ = std::make_unique<prometheus::Exposer>(address, 2);
+      options_.listen = address;
+    } catch (const std::exception&) {
+    }
   }
+  if (!exposer_) return false;
   exposer_->RegisterCollectable(store_);
+  // Where this user's /metrics is, next to the socket (a 0700 directory): `gander status`
+  // reads it, so it asks this user's collector and not whatever listens on 9477.
+  std::string path = MetricsAddressPath(options_.socket_path);
+  std::string tmp = path + ".tmp";
+  int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd >= 0) {
+    std::string line = options_.listen + "\n";
+    bool written = write(fd, line.data(), line.size()) == static_cast<ssize_t>(line.size());
+    close(fd);
+    if (!written || rename(tmp.c_str(), path.c_str()) != 0) unlink(tmp.c_str());
+  }
   return true;
 }
 

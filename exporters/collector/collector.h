@@ -35,6 +35,13 @@ struct CollectorOptions {
   size_t max_connections = 256;
   int64_t forget_launchers_after_s = 7 * 24 * 3600;
   bool write_audit_logs = true;
+  // When `listen`'s port is busy (another user's collector), take the next free one of the
+  // following `listen_ports_to_try - 1` ports instead of retrying it forever. 1: only `listen`.
+  int listen_ports_to_try = 1;
+  // Exit when the socket's or the state file's directory is gone (a collector started on
+  // demand for a HOME that was then removed); checked every `orphan_check_interval`.
+  bool exit_when_orphaned = true;
+  std::chrono::milliseconds orphan_check_interval{2000};
 };
 
 class Collector {

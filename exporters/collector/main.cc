@@ -44,8 +44,15 @@ int main(int argc, char** argv) {
       "Unix socket for launchers (default " + gander::exporters::DefaultCollectorSocket() + ")");
   app.add_option("--state", o.state_path,
                  "State file (default " + gander::exporters::DefaultCollectorStatePath() + ")");
-  app.add_option("--listen", o.listen, "HOST:PORT serving /metrics, or 'none'")
-      ->capture_default_str();
+  auto* listen = app.add_option("--listen", o.listen,
+                                "HOST:PORT serving /metrics, or 'none' (default: the first "
+                                "free port from 127.0.0.1:9477 on, one per user; the address "
+                                "is recorded in SOCKET.metrics)")
+                     ->capture_default_str();
+  bool stay = false;
+  app.add_flag("--stay", stay,
+               "Keep running when the socket's or the state's directory is removed (default: "
+               "exit, as nothing is left to serve)");
   app.add_option("--persist-interval-ms", persist_ms,
                  "Longest time between state saves (and acknowledgements)")
       ->capture_default_str();
@@ -70,6 +77,10 @@ int main(int argc, char** argv) {
   app.add_option("--log-file", log_file, "Log here (rotated at 1 MiB) instead of stderr");
   CLI11_PARSE(app, argc, argv);
   if (o.listen == "none") o.listen.clear();
+  // The default port is shared by every user of the host: the first free one from it on.
+  // An explicit --listen is kept (retried until free).
+  if (listen->count() == 0) o.listen_ports_to_try = 64;
+  o.exit_when_orphaned = !stay;
   o.persist_interval = std::chrono::milliseconds(persist_ms);
 
   // Before any thread exists (the exposer's inherit the mask): SIGTERM/SIGINT arrive on the

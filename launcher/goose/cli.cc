@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "exporters/collector_paths.h"
@@ -187,7 +188,7 @@ int GooseWrap(const std::string& config, bool unwrap, bool dry_run, std::ostream
   return 0;
 }
 
-int GooseDoctor(const std::string& config, std::ostream& out, bool start) {
+int GooseDoctor(const std::string& config, std::ostream& out, bool start, bool json) {
   auto text = ReadFile(config);
   if (!text) {
     std::cerr << "gander: " << text.error().Describe() << "\n";
@@ -203,29 +204,41 @@ int GooseDoctor(const std::string& config, std::ostream& out, bool start) {
   const char* level = LevelName(LevelOf(f.user_namespaces, f.landlock_abi > 0, seccomp));
   std::string socket = exporters::DefaultCollectorSocket();
   bool collector = CollectorReachable(socket);
-  out << config << "\n"
-      << "isolation level   " << level << " (gander doctor explains)\n"
-      << "collector         " << (collector ? "reachable" : "not running (started on demand)")
-      << " at " << socket << "\n";
+  std::ostringstream screen;
+  nlohmann::json report = {{"config", config},
+                           {"isolation_level", level},
+                           {"collector", {{"socket", socket}, {"reachable", collector}}},
+                           {"extensions", nlohmann::json::array()}};
+  screen << config << "\n"
+         << "isolation level   " << level << " (gander doctor explains)\n"
+         << "collector         " << (collector ? "reachable" : "not running (started on demand)")
+         << " at " << socket << "\n";
   int problems = 0;
   for (const goose::ExtensionEntry& e : *entries) {
-    out << "\n"
-        << e.key << " (" << (e.type.empty() ? "?" : e.type) << (e.enabled ? "" : ", disabled")
-        << ")\n";
+    nlohmann::json entry = {{"key", e.key}, {"type", e.type}, {"enabled", e.enabled}};
+    screen << "\n"
+           << e.key << " (" << (e.type.empty() ? "?" : e.type) << (e.enabled ? "" : ", disabled")
+           << ")\n";
     if (e.type != "stdio") {
-      out << "  not a stdio extension: gander does not wrap it\n";
+      screen << "  not a stdio extension: gander does not wrap it\n";
+      report["extensions"].push_back(entry);
       continue;
     }
-    out << "  wrapped           " << (e.wrapped ? "yes" : "no") << "\n";
+    entry["wrapped"] = e.wrapped;
+    screen << "  wrapped           " << (e.wrapped ? "yes" : "no") << "\n";
     if (e.wrapped) {
       auto policy = LoadEffectivePolicy(e.policy, e.policy.empty() ? e.profile : "");
-      out << "  policy            " << (e.policy.empty() ? "profile " + e.profile : e.policy)
-          << ": " << (policy ? "valid" : policy.error().Describe()) << "\n";
+      std::string which = e.policy.empty() ? "profile " + e.profile : e.policy;
+      screen << "  policy            " << which << ": "
+             << (policy ? "valid" : policy.error().Describe()) << "\n";
+      entry["policy"] = {{"source", which}, {"valid", policy.ok()}};
+      if (!policy) entry["policy"]["error"] = policy.error().Describe();
       if (!policy && e.enabled) ++problems;
     }
     bool found = !e.command.empty() && CommandFound(e.command[0]);
-    out << "  command           " << (e.command.empty() ? "" : e.command[0]) << ": "
-        << (found ? "found" : "not found") << "\n";
+    screen << "  command           " << (e.command.empty() ? "" : e.command[0]) << ": "
+           << (found ? "found" : "not found") << "\n";
+    entry["command"] = {{"program", e.command.empty() ? "" : e.command[0]}, {"found", found}};
     if (!found && e.enabled) ++problems;
     if (!e.wrapped && e.enabled) ++problems;
     if (e.wrapped && e.enabled && found && start) {
@@ -234,12 +247,22 @@ int GooseDoctor(const std::string& config, std::ostream& out, bool start) {
         if (!e.envs.contains(name) && std::getenv(name.c_str()) == nullptr) missing += " " + name;
       }
       if (!missing.empty()) {
-        out << "  starts as Goose   not tried: env_keys" << missing
-            << " not in this environment (Goose reads them from its keyring)\n";
-      } else if (!StartAsGoose(e, out)) {
-        ++problems;
+        screen << "  starts as Goose   not tried: env_keys" << missing
+               << " not in this environment (Goose reads them from its keyring)\n";
+        entry["started"] = "not tried";
+      } else {
+        bool ok = StartAsGoose(e, screen);
+        entry["started"] = ok ? "ok" : "failed";
+        if (!ok) ++problems;
       }
     }
+    report["extensions"].push_back(entry);
+  }
+  report["problems"] = problems;
+  if (json) {
+    out << report.dump(2) << "\n";
+  } else {
+    out << screen.str();
   }
   return problems == 0 ? 0 : 1;
 }

@@ -15,7 +15,9 @@ std::string DefaultGooseConfig();
 int GooseWrap(const std::string& config, bool unwrap, bool dry_run, std::ostream& out);
 
 // Per extension: wrapped or not, policy valid, command found, collector reachable, isolation;
-// with `start`, each wrapped extension is started as Goose would (launcher/goose/probe.h).
-int GooseDoctor(const std::string& config, std::ostream& out, bool start = false);
+// with `start`, each wrapped extension is started as Goose would (launcher/goose/probe.h);
+// with `json`, the report is printed as JSON.
+int GooseDoctor(const std::string& config, std::ostream& out, bool start = false,
+                bool json = false);
 
 }  // namespace gander::launcher

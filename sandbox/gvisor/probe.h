@@ -15,7 +15,8 @@ struct ProbeResult {
 // Runs /bin/true under runsc on `platform` ("" for runsc's default, ptrace; or "kvm").
 ProbeResult TryRunsc(const std::string& platform);
 
-// Prints the section (never fails: gVisor is optional).
-void ReportGvisor(std::ostream& out);
+// Prints the section (never fails: gVisor is optional). The KVM platform is tried only with
+// `probe_kvm` (gander doctor --kvm): it can take its whole 5 s bound.
+void ReportGvisor(std::ostream& out, bool probe_kvm = false);
 
 }  // namespace gander::launcher::gvisor

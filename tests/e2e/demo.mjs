@@ -9,9 +9,14 @@ const e2e = path.dirname(fileURLToPath(import.meta.url));
 const server = path.join(e2e, "node_modules", ".bin", "mcp-server-filesystem");
 const { GANDER: gander, DEMO_WS: ws, DEMO_HOME: home } = process.env;
 const env = { PATH: process.env.PATH, HOME: home, OPENAI_API_KEY: "sk-demo-not-a-real-key" };
+// gander (not the extension, which gets an empty environment) reports to the user's own
+// collector: the same one for the bare run's HOME and the demo's.
+const ganderEnv = { ...env };
+if (process.env.DEMO_XDG_STATE_HOME) ganderEnv.XDG_STATE_HOME = process.env.DEMO_XDG_STATE_HOME;
+if (process.env.DEMO_XDG_RUNTIME_DIR) ganderEnv.XDG_RUNTIME_DIR = process.env.DEMO_XDG_RUNTIME_DIR;
 
-async function session(label, command, args) {
-  const transport = new StdioClientTransport({ command, args, env, cwd: ws, stderr: "pipe" });
+async function session(label, command, args, sessionEnv = env) {
+  const transport = new StdioClientTransport({ command, args, env: sessionEnv, cwd: ws, stderr: "pipe" });
   const client = new Client({ name: "gander-demo", version: "1" });
   const started = Date.now();
   await client.connect(transport);
@@ -34,4 +39,4 @@ async function session(label, command, args) {
 }
 
 await session("bare", server, [ws, home]);
-await session("through gander", gander, ["run", "--name", "filesystem", "--", server, ws, home]);
+await session("through gander", gander, ["run", "--name", "filesystem", "--", server, ws, home], ganderEnv);
