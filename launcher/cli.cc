@@ -19,6 +19,8 @@
 #include "launcher/policy_learn.h"
 #include "launcher/run.h"
 #include "launcher/status.h"
+#include "mcp/executor.h"
+#include "mcp/server.h"
 #include "policies/expand.h"
 #include "policies/loader.h"
 #include "policies/parser.h"
@@ -72,6 +74,11 @@ std::string SelfPath() {
 }  // namespace
 
 int Main(int argc, char** argv) {
+  // The executor inside each `gander mcp` sandbox: straight to it, no option parsing on the
+  // path every sandbox start takes.
+  if (argc == 3 && std::string(argv[1]) == "mcp" && std::string(argv[2]) == "exec") {
+    return mcp::ExecutorMain();
+  }
   CLI::App app{"gander: runs an MCP stdio extension in its own sandbox and reports what it did"};
   app.name("gander");  // in usage lines and man pages, whatever path gander was run by
   app.require_subcommand(1);
@@ -259,6 +266,31 @@ int Main(int argc, char** argv) {
   collect_cmd->prefix_command();
   collect_cmd->set_help_flag();
 
+  mcp::ServerOptions mcp_opts;
+  std::string mcp_backend = "native", mcp_collector = "auto", mcp_ttl;
+  bool mcp_no_namespaces = false;
+  auto* mcp_cmd = app.add_subcommand(
+      "mcp",
+      "An MCP server (stdio) whose tools run code in sandboxes gander holds: give Goose this "
+      "instead of a shell on your machine (docs/mcp.md)");
+  mcp_cmd->add_option("--name", mcp_opts.pool.server_name,
+                      "Server name: each sandbox is the extension NAME.SANDBOX in metrics and "
+                      "the audit log (default gander-mcp)");
+  mcp_cmd->add_option("--config", mcp_opts.config_file,
+                      "Settings file (default $XDG_CONFIG_HOME/gander/mcp.yaml, if it exists)");
+  mcp_cmd->add_option("--export-dir", mcp_opts.pool.export_dir,
+                      "The host directory sandbox_export copies results to (overrides the "
+                      "config's export_dir); without one nothing leaves a sandbox");
+  mcp_cmd->add_option("--files-root", mcp_opts.pool.files_roots,
+                      "A host directory sandbox_create may copy files from (repeatable; "
+                      "default: the current directory)");
+  mcp_cmd->add_option("--ttl", mcp_ttl, "Default sandbox lifetime (default 1h)");
+  mcp_cmd->add_flag("--no-namespaces", mcp_no_namespaces, "as for run");
+  mcp_cmd->add_option("--backend", mcp_backend, "as for run")
+      ->check(CLI::IsMember({"native", "gvisor"}));
+  mcp_cmd->add_option("--collector", mcp_collector, "as for run")
+      ->check(CLI::IsMember({"auto", "connect", "off"}));
+
   if (auto error = CheckWords(app, std::vector<std::string>(argv + 1, argv + argc))) {
     std::cerr << *error << "\n";
     return kExitUsage;
@@ -299,6 +331,35 @@ int Main(int argc, char** argv) {
 
   if (collector == "connect") run.collector = CollectorUse::kConnect;
   if (collector == "off") run.collector = CollectorUse::kOff;
+  if (*mcp_cmd) {
+    mcp::PoolOptions& pool = mcp_opts.pool;
+    // Command-line values win over the config file's.
+    std::string export_dir = pool.export_dir;
+    auto roots = pool.files_roots;
+    std::string config =
+        mcp_opts.config_file.empty() ? mcp::DefaultConfigPath() : mcp_opts.config_file;
+    if (gander::Status loaded = mcp::LoadConfig(config, !mcp_opts.config_file.empty(), pool);
+        !loaded) {
+      spdlog::error("{}", loaded.error().Describe());
+      return kExitUsage;
+    }
+    if (!export_dir.empty()) pool.export_dir = export_dir;
+    if (!roots.empty()) pool.files_roots = roots;
+    if (!mcp_ttl.empty()) {
+      auto ttl = mcp::ParseTtl(nlohmann::json(mcp_ttl));
+      if (!ttl) {
+        spdlog::error("--ttl: {}", ttl.error().message);
+        return kExitUsage;
+      }
+      pool.default_ttl = *ttl;
+    }
+    pool.gander = SelfPath();
+    pool.backend = mcp_backend;
+    pool.log_level = log_level;
+    pool.run_flags = {"--backend", mcp_backend, "--collector", mcp_collector};
+    if (mcp_no_namespaces) pool.run_flags.push_back("--no-namespaces");
+    return mcp::Serve(std::move(mcp_opts));
+  }
   if (*update_cmd) return install::Update(update_name, run, install, std::cout);
   if (*run_cmd) {
     if (!require.empty()) run.require = *ParseLevel(require);

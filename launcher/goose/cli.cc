@@ -219,6 +219,20 @@ int GooseDoctor(const std::string& config, std::ostream& out, bool start, bool j
     screen << "\n"
            << e.key << " (" << (e.type.empty() ? "?" : e.type) << (e.enabled ? "" : ", disabled")
            << ")\n";
+    if (e.type == "builtin" && e.key == "developer" && e.enabled) {
+      // Its shell runs in Goose's own process, as the user: no wrapper reaches it.
+      bool has_mcp = false;
+      for (const goose::ExtensionEntry& other : *entries) {
+        for (size_t i = 0; i + 1 < other.command.size(); ++i) {
+          if (other.command[i].ends_with("gander") && other.command[i + 1] == "mcp") has_mcp = true;
+        }
+      }
+      screen << "  the developer shell runs every command as you, outside any sandbox\n";
+      if (!has_mcp) {
+        screen << "  add `gander mcp` (cmd: gander, args: [mcp]) and tell Goose to prefer it for "
+               "commands and code (docs/mcp.md)\n";
+      }
+    }
     if (e.type != "stdio") {
       screen << "  not a stdio extension: gander does not wrap it\n";
       report["extensions"].push_back(entry);

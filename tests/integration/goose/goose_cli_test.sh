@@ -113,6 +113,9 @@ cp "$policies/goose-notes.yaml" "$world/notes-policy.yaml"
 check "doctor, unwrapped: exit 1" test $? -eq 1
 check "  says 'wrapped           no'" has "$world/out/doctor0" "  wrapped           no"
 check "  the remote extension is left alone" has "$world/out/doctor0" "not a stdio extension"
+check "  says the developer shell runs outside any sandbox" has "$world/out/doctor0" \
+  "the developer shell runs every command as you, outside any sandbox"
+check "  says how to add gander mcp" has "$world/out/doctor0" "add \`gander mcp\` (cmd: gander, args: [mcp])"
 
 # --- --dry-run: a diff, nothing written -------------------------------------------------------
 "$GANDER" goose wrap --dry-run >"$world/out/dry" 2>"$world/out/dry.err"

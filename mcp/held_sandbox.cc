@@ -1,0 +1,164 @@
+#include "mcp/held_sandbox.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace gander::mcp {
+namespace {
+
+using json = nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+// An executor's answer can carry a file_read of 4 MiB, JSON-escaped: beyond this it is not an
+// answer but an attack on the server's memory.
+constexpr size_t kMaxAnswer = 48u << 20;
+
+int MsLeft(Clock::time_point deadline) {
+  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+  return left.count() < 0 ? 0 : static_cast<int>(std::min<int64_t>(left.count(), INT32_MAX));
+}
+
+}  // namespace
+
+Result<HeldSandbox> HeldSandbox::Start(const LaunchOptions& o, std::chrono::milliseconds timeout) {
+  std::vector<std::string> args = {o.gander, "--log-level", o.log_level,   "run",
+                                   "--name", o.extension,   "--workspace", o.workspace};
+  args.insert(args.end(), o.run_flags.begin(), o.run_flags.end());
+  args.insert(args.end(), {"--", o.gander, "mcp", "exec"});
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+
+  int in[2], out[2];
+  if (pipe2(in, O_CLOEXEC) != 0) return ErrnoError("pipe2");
+  UniqueFd in_read(in[0]), in_write(in[1]);
+  if (pipe2(out, O_CLOEXEC) != 0) return ErrnoError("pipe2");
+  UniqueFd out_read(out[0]), out_write(out[1]);
+  const pid_t parent = getpid();
+  pid_t pid = fork();
+  if (pid < 0) return ErrnoError("fork");
+  if (pid == 0) {
+    // gander run ends its sandbox and removes its files on SIGTERM; the server's death is
+    // the end of the session.
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (getppid() != parent) _exit(1);
+    sigset_t none;  // the server takes its signals through a signalfd: not gander run's concern
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, nullptr);
+    dup2(in_read.get(), 0);
+    dup2(out_write.get(), 1);
+    if (chdir(o.workspace.c_str()) != 0) _exit(125);
+    execv(o.gander.c_str(), argv.data());
+    _exit(127);
+  }
+  HeldSandbox s;
+  s.pid_ = pid;
+  s.pidfd_.Reset(static_cast<int>(syscall(SYS_pidfd_open, pid, 0)));
+  s.to_exec_ = std::move(in_write);
+  s.from_exec_ = std::move(out_read);
+  fcntl(s.from_exec_.get(), F_SETFL, O_NONBLOCK);
+  auto hello = s.Call("initialize",
+                      {{"protocolVersion", "2025-06-18"},
+                       {"capabilities", json::object()},
+                       {"clientInfo", {{"name", "gander-mcp"}, {"version", "0.1.0"}}}},
+                      timeout);
+  if (!hello) {
+    s.Stop(std::chrono::milliseconds(0));
+    return hello.error().Context("sandbox " + o.extension + " did not start");
+  }
+  s.hello_ = hello->value("_meta", json::object()).value("gander/isolation", json::object());
+  s.Notify("notifications/initialized");
+  return s;
+}
+
+Result<std::string> HeldSandbox::ReadLine(Clock::time_point deadline) {
+  for (;;) {
+    if (size_t nl = buffer_.find('\n'); nl != std::string::npos) {
+      std::string line = buffer_.substr(0, nl);
+      buffer_.erase(0, nl + 1);
+      return line;
+    }
+    if (buffer_.size() > kMaxAnswer) return MakeError("the executor's answer is too long");
+    pollfd fd{from_exec_.get(), POLLIN, 0};
+    int left = MsLeft(deadline);
+    if (left == 0) return Error{ETIMEDOUT, "no answer from the sandbox in time"};
+    int n = poll(&fd, 1, left);
+    if (n < 0 && errno == EINTR) continue;
+    if (n == 0) continue;
+    char buf[65536];
+    ssize_t got = read(from_exec_.get(), buf, sizeof(buf));
+    if (got > 0) {
+      buffer_.append(buf, static_cast<size_t>(got));
+    } else if (got == 0 || (errno != EAGAIN && errno != EINTR)) {
+      return MakeError("the sandbox is gone (its process exited)");
+    }
+  }
+}
+
+void HeldSandbox::Notify(const std::string& method) {
+  std::string line = json{{"jsonrpc", "2.0"}, {"method", method}}.dump() + "\n";
+  if (write(to_exec_.get(), line.data(), line.size()) < 0) {
+    // a gone executor is found at the next call
+  }
+}
+
+Result<json> HeldSandbox::Call(const std::string& method, const json& params,
+                               std::chrono::milliseconds timeout) {
+  if (pid_ <= 0) return MakeError("the sandbox is gone");
+  const int64_t id = next_id_++;
+  std::string line =
+      json{{"jsonrpc", "2.0"}, {"id", id}, {"method", method}, {"params", params}}.dump(
+          -1, ' ', false, json::error_handler_t::replace) +
+      "\n";
+  for (size_t done = 0; done < line.size();) {
+    ssize_t n = write(to_exec_.get(), line.data() + done, line.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      Stop(std::chrono::milliseconds(0));
+      return MakeError("the sandbox is gone (its stdin is closed)");
+    }
+    done += static_cast<size_t>(n);
+  }
+  auto deadline = Clock::now() + timeout;
+  for (;;) {
+    auto got = ReadLine(deadline);
+    if (!got) {
+      Stop(std::chrono::milliseconds(0));  // a sandbox that does not answer is not kept
+      return got.error();
+    }
+    json answer = json::parse(*got, nullptr, false);
+    if (!answer.is_object() || answer.value("id", json()) != id) continue;  // not ours
+    if (answer.contains("error")) {
+      return MakeError("sandbox: " + answer["error"].value("message", std::string("error")));
+    }
+    if (!answer.contains("result")) return MakeError("sandbox: an answer without a result");
+    return answer["result"];
+  }
+}
+
+void HeldSandbox::Stop(std::chrono::milliseconds grace) {
+  if (pid_ <= 0) return;
+  to_exec_.Reset();  // EOF: the executor exits, gander run tears the sandbox down
+  bool exited = false;
+  if (pidfd_ && grace.count() > 0) {
+    pollfd fd{pidfd_.get(), POLLIN, 0};
+    exited = poll(&fd, 1, static_cast<int>(grace.count())) == 1;
+  }
+  if (!exited) {
+    // SIGTERM first: gander run removes its private directories on the way out.
+    kill(pid_, SIGTERM);
+    pollfd fd{pidfd_.get(), POLLIN, 0};
+    if (!pidfd_ || poll(&fd, 1, 2000) != 1) kill(pid_, SIGKILL);
+  }
+  waitpid(pid_, nullptr, 0);
+  pid_ = -1;
+  pidfd_.Reset();
+  from_exec_.Reset();
+}
+
+}  // namespace gander::mcp

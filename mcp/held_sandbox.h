@@ -1,0 +1,77 @@
+// One sandbox `gander mcp` holds: a `gander run` of its own (the same construction, policy,
+// monitor, broker and events as any wrapped extension) whose extension is the executor
+// (executor.h), reached over gander run's stdio relay. Dies with the server: the gander run
+// process gets PDEATHSIG, its sandbox dies with it (launcher/sandbox.h).
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "common/result.h"
+#include "common/unique_fd.h"
+
+namespace gander::mcp {
+
+struct LaunchOptions {
+  std::string gander;                  // this binary
+  std::string extension;               // the name in metrics and the audit log
+  std::string workspace;               // host directory, bound read-write into the sandbox
+  std::vector<std::string> run_flags;  // --profile/--policy, --no-namespaces, --backend, ...
+  std::string log_level = "warn";
+};
+
+class HeldSandbox {
+ public:
+  // Starts `gander run ... -- gander mcp exec` and waits for the executor's hello (what
+  // isolation is in force), up to `timeout`.
+  static Result<HeldSandbox> Start(const LaunchOptions& options, std::chrono::milliseconds timeout);
+
+  HeldSandbox(HeldSandbox&& other) noexcept { *this = std::move(other); }
+  HeldSandbox& operator=(HeldSandbox&& other) noexcept {
+    if (this != &other) {
+      Stop(std::chrono::milliseconds(0));
+      pid_ = std::exchange(other.pid_, -1);  // the moved-from handle no longer owns it
+      pidfd_ = std::move(other.pidfd_);
+      to_exec_ = std::move(other.to_exec_);
+      from_exec_ = std::move(other.from_exec_);
+      buffer_ = std::move(other.buffer_);
+      next_id_ = other.next_id_;
+      hello_ = std::move(other.hello_);
+    }
+    return *this;
+  }
+  ~HeldSandbox() { Stop(std::chrono::milliseconds(0)); }
+
+  // One request to the executor; its `result` (or the error it answered). `timeout` is the
+  // server's backstop: past it the sandbox is killed.
+  Result<nlohmann::json> Call(const std::string& method, const nlohmann::json& params,
+                              std::chrono::milliseconds timeout);
+
+  // Closes the executor's stdin (gander run then ends the sandbox and removes its files),
+  // waits up to `grace`, then SIGKILLs gander run. Idempotent.
+  void Stop(std::chrono::milliseconds grace);
+
+  // EOF to the executor without waiting (Stop then waits): ends many sandboxes in parallel.
+  void CloseInput() { to_exec_.Reset(); }
+  bool alive() const { return pid_ > 0; }
+  pid_t pid() const { return pid_; }
+  const nlohmann::json& hello() const { return hello_; }
+
+ private:
+  HeldSandbox() = default;
+  void Notify(const std::string& method);
+  Result<std::string> ReadLine(std::chrono::steady_clock::time_point deadline);
+
+  pid_t pid_ = -1;
+  UniqueFd pidfd_, to_exec_, from_exec_;
+  std::string buffer_;
+  int64_t next_id_ = 1;
+  nlohmann::json hello_;
+};
+
+}  // namespace gander::mcp

@@ -1,0 +1,430 @@
+#include "mcp/sandbox_pool.h"
+
+#include <fcntl.h>
+#include <spdlog/spdlog.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <climits>
+#include <ctime>
+
+#include "common/unique_fd.h"
+#include "mcp/tree_copy.h"
+#include "mcp/workspace_path.h"
+
+namespace gander::mcp {
+namespace {
+
+using json = nlohmann::json;
+using Clock = std::chrono::steady_clock;
+constexpr auto kStartTimeout = std::chrono::seconds(30);
+constexpr auto kDefaultCommandTimeout = std::chrono::seconds(120);
+constexpr auto kStopGrace = std::chrono::milliseconds(1500);
+
+int64_t MsSince(Clock::time_point start) {
+  return std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - start).count() / 1000;
+}
+
+double MsSinceExact(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+std::string Iso8601(std::chrono::system_clock::time_point t) {
+  std::time_t secs = std::chrono::system_clock::to_time_t(t);
+  std::tm tm{};
+  gmtime_r(&secs, &tm);
+  char buf[32];
+  strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+std::string StringArg(const json& args, const char* key, const std::string& fallback = "") {
+  auto it = args.find(key);
+  return it != args.end() && it->is_string() ? it->get<std::string>() : fallback;
+}
+
+std::optional<std::string> RealPath(const std::string& path) {
+  char buf[PATH_MAX];
+  if (!realpath(path.c_str(), buf)) return std::nullopt;
+  return std::string(buf);
+}
+
+bool IsWithin(const std::string& path, const std::string& root) {
+  return path == root ||
+         (path.starts_with(root) && (root.ends_with("/") || path[root.size()] == '/'));
+}
+
+// Names no copy-in may carry, even inside an allowed root: keys and tokens (the default
+// profile's deny list, by name).
+bool IsSecretName(const std::string& path) {
+  for (const char* name : {"/.ssh", "/.gnupg", "/.aws", "/.azure", "/.kube", "/.docker", "/.netrc",
+                           "/.git-credentials", "/.npmrc", "/.pypirc", "/.config/gcloud",
+                           "/.config/goose", "/.local/share/keyrings"}) {
+    std::string n = name;
+    if (path.ends_with(n) || path.find(n + "/") != std::string::npos) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+Result<std::chrono::seconds> ParseTtl(const json& value) {
+  double seconds = 0;
+  if (value.is_number()) {
+    seconds = value.get<double>();
+  } else if (value.is_string()) {
+    std::string s = value.get<std::string>();
+    char* end = nullptr;
+    seconds = std::strtod(s.c_str(), &end);
+    std::string unit = end ? std::string(end) : "";
+    if (end == s.c_str()) return MakeError("ttl " + s + ": expected a duration such as 30m or 1h");
+    if (unit == "m")
+      seconds *= 60;
+    else if (unit == "h")
+      seconds *= 3600;
+    else if (unit == "d")
+      seconds *= 86400;
+    else if (!unit.empty() && unit != "s") {
+      return MakeError("ttl " + s + ": the unit must be s, m, h or d");
+    }
+  } else {
+    return MakeError("ttl: expected a duration such as \"30m\" or a number of seconds");
+  }
+  if (seconds < 1 || seconds > 7 * 86400) return MakeError("ttl: between 1 s and 7 days");
+  return std::chrono::seconds(static_cast<int64_t>(seconds));
+}
+
+Status CheckSandboxName(const std::string& name) {
+  if (name.empty() || name.size() > 48 || name[0] == '.' || name[0] == '-') {
+    return MakeError("sandbox name '" + name + "': 1 to 48 characters, not starting with . or -");
+  }
+  for (char c : name) {
+    if (!isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '-' && c != '.') {
+      return MakeError("sandbox name '" + name + "': only letters, digits, _ - and .");
+    }
+  }
+  return {};
+}
+
+std::string SandboxPool::Isolation(const json& hello) const {
+  if (o_.backend == "gvisor") return "gvisor";
+  bool seccomp = hello.value("seccomp", false);
+  bool landlock = hello.value("landlock_abi", 0) > 0;
+  bool userns = hello.value("user_namespace", false);
+  if (seccomp && landlock && userns) return "full";
+  if (seccomp && landlock) return "landlock";
+  return seccomp ? "seccomp" : "basic";
+}
+
+json SandboxPool::Describe(const Sandbox& s) const {
+  auto left = std::chrono::duration_cast<std::chrono::seconds>(s.expires - Clock::now());
+  json d = {{"sandbox", s.name},
+            {"extension", o_.server_name + "." + s.name},
+            {"isolation", Isolation(s.held->hello())},
+            {"network", s.network},
+            {"workspace", s.workspace},
+            {"ttl_seconds", s.ttl.count()},
+            {"expires_at", Iso8601(s.expires_wall)},
+            {"seconds_left", std::max<int64_t>(left.count(), 0)}};
+  if (!s.forked_from.empty()) d["forked_from"] = s.forked_from;
+  return d;
+}
+
+Result<SandboxPool::Sandbox*> SandboxPool::Launch(
+    const std::string& name, const std::string& network, std::chrono::seconds ttl,
+    const std::string& copy_from, const std::vector<std::string>& files, json& report) {
+  if (sandboxes_.size() >= o_.max_sandboxes) {
+    return MakeError("already " + std::to_string(sandboxes_.size()) +
+                     " sandboxes: kill one first (sandbox_kill)");
+  }
+  auto started = Clock::now();
+  Sandbox s;
+  s.name = name;
+  s.dir = o_.state_dir + "/" + name;
+  s.workspace = s.dir + "/ws";
+  if (mkdir(s.dir.c_str(), 0700) != 0) return ErrnoError("mkdir " + s.dir);
+  UniqueFd dir(open(s.dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  auto cleanup = [&] { RemoveTree(s.dir); };
+  CopyStats stats;
+  if (!copy_from.empty()) {
+    UniqueFd from(open(copy_from.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    Status copied = from ? CopyTree(from.get(), "ws", dir.get(), "ws", {}, stats)
+                         : Status(ErrnoError("open " + copy_from));
+    if (!copied) {
+      cleanup();
+      return copied.error().Context("fork: copying the workspace");
+    }
+  } else if (mkdirat(dir.get(), "ws", 0755) != 0) {
+    cleanup();
+    return ErrnoError("mkdir " + s.workspace);
+  }
+  const double copy_ms = MsSinceExact(started);
+  UniqueFd ws(openat(dir.get(), "ws", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  for (const auto& file : files) {
+    auto base = file.substr(file.find_last_of('/') + 1);
+    Status copied = CopyTree(AT_FDCWD, file, ws.get(), base,
+                             {.follow_top = true, .keep_symlinks = true}, stats);
+    if (!copied) {
+      cleanup();
+      return copied.error().Context("copying " + file);
+    }
+  }
+  LaunchOptions launch{.gander = o_.gander,
+                       .extension = o_.server_name + "." + name,
+                       .workspace = s.workspace,
+                       .run_flags = o_.run_flags,
+                       .log_level = o_.log_level};
+  if (network == "policy") {
+    bool file = o_.network_policy.find('/') != std::string::npos;
+    launch.run_flags.insert(launch.run_flags.end(),
+                            {file ? "--policy" : "--profile", o_.network_policy});
+  } else {
+    launch.run_flags.insert(launch.run_flags.end(), {"--profile", o_.profile});
+  }
+  auto held = HeldSandbox::Start(launch, kStartTimeout);
+  if (!held) {
+    cleanup();
+    return held.error();
+  }
+  s.held = std::make_unique<HeldSandbox>(std::move(held).value());
+  s.network = network;
+  s.ttl = ttl;
+  s.expires = Clock::now() + ttl;
+  s.expires_wall = std::chrono::system_clock::now() + ttl;
+  report["copied"] = {{"files", stats.files},
+                      {"dirs", stats.dirs},
+                      {"bytes", stats.bytes},
+                      {"symlinks", stats.symlinks},
+                      {"skipped", stats.skipped}};
+  report["timing_ms"] = {{"copy", copy_ms}, {"total", MsSinceExact(started)}};
+  ended_.erase(name);
+  auto [it, _] = sandboxes_.emplace(name, std::move(s));
+  spdlog::info("mcp: sandbox {} up in {} ms, isolation {}", name, MsSince(started),
+               Isolation(it->second.held->hello()));
+  return &it->second;
+}
+
+Result<json> SandboxPool::Create(const json& args) {
+  std::string name = StringArg(args, "name", "");
+  if (name.empty())
+    name = sandboxes_.count("default") ? "task-" + std::to_string(++forks_) : "default";
+  if (Status ok = CheckSandboxName(name); !ok) return ok.error();
+  if (sandboxes_.count(name)) return MakeError("a sandbox named " + name + " exists already");
+  auto ttl = args.contains("ttl") ? ParseTtl(args["ttl"]) : Result(o_.default_ttl);
+  if (!ttl) return ttl.error();
+  std::string network = StringArg(args, "network", "off");
+  if (network != "off" && network != "policy") return MakeError("network: \"off\" or \"policy\"");
+  if (network == "policy" && o_.network_policy.empty()) {
+    return MakeError(
+        "network \"policy\": no network policy is configured (mcp.yaml network_policy)");
+  }
+  std::vector<std::string> files;
+  if (auto it = args.find("files"); it != args.end()) {
+    if (!it->is_array()) return MakeError("files: a list of host paths");
+    for (const auto& f : *it) {
+      if (!f.is_string()) return MakeError("files: a list of host paths");
+      auto real = RealPath(f.get<std::string>());
+      if (!real) return ErrnoError("files: " + f.get<std::string>());
+      bool allowed = false;
+      for (const auto& root : o_.files_roots) allowed = allowed || IsWithin(*real, root);
+      if (!allowed || IsSecretName(*real)) {
+        return MakeError("files: " + *real +
+                         " is not under a directory this server may copy from (" +
+                         (o_.files_roots.empty() ? std::string("none") : o_.files_roots[0]) +
+                         (o_.files_roots.size() > 1 ? ", ..." : "") + ")");
+      }
+      files.push_back(*real);
+    }
+  }
+  json report;
+  auto s = Launch(name, network, *ttl, "", files, report);
+  if (!s) return s.error();
+  json out = Describe(**s);
+  out.update(report);
+  return out;
+}
+
+Result<SandboxPool::Sandbox*> SandboxPool::Resolve(const json& args) {
+  std::string name = StringArg(args, "sandbox", "default");
+  if (auto it = sandboxes_.find(name); it != sandboxes_.end()) {
+    if (!it->second.held->alive()) {
+      Remove(name);
+      ended_[name] = "its process exited";
+    } else {
+      return &it->second;
+    }
+  }
+  if (auto why = ended_.find(name); why != ended_.end()) {
+    return MakeError("sandbox " + name + " has ended (" + why->second +
+                     "); create a new one with sandbox_create");
+  }
+  if (name != "default") return MakeError("no sandbox named " + name + " (sandbox_list)");
+  json report;
+  return Launch(name, "off", o_.default_ttl, "", {}, report);
+}
+
+Result<json> SandboxPool::Execute(const std::string& tool, const json& args) {
+  if (tool.starts_with("file_")) {
+    if (!args.contains("path") && tool != "file_list") return MakeError("`path` is required");
+    if (args.contains("path")) {
+      if (!args["path"].is_string()) return MakeError("`path`: a string");
+      auto checked = CheckWorkspacePath(args["path"].get<std::string>());
+      if (!checked) return checked.error();
+    }
+  }
+  auto s = Resolve(args);
+  if (!s) return s.error();
+  json forwarded = args;
+  forwarded.erase("sandbox");
+  auto timeout = kDefaultCommandTimeout;
+  if (auto t = args.find("timeout"); t != args.end() && t->is_number() && t->get<double>() > 0) {
+    timeout = std::chrono::seconds(static_cast<int64_t>(std::min(t->get<double>(), 3600.0)));
+  }
+  auto started = Clock::now();
+  // The executor enforces `timeout`; the server's backstop allows for start-up and output.
+  auto answer = (*s)->held->Call("tools/call", {{"name", tool}, {"arguments", forwarded}},
+                                 timeout + std::chrono::seconds(10));
+  if (!answer) {
+    std::string name = (*s)->name;
+    Remove(name);
+    ended_[name] = "it stopped answering: " + answer.error().Describe();
+    return answer.error().Context("sandbox " + name);
+  }
+  json result = answer->value("structuredContent", json::object());
+  if (!result.is_object()) result = json::object();
+  if (result.contains("error"))
+    return MakeError(result["error"].is_string() ? result["error"].get<std::string>()
+                                                 : std::string("the sandbox refused"));
+  result["sandbox"] = (*s)->name;
+  result["round_trip_ms"] = MsSinceExact(started);
+  return result;
+}
+
+Result<json> SandboxPool::Fork(const json& args) {
+  auto parent = Resolve(args);
+  if (!parent) return parent.error();
+  std::string name = StringArg(args, "name", "");
+  if (name.empty()) name = (*parent)->name + "-fork" + std::to_string(++forks_);
+  if (Status ok = CheckSandboxName(name); !ok) return ok.error();
+  if (sandboxes_.count(name)) return MakeError("a sandbox named " + name + " exists already");
+  auto ttl = args.contains("ttl") ? ParseTtl(args["ttl"]) : Result((*parent)->ttl);
+  if (!ttl) return ttl.error();
+  json report;
+  // The parent's executor is idle between calls (one call at a time): its workspace is
+  // copied as the last call left it.
+  auto child = Launch(name, (*parent)->network, *ttl, (*parent)->dir, {}, report);
+  if (!child) return child.error();
+  (*child)->forked_from = (*parent)->name;
+  json out = Describe(**child);
+  out.update(report);
+  out["note"] = "files are copied; running processes and python_run state are not";
+  return out;
+}
+
+Result<json> SandboxPool::Export(const json& args) {
+  if (o_.export_dir.empty()) {
+    return MakeError(
+        "no export directory is configured: the user sets export_dir in "
+        "~/.config/gander/mcp.yaml (or gander mcp --export-dir DIR); nothing leaves a sandbox "
+        "otherwise");
+  }
+  auto s = Resolve(args);
+  if (!s) return s.error();
+  if (!args.contains("path") || !args["path"].is_string()) return MakeError("`path` is required");
+  auto rel = CheckWorkspacePath(args["path"].get<std::string>());
+  if (!rel) return rel.error();
+  UniqueFd ws(open((*s)->workspace.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  UniqueFd out(open(o_.export_dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!ws || !out) return ErrnoError("open");
+  // Into EXPORT_DIR/SANDBOX/, the path's last component; symlinks are not copied out.
+  if (mkdirat(out.get(), (*s)->name.c_str(), 0755) != 0 && errno != EEXIST) {
+    return ErrnoError("mkdir " + o_.export_dir + "/" + (*s)->name);
+  }
+  UniqueFd dest(
+      openat(out.get(), (*s)->name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  if (!dest) return ErrnoError("open " + o_.export_dir + "/" + (*s)->name);
+  std::string parent = rel->find('/') == std::string::npos ? "." : rel->substr(0, rel->rfind('/'));
+  std::string leaf = rel->substr(rel->find('/') == std::string::npos ? 0 : rel->rfind('/') + 1);
+  if (*rel == ".") {
+    parent = ".";
+    leaf = ".";
+  }
+  auto from = OpenBeneath(ws.get(), parent, O_RDONLY | O_DIRECTORY);
+  if (!from) return from.error();
+  UniqueFd from_fd(*from);
+  CopyStats stats;
+  Status copied =
+      CopyTree(from_fd.get(), leaf, dest.get(), leaf == "." ? "." : leaf,
+               {.follow_top = false, .keep_symlinks = false, .max_bytes = 1ull << 30}, stats);
+  if (!copied) return copied.error().Context("export");
+  std::string to = o_.export_dir + "/" + (*s)->name + (leaf == "." ? "" : "/" + leaf);
+  spdlog::info("mcp: exported {}:{} to {} ({} files, {} bytes)", (*s)->name, *rel, to, stats.files,
+               stats.bytes);
+  return json{{"sandbox", (*s)->name}, {"path", *rel},         {"exported_to", to},
+              {"files", stats.files},  {"bytes", stats.bytes}, {"skipped_symlinks", stats.skipped}};
+}
+
+Result<json> SandboxPool::Kill(const json& args) {
+  std::string name = StringArg(args, "sandbox", "");
+  if (!sandboxes_.count(name)) return MakeError("no sandbox named " + name);
+  Remove(name);
+  ended_[name] = "killed by sandbox_kill";
+  return json{{"sandbox", name}, {"killed", true}};
+}
+
+Result<json> SandboxPool::Renew(const json& args) {
+  std::string name = StringArg(args, "sandbox", "default");
+  auto it = sandboxes_.find(name);
+  if (it == sandboxes_.end()) return MakeError("no sandbox named " + name);
+  auto ttl = args.contains("ttl") ? ParseTtl(args["ttl"]) : Result(it->second.ttl);
+  if (!ttl) return ttl.error();
+  it->second.ttl = *ttl;
+  it->second.expires = Clock::now() + *ttl;
+  it->second.expires_wall = std::chrono::system_clock::now() + *ttl;
+  return Describe(it->second);
+}
+
+json SandboxPool::List() const {
+  json list = json::array();
+  for (const auto& [name, s] : sandboxes_) list.push_back(Describe(s));
+  json ended = json::object();
+  for (const auto& [name, why] : ended_) ended[name] = why;
+  return {{"sandboxes", list}, {"ended", ended}};
+}
+
+void SandboxPool::Remove(const std::string& name) {
+  auto it = sandboxes_.find(name);
+  if (it == sandboxes_.end()) return;
+  it->second.held->Stop(kStopGrace);
+  RemoveTree(it->second.dir);
+  sandboxes_.erase(it);
+}
+
+std::optional<std::chrono::milliseconds> SandboxPool::Expire() {
+  auto now = Clock::now();
+  std::vector<std::string> due;
+  for (const auto& [name, s] : sandboxes_) {
+    if (s.expires <= now) due.push_back(name);
+  }
+  for (const auto& name : due) {
+    spdlog::info("mcp: sandbox {}: TTL reached, killed", name);
+    Remove(name);
+    ended_[name] = "its TTL ran out";
+  }
+  std::optional<std::chrono::milliseconds> next;
+  for (const auto& [name, s] : sandboxes_) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(s.expires - now);
+    if (!next || left < *next) next = std::max(left, std::chrono::milliseconds(0));
+  }
+  return next;
+}
+
+void SandboxPool::KillAll() {
+  // All executors get EOF at once, then each is waited for: one grace period, not N.
+  for (auto& [name, s] : sandboxes_) s.held->CloseInput();
+  for (auto& [name, s] : sandboxes_) s.held->Stop(kStopGrace);
+  for (auto& [name, s] : sandboxes_) RemoveTree(s.dir);
+  sandboxes_.clear();
+}
+
+}  // namespace gander::mcp

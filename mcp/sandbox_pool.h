@@ -1,0 +1,89 @@
+// The sandboxes of one `gander mcp` session: created on demand, forked, exported from, renewed,
+// expired by their TTL and all killed when the session ends. Each lives in a directory of the
+// session's state directory (its workspace), removed with it.
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+#include "mcp/held_sandbox.h"
+
+namespace gander::mcp {
+
+struct PoolOptions {
+  std::string server_name = "gander-mcp";  // extension = server_name + "." + sandbox name
+  std::string gander;                      // this binary
+  std::string profile = "default";         // network off: a profile without network
+  std::string network_policy;              // network "policy": a policy file or profile
+  std::vector<std::string> run_flags;      // --no-namespaces, --backend, --collector, ...
+  std::string backend = "native";
+  std::string export_dir;                // empty: sandbox_export refuses
+  std::vector<std::string> files_roots;  // host paths sandbox_create may copy from
+  std::chrono::seconds default_ttl{3600};
+  size_t max_sandboxes = 16;
+  std::string state_dir;  // this session's directory (created by the server, removed after)
+  std::string log_level = "warn";
+};
+
+// A TTL: "90", "90s", "30m", "1h", "2d" or a number of seconds; 1 s .. 7 days.
+Result<std::chrono::seconds> ParseTtl(const nlohmann::json& value);
+
+// Sandbox names: 1-48 of [A-Za-z0-9_.-], not starting with '.' or '-'.
+Status CheckSandboxName(const std::string& name);
+
+class SandboxPool {
+ public:
+  explicit SandboxPool(PoolOptions options) : o_(std::move(options)) {}
+  ~SandboxPool() { KillAll(); }
+
+  // The tools; each returns the structured answer or an error for the model.
+  Result<nlohmann::json> Create(const nlohmann::json& args);
+  Result<nlohmann::json> Fork(const nlohmann::json& args);
+  Result<nlohmann::json> Export(const nlohmann::json& args);
+  Result<nlohmann::json> Kill(const nlohmann::json& args);
+  Result<nlohmann::json> Renew(const nlohmann::json& args);
+  nlohmann::json List() const;
+  // command_run, python_run, file_*: forwarded to the sandbox's executor.
+  Result<nlohmann::json> Execute(const std::string& tool, const nlohmann::json& args);
+
+  // Ends the sandboxes whose TTL has passed; returns how long until the next one does.
+  std::optional<std::chrono::milliseconds> Expire();
+  void KillAll();
+  size_t size() const { return sandboxes_.size(); }
+
+ private:
+  struct Sandbox {
+    std::string name;
+    std::string dir;        // state_dir/NAME
+    std::string workspace;  // dir/ws
+    std::string network = "off";
+    std::string forked_from;
+    std::chrono::seconds ttl{0};
+    std::chrono::steady_clock::time_point expires;
+    std::chrono::system_clock::time_point expires_wall;
+    std::unique_ptr<HeldSandbox> held;
+  };
+  // The sandbox a call names, or the session's default one (created at the first call that
+  // needs it).
+  Result<Sandbox*> Resolve(const nlohmann::json& args);
+  Result<Sandbox*> Launch(const std::string& name, const std::string& network,
+                          std::chrono::seconds ttl, const std::string& copy_from,
+                          const std::vector<std::string>& files, nlohmann::json& report);
+  void Remove(const std::string& name);
+  nlohmann::json Describe(const Sandbox& s) const;
+  std::string Isolation(const nlohmann::json& hello) const;
+
+  PoolOptions o_;
+  std::map<std::string, Sandbox> sandboxes_;
+  std::map<std::string, std::string> ended_;  // name -> why (TTL, killed, died)
+  uint64_t forks_ = 0;
+};
+
+}  // namespace gander::mcp

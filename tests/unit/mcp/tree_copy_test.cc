@@ -1,0 +1,65 @@
+// Copies in and out of workspaces never follow a link the sandbox could have planted.
+#include "mcp/tree_copy.h"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <string>
+
+#include "common/unique_fd.h"
+
+namespace gander::mcp {
+namespace {
+
+class TreeCopyTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char pattern[] = "/tmp/gander-copy-XXXXXX";
+    root_ = mkdtemp(pattern);
+    for (const char* d : {"/ws", "/ws/src", "/out"}) mkdir((root_ + d).c_str(), 0755);
+    std::ofstream(root_ + "/secret") << "host secret\n";
+    std::ofstream(root_ + "/ws/src/main.c") << "int main;\n";
+    chmod((root_ + "/ws/src/main.c").c_str(), 0750);
+    symlink((root_ + "/secret").c_str(), (root_ + "/ws/src/leak").c_str());
+    symlink("/", (root_ + "/ws/rootlink").c_str());
+  }
+  void TearDown() override { RemoveTree(root_); }
+  int Dir(const std::string& d) { return open((root_ + d).c_str(), O_RDONLY | O_DIRECTORY); }
+  std::string root_;
+};
+
+TEST_F(TreeCopyTest, ExportSkipsSymlinksAndKeepsModes) {
+  UniqueFd ws(Dir("/ws")), out(Dir("/out"));
+  CopyStats stats;
+  ASSERT_TRUE(CopyTree(ws.get(), "src", out.get(), "src", {.keep_symlinks = false}, stats).ok());
+  EXPECT_EQ(stats.files, 1u);
+  EXPECT_EQ(stats.skipped, 1u);
+  struct stat st;
+  ASSERT_EQ(stat((root_ + "/out/src/main.c").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0750u);
+  EXPECT_NE(lstat((root_ + "/out/src/leak").c_str(), &st), 0);  // not copied, not followed
+}
+
+TEST_F(TreeCopyTest, ForkCopiesSymlinksAsLinksNotTheirTargets) {
+  UniqueFd ws(Dir("/ws")), out(Dir("/out"));
+  CopyStats stats;
+  ASSERT_TRUE(CopyTree(ws.get(), "src", out.get(), "copy", {}, stats).ok());
+  struct stat st;
+  ASSERT_EQ(lstat((root_ + "/out/copy/leak").c_str(), &st), 0);
+  EXPECT_TRUE(S_ISLNK(st.st_mode));
+  EXPECT_EQ(stats.bytes, 10u);  // main.c only: the secret's bytes were never read
+}
+
+TEST_F(TreeCopyTest, ATopLevelSymlinkIsNotFollowedUnlessAsked) {
+  UniqueFd ws(Dir("/ws")), out(Dir("/out"));
+  CopyStats stats;
+  ASSERT_TRUE(CopyTree(ws.get(), "rootlink", out.get(), "r", {.keep_symlinks = false}, stats).ok());
+  struct stat st;
+  EXPECT_NE(lstat((root_ + "/out/r").c_str(), &st), 0);
+}
+
+}  // namespace
+}  // namespace gander::mcp
