@@ -1,7 +1,7 @@
 // One sandbox `gander mcp` holds: a `gander run` of its own (the same construction, policy,
 // monitor, broker and events as any wrapped extension) whose extension is the executor
 // (executor.h), reached over gander run's stdio relay. Dies with the server: the gander run
-// process gets PDEATHSIG, its sandbox dies with it (launcher/sandbox.h).
+// process gets PDEATHSIG, its sandbox dies with it (sandbox/sandbox.h).
 #pragma once
 
 #include <sys/types.h>
