@@ -203,9 +203,18 @@ FilesystemPlan PlanFilesystem(const FilesystemInputs& in, bool with_mount_namesp
   });
 
   // 5. Masks over denied paths that a bind would otherwise show (inside a private tmpfs
-  //    they are absent anyway). They go last, deepest last.
+  //    they are absent anyway). They go last, deepest last. A denied path inside another
+  //    denied directory needs none: that directory's mask (or its absence) hides it already,
+  //    and a mount there would fail, its target gone under the outer mask (learn mode denies
+  //    gander's state directory and the audit log inside it).
+  auto inside_other_denied = [&](const std::string& path) {
+    return std::any_of(deny.begin(), deny.end(), [&](const std::string& d) {
+      return d != path && IsWithin(path, d) && !probe(d).is_symlink;
+    });
+  };
   std::vector<MountOp> masks;
   for (const auto& path : deny) {
+    if (inside_other_denied(path)) continue;
     const MountOp* nearest = nullptr;
     for (const auto& op : ops) {
       if ((op.kind == MountOp::Kind::kBind || op.kind == MountOp::Kind::kTmpfs) &&

@@ -161,6 +161,24 @@ TEST(FilesystemPlan, DeniedPathsInsideAPrivateTmpfsNeedNoMask) {
   EXPECT_EQ(FindMount(plan, "/home/u/.ssh"), nullptr);
 }
 
+// Learn mode shows the real home and denies gander's own state directory and the audit log
+// in it: the directory's mask already hides the log, and a mask mounted on a path inside an
+// earlier mask fails (the target is not there), which failed every second learning run.
+TEST(FilesystemPlan, DeniedPathsInsideAMaskedDirectoryNeedNoMaskOfTheirOwn) {
+  FakeHost host = DebianHost();
+  host.Dir("/home/u/.local/state/gander");
+  host.Dir("/home/u/.local/state/gander/audit");
+  host.File("/home/u/.local/state/gander/audit/x.jsonl");
+  policies::ExpandedPolicy policy = DefaultLike("/home/u");
+  policy.deny.push_back("/home/u/.local/state/gander");
+  policy.deny.push_back("/home/u/.local/state/gander/audit/x.jsonl");
+  auto plan = PlanFilesystem({policy, {}, {}}, true, host.Probe(), host.Lister());
+  const MountOp* state = FindMount(plan, "/home/u/.local/state/gander");
+  ASSERT_NE(state, nullptr);
+  EXPECT_EQ(state->kind, Kind::kMaskDir);
+  EXPECT_EQ(FindMount(plan, "/home/u/.local/state/gander/audit/x.jsonl"), nullptr);
+}
+
 TEST(FilesystemPlan, GrantsInsideDeniedPathsAreDropped) {
   FakeHost host = DebianHost();
   auto policy = DefaultLike("/home/u/proj");
