@@ -198,6 +198,9 @@ FilesystemPlan PlanFilesystem(const FilesystemInputs& in, bool with_mount_namesp
   for (const auto& path : privates) ops.push_back({MountOp::Kind::kTmpfs, "", path, true});
   ops.push_back({MountOp::Kind::kProc, "", "/proc"});
   ops.push_back({MountOp::Kind::kDev, "", "/dev"});
+  for (const auto& cg : in.cgroups) {
+    ops.push_back({MountOp::Kind::kCgroup, cg.type, cg.mountpoint, false, false, cg.options});
+  }
   std::stable_sort(ops.begin(), ops.end(), [](const MountOp& a, const MountOp& b) {
     return std::make_pair(Depth(a.target), a.target) < std::make_pair(Depth(b.target), b.target);
   });
@@ -257,6 +260,8 @@ FilesystemPlan PlanFilesystem(const FilesystemInputs& in, bool with_mount_namesp
       plan.rules.push_back({dev, ll::kDevice});
     }
     plan.rules.push_back({"/dev/shm", ll::kWrite});
+    for (const auto& path : CgroupReadPaths(in.cgroups, true))
+      plan.rules.push_back({path, ll::kRead});
     ops.insert(ops.end(), masks.begin(), masks.end());
     plan.mounts = std::move(ops);
   } else {
@@ -272,6 +277,8 @@ FilesystemPlan PlanFilesystem(const FilesystemInputs& in, bool with_mount_namesp
     for (const char* dev : {"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"}) {
       plan.rules.push_back({dev, ll::kDevice});
     }
+    for (const auto& path : CgroupReadPaths(in.cgroups, false))
+      plan.rules.push_back({path, ll::kRead});
   }
   return plan;
 }

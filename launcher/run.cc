@@ -145,7 +145,7 @@ Result<std::unique_ptr<gvisor::GvisorRun>> StartGvisorSandbox(
     const Prepared& p, int in, int out, int err, PrivateDirs& dirs, const SeccompProgram* broker,
     std::vector<std::pair<std::string, std::string>>* root_symlinks) {
   FilesystemPlan plan =
-      PlanFilesystem({p.policy, p.command.readable, {}}, true, ProbeHostPath, ListHostDir);
+      PlanFilesystem({p.policy, p.command.readable, {}, {}}, true, ProbeHostPath, ListHostDir);
   for (const auto& note : plan.notes) spdlog::debug("filesystem: {}", note);
   *root_symlinks = gvisor::RootSymlinks(plan.mounts);
   gvisor::BundleSpec spec;
@@ -186,7 +186,8 @@ Result<std::unique_ptr<gvisor::GvisorRun>> StartGvisorSandbox(
 Result<SandboxSpec> BuildSpec(const Prepared& p, bool use_namespaces, PrivateDirs& dirs) {
   SandboxSpec spec;
   spec.use_namespaces = use_namespaces;
-  FilesystemInputs inputs{p.policy, p.command.readable, {}};
+  spec.cgroups = HostCgroupMounts();
+  FilesystemInputs inputs{p.policy, p.command.readable, {}, spec.cgroups};
   std::map<std::string, std::string> fixed{{"HOME", p.home}};
   if (!use_namespaces) {
     for (const auto& path : p.policy.private_) {
@@ -887,10 +888,12 @@ int Run(const RunOptions& o) {
     if (x.gvisor && x.gvisor->strace_fd() >= 0) {
       x.strace = std::make_unique<gvisor::StraceMapper>(gvisor::StraceMapperConfig{
           .extension = p.name,
-          .rules = monitor::ClassifierRules::From(p.policy, p.workspace, p.command.readable),
-          .trial = p.trial ? std::optional(monitor::ClassifierRules::From(*p.trial, p.workspace,
-                                                                          p.command.readable))
-                           : std::nullopt,
+          .rules = monitor::ClassifierRules::From(p.policy, p.workspace, p.command.readable,
+                                                  {gvisor::kCgroupMountpoint}),
+          .trial =
+              p.trial ? std::optional(monitor::ClassifierRules::From(
+                            *p.trial, p.workspace, p.command.readable, {gvisor::kCgroupMountpoint}))
+                      : std::nullopt,
           .home = p.home,
           .workspace = p.workspace,
           .root_symlinks = x.root_symlinks,
@@ -902,11 +905,16 @@ int Run(const RunOptions& o) {
     }
     if (!x.sandbox.listener) return watches;
     x.unotify = std::make_unique<monitor::KernelUnotify>(std::move(x.sandbox.listener));
+    // What the sandbox shows of its own cgroup is system, as /proc is (not for gVisor's
+    // broker, whose notifications carry no file paths).
+    const std::vector<std::string> cgroup =
+        x.spec ? CgroupReadPaths(x.spec->cgroups, x.spec->use_namespaces)
+               : std::vector<std::string>{};
     monitor::SeccompMonitorConfig config{
         .extension = p.name,
-        .rules = monitor::ClassifierRules::From(p.policy, p.workspace, p.command.readable),
+        .rules = monitor::ClassifierRules::From(p.policy, p.workspace, p.command.readable, cgroup),
         .trial = p.trial ? std::optional(monitor::ClassifierRules::From(*p.trial, p.workspace,
-                                                                        p.command.readable))
+                                                                        p.command.readable, cgroup))
                          : std::nullopt,
         .denials = x.spec->seccomp.denials,
         .unlisted = x.spec->seccomp.unlisted,

@@ -21,9 +21,10 @@ namespace gander::launcher {
 
 struct SandboxSpec {
   bool use_namespaces = true;
-  std::vector<MountOp> mounts;  // used with namespaces
-  landlock::Ruleset landlock;   // abi 0: not applied
-  SeccompProgram seccomp;       // empty: not applied
+  std::vector<MountOp> mounts;       // used with namespaces
+  std::vector<CgroupMount> cgroups;  // the host's, shown read-only (launcher/cgroup_view.h)
+  landlock::Ruleset landlock;        // abi 0: not applied
+  SeccompProgram seccomp;            // empty: not applied
   std::vector<std::pair<int, rlim_t>> rlimits;
   uint64_t pid_max = 0;  // per-namespace pid cap (Linux 6.14+), 0: none
   std::string hostname = "gander";
