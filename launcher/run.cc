@@ -335,7 +335,8 @@ Result<std::unique_ptr<Extension>> StartExtension(const Prepared& p, bool use_na
 std::unique_ptr<monitor::Egress> MakeEgress(const Prepared& p, SandboxProcess& sandbox,
                                             monitor::Unotify& unotify,
                                             monitor::TargetMemory& memory,
-                                            monitor::BoundedEventQueue& queue) {
+                                            monitor::BoundedEventQueue& queue,
+                                            monitor::ToolCallTracker& tool_calls) {
   // Learn mode: every destination, recorded; the policy on trial says what it would refuse.
   auto matcher = p.mode == RunMode::kLearn && p.trial
                      ? Result<policies::NetworkMatcher>(policies::NetworkMatcher::Everything())
@@ -348,6 +349,7 @@ std::unique_ptr<monitor::Egress> MakeEgress(const Prepared& p, SandboxProcess& s
   config.extension = p.name;
   config.matcher = std::move(matcher).value();
   config.namespaces = sandbox.namespaces;
+  config.tool_calls = &tool_calls;
   if (sandbox.namespaces) config.sandbox_pid = sandbox.pid;
   if (p.trial) {
     auto trial = policies::NetworkMatcher::Compile(p.trial->network);
@@ -930,7 +932,7 @@ int Run(const RunOptions& o) {
         .tool_calls = &rpc.tracker(),
         .count_syscalls = !x.gvisor};
     if (x.spec->egress) {
-      x.egress = MakeEgress(p, x.sandbox, *x.unotify, memory, queue);
+      x.egress = MakeEgress(p, x.sandbox, *x.unotify, memory, queue, rpc.tracker());
       if (!x.egress) return std::nullopt;
       config.network = x.egress.get();
       watches.push_back({x.egress->fd(), [ex = &x](short) {
