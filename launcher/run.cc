@@ -437,6 +437,22 @@ void MakeParentDirs(const std::string& file) {
   }
 }
 
+// The install sandbox's sink: each event marked as the install phase's, so that nothing
+// gander's own installer does is counted as the extension's (metrics, audit, suggest).
+class InstallPhaseSink final : public monitor::EventSink {
+ public:
+  explicit InstallPhaseSink(monitor::EventSink* inner) : inner_(inner) {}
+  void Publish(const monitor::Event& event) override {
+    monitor::Event marked = event;
+    marked.install_phase = true;
+    inner_->Publish(marked);
+  }
+  void Flush() override { inner_->Flush(); }
+
+ private:
+  monitor::EventSink* inner_;
+};
+
 // The audit log, or nothing (with a warning): losing the log must not stop the extension.
 std::unique_ptr<exporters::AuditLog> OpenAuditLog(exporters::AuditLogOptions options,
                                                   const std::string& name) {
@@ -802,6 +818,8 @@ int Run(const RunOptions& o) {
     }
     sink = collector.get();
   }
+  InstallPhaseSink install_sink(sink);
+  if (o.install_phase && sink) sink = &install_sink;
   monitor::Event start = Lifecycle(
       p.name, monitor::LifecyclePhase::kStart,
       p.command.exec_path + " (backend " + info.backend + ", isolation " + info.isolation +
