@@ -193,14 +193,14 @@ struct Event {
   std::optional<int32_t> sandbox_pid{};  // as seen inside the sandbox's pid namespace
   std::string executable{};              // /proc/PID/exe of the process, "" when unknown
   ToolCallSlot tool_call{};
-  // The install phase of a package runner (launcher/install/): gander's own `npm install` or
-  // pip, not the extension. Written `"phase":"install"`; never counted in the extension's
-  // metrics, `gander audit` findings or `policy suggest`.
-  bool install_phase = false;
   // The alternatives are in EventKind order.
   std::variant<FileEvent, NetworkEvent, SyscallEvent, ProcessEvent, LifecycleEvent, ToolEvent,
                RedactionEvent>
       payload{};
+  // The install phase of a package runner (launcher/install/): gander's own `npm install` or
+  // pip, not the extension. Written `"phase":"install"`; never counted in the extension's
+  // metrics, `gander audit` findings or `policy suggest`.
+  bool install_phase = false;  // last: positional initialisers end with the payload
 
   EventKind kind() const { return static_cast<EventKind>(payload.index()); }
 };
