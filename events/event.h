@@ -197,6 +197,10 @@ struct Event {
   std::variant<FileEvent, NetworkEvent, SyscallEvent, ProcessEvent, LifecycleEvent, ToolEvent,
                RedactionEvent>
       payload{};
+  // The install phase of a package runner (launcher/install/): gander's own `npm install` or
+  // pip, not the extension. Written `"phase":"install"`; never counted in the extension's
+  // metrics, `gander audit` findings or `policy suggest`.
+  bool install_phase = false;  // last: positional initialisers end with the payload
 
   EventKind kind() const { return static_cast<EventKind>(payload.index()); }
 };

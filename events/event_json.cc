@@ -383,6 +383,7 @@ std::string ToJsonLine(const Event& event) {
   o.OptionalInt("pid", event.pid);
   o.OptionalInt("sandbox_pid", event.sandbox_pid);
   o.StringOrNull("exe", event.executable);
+  if (event.install_phase) o.String("phase", "install");  // absent: the extension's own run
   {
     ObjectWriter t = o.Object("tool_call");
     t.String("state", ToString(event.tool_call.state));

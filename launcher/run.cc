@@ -162,7 +162,7 @@ Result<std::unique_ptr<gvisor::GvisorRun>> StartGvisorSandbox(
     const Prepared& p, int in, int out, int err, PrivateDirs& dirs, const SeccompProgram* broker,
     std::vector<std::pair<std::string, std::string>>* root_symlinks) {
   FilesystemPlan plan =
-      PlanFilesystem({p.policy, p.command.readable, {}}, true, ProbeHostPath, ListHostDir);
+      PlanFilesystem({p.policy, p.command.readable, {}, {}}, true, ProbeHostPath, ListHostDir);
   for (const auto& note : plan.notes) spdlog::debug("filesystem: {}", note);
   *root_symlinks = gvisor::RootSymlinks(plan.mounts);
   gvisor::BundleSpec spec;
@@ -205,7 +205,8 @@ Result<std::unique_ptr<gvisor::GvisorRun>> StartGvisorSandbox(
 Result<SandboxSpec> BuildSpec(const Prepared& p, bool use_namespaces, PrivateDirs& dirs) {
   SandboxSpec spec;
   spec.use_namespaces = use_namespaces;
-  FilesystemInputs inputs{p.policy, p.command.readable, {}};
+  spec.cgroups = HostCgroupMounts();
+  FilesystemInputs inputs{p.policy, p.command.readable, {}, spec.cgroups};
   std::map<std::string, std::string> fixed{{"HOME", p.home}};
   if (!use_namespaces) {
     for (const auto& path : p.policy.private_) {
@@ -363,7 +364,8 @@ Result<std::unique_ptr<Extension>> StartExtension(const Prepared& p, bool use_na
 std::unique_ptr<monitor::Egress> MakeEgress(const Prepared& p, SandboxProcess& sandbox,
                                             monitor::Unotify& unotify,
                                             monitor::TargetMemory& memory,
-                                            monitor::BoundedEventQueue& queue) {
+                                            monitor::BoundedEventQueue& queue,
+                                            monitor::ToolCallTracker& tool_calls) {
   // Learn mode: every destination, recorded; the policy on trial says what it would refuse.
   auto matcher = p.mode == RunMode::kLearn && p.trial
                      ? Result<policies::NetworkMatcher>(policies::NetworkMatcher::Everything())
@@ -376,6 +378,7 @@ std::unique_ptr<monitor::Egress> MakeEgress(const Prepared& p, SandboxProcess& s
   config.extension = p.name;
   config.matcher = std::move(matcher).value();
   config.namespaces = sandbox.namespaces;
+  config.tool_calls = &tool_calls;
   if (sandbox.namespaces) config.sandbox_pid = sandbox.pid;
   if (p.trial) {
     auto trial = policies::NetworkMatcher::Compile(p.trial->network);
@@ -462,6 +465,22 @@ void MakeParentDirs(const std::string& file) {
     mkdir(file.substr(0, slash).c_str(), 0700);
   }
 }
+
+// The install sandbox's sink: each event marked as the install phase's, so that nothing
+// gander's own installer does is counted as the extension's (metrics, audit, suggest).
+class InstallPhaseSink final : public monitor::EventSink {
+ public:
+  explicit InstallPhaseSink(monitor::EventSink* inner) : inner_(inner) {}
+  void Publish(const monitor::Event& event) override {
+    monitor::Event marked = event;
+    marked.install_phase = true;
+    inner_->Publish(marked);
+  }
+  void Flush() override { inner_->Flush(); }
+
+ private:
+  monitor::EventSink* inner_;
+};
 
 // The audit log, or nothing (with a warning): losing the log must not stop the extension.
 std::unique_ptr<exporters::AuditLog> OpenAuditLog(exporters::AuditLogOptions options,
@@ -844,6 +863,8 @@ int Run(const RunOptions& o) {
     }
     sink = collector.get();
   }
+  InstallPhaseSink install_sink(sink);
+  if (o.install_phase && sink) sink = &install_sink;
   // A refusal is never silent: one actionable line on stderr when a call or the run fails after
   // one (launcher/denial_notice.h).
   DenialNotice notice(sink, p.name,
@@ -950,10 +971,12 @@ int Run(const RunOptions& o) {
     if (x.gvisor && x.gvisor->strace_fd() >= 0) {
       x.strace = std::make_unique<gvisor::StraceMapper>(gvisor::StraceMapperConfig{
           .extension = p.name,
-          .rules = monitor::ClassifierRules::From(p.policy, p.workspace, p.command.readable),
-          .trial = p.trial ? std::optional(monitor::ClassifierRules::From(*p.trial, p.workspace,
-                                                                          p.command.readable))
-                           : std::nullopt,
+          .rules = monitor::ClassifierRules::From(p.policy, p.workspace, p.command.readable,
+                                                  {gvisor::kCgroupMountpoint}),
+          .trial =
+              p.trial ? std::optional(monitor::ClassifierRules::From(
+                            *p.trial, p.workspace, p.command.readable, {gvisor::kCgroupMountpoint}))
+                      : std::nullopt,
           .home = p.home,
           .workspace = p.workspace,
           .root_symlinks = x.root_symlinks,
@@ -965,11 +988,16 @@ int Run(const RunOptions& o) {
     }
     if (!x.sandbox.listener) return watches;
     x.unotify = std::make_unique<monitor::KernelUnotify>(std::move(x.sandbox.listener));
+    // What the sandbox shows of its own cgroup is system, as /proc is (not for gVisor's
+    // broker, whose notifications carry no file paths).
+    const std::vector<std::string> cgroup =
+        x.spec ? CgroupReadPaths(x.spec->cgroups, x.spec->use_namespaces)
+               : std::vector<std::string>{};
     monitor::SeccompMonitorConfig config{
         .extension = p.name,
-        .rules = monitor::ClassifierRules::From(p.policy, p.workspace, p.command.readable),
+        .rules = monitor::ClassifierRules::From(p.policy, p.workspace, p.command.readable, cgroup),
         .trial = p.trial ? std::optional(monitor::ClassifierRules::From(*p.trial, p.workspace,
-                                                                        p.command.readable))
+                                                                        p.command.readable, cgroup))
                          : std::nullopt,
         .denials = x.spec->seccomp.denials,
         .unlisted = x.spec->seccomp.unlisted,
@@ -985,7 +1013,7 @@ int Run(const RunOptions& o) {
         .tool_calls = &rpc.tracker(),
         .count_syscalls = !x.gvisor};
     if (x.spec->egress) {
-      x.egress = MakeEgress(p, x.sandbox, *x.unotify, memory, queue);
+      x.egress = MakeEgress(p, x.sandbox, *x.unotify, memory, queue, rpc.tracker());
       if (!x.egress) return std::nullopt;
       config.network = x.egress.get();
       watches.push_back({x.egress->fd(), [ex = &x](short) {

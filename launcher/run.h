@@ -41,6 +41,8 @@ struct RunOptions {
   std::string workspace;            // --workspace; empty: the current directory
   std::optional<IsolationLevel> require;
   bool no_namespaces = false;  // run with Landlock + seccomp only
+  // The install sandbox of launcher/install/: every event is marked install (Event).
+  bool install_phase = false;
   RunMode mode = RunMode::kEnforce;
   std::optional<monitor::FilesWatch> files;      // --files: overrides the policy's monitor.files
   std::string audit_log;                         // --audit-log; empty: policy, else the state dir

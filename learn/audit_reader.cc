@@ -122,6 +122,7 @@ void AddAuditLine(std::string_view line, const std::string& extension, Learned& 
     return;
   }
   if (!extension.empty() && Str(j, "extension") != extension) return;
+  if (Str(j, "phase") == "install") return;  // gander's own install, not the extension
   ++out.lines;
   std::string kind = Str(j, "kind");
   auto body = j.find(kind);

@@ -73,7 +73,8 @@ ClassifierRules::ClassifierRules(std::vector<ClassifierRule> rules) {
 
 ClassifierRules ClassifierRules::From(const policies::ExpandedPolicy& policy,
                                       const std::string& workspace,
-                                      const std::vector<std::string>& extra_exec) {
+                                      const std::vector<std::string>& extra_exec,
+                                      const std::vector<std::string>& system) {
   std::vector<ClassifierRule> rules;
   auto add = [&](const std::vector<std::string>& paths, PathClass c) {
     for (const auto& p : paths) rules.push_back({p, c});
@@ -85,6 +86,7 @@ ClassifierRules ClassifierRules::From(const policies::ExpandedPolicy& policy,
   add(policy.exec, PathClass::kAllowedReadOnly);
   add(extra_exec, PathClass::kAllowedReadOnly);
   add({"/proc", "/dev"}, PathClass::kSystem);
+  add(system, PathClass::kSystem);
   if (!workspace.empty()) rules.push_back({workspace, PathClass::kWorkspace});
   return ClassifierRules(std::move(rules));
 }

@@ -31,9 +31,11 @@ class ClassifierRules {
   // Rules from an expanded policy: deny -> denied, private -> private, write ->
   // allowed_write, read and exec -> allowed_read_only, plus `workspace` -> workspace,
   // `extra_exec` (the command, its interpreter, their prefixes) -> allowed_read_only, and
-  // /proc and /dev -> system (the sandbox always has them).
+  // /proc and /dev -> system (the sandbox always has them), and `system` (what else the
+  // sandbox shows of its own: its cgroup, sandbox/cgroup_view.h) -> system.
   static ClassifierRules From(const policies::ExpandedPolicy& policy, const std::string& workspace,
-                              const std::vector<std::string>& extra_exec = {});
+                              const std::vector<std::string>& extra_exec = {},
+                              const std::vector<std::string>& system = {});
 
   // Rules given directly; paths are normalised lexically, order does not matter.
   explicit ClassifierRules(std::vector<ClassifierRule> rules);

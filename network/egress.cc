@@ -686,6 +686,15 @@ std::vector<std::string> Egress::NamesOf(const policies::IpAddress& ip) const {
   return {it->second.begin(), it->second.end()};
 }
 
+// A connection or flow the call in flight started counts for it now: its event is written
+// when it ends. (Denied ones are events at once, counted by the seccomp monitor.)
+void Egress::CountForToolCall(const Event& base) {
+  if (!config_.tool_calls) return;
+  Event started = base;
+  started.payload = NetworkEvent{};
+  config_.tool_calls->Attribute(started);
+}
+
 Event Egress::Denied(const Event& base, std::string_view syscall, const InetAddress& addr,
                      std::string transport, const NetDecision& d) {
   ++stats_.denied;
@@ -942,6 +951,7 @@ std::optional<Response> Egress::StartBroker(const Notification& n, const Event& 
   c->notification = n.id;
   c->base = base;
   c->dest = dest;
+  CountForToolCall(base);
   std::vector<std::string> names = NamesOf(dest.ip);
   if (!names.empty()) c->host = names.front();
   c->rule = decision.rule;
@@ -1546,6 +1556,7 @@ int Egress::EnsureUdpRelay(const Event& base, std::string_view syscall, const In
   auto relay = std::make_unique<UdpRelay>();
   relay->base = base;
   relay->syscall = syscall;
+  CountForToolCall(base);
   relay->dest = dest;
   std::vector<std::string> names = NamesOf(dest.ip);
   if (!names.empty()) relay->host = names.front();
@@ -1870,6 +1881,10 @@ void Egress::OnDnsQuery(const uint8_t* buf, size_t n, const DnsOrigin& origin) {
   net.transport = "dns";
   net.result = would_deny ? Verdict::kWouldDeny : allowed ? Verdict::kAllowed : Verdict::kDenied;
   e.payload = std::move(net);
+  if (config_.tool_calls) {
+    e.tool_call = config_.tool_calls->Slot();
+    config_.tool_calls->Attribute(e);
+  }
   queue_.Push(std::move(e));
   if (!allowed) {
     // Refused without asking anyone: nothing the query carries leaves the sandbox.

@@ -53,6 +53,7 @@
 #include "events/event_queue.h"
 #include "monitor/network_handler.h"
 #include "network/network_decision.h"
+#include "relay/tool_call_tracker.h"
 #include "policies/network_matcher.h"
 
 namespace gander::monitor {
@@ -110,6 +111,10 @@ struct EgressConfig {
   // GANDER_UDP_IDLE_MS and GANDER_UDP_MAX_FLOWS (launcher/run.cc).
   std::chrono::milliseconds udp_idle{60000};
   size_t max_udp_flows = 1024;
+  // The relay's tracker: a DNS query carries the tool call in flight, as every notified event
+  // does, and counts for it; so does each connection or UDP flow a call starts (its event is
+  // written when it ends, maybe after the call). Null: no attribution.
+  ToolCallTracker* tool_calls = nullptr;
 };
 
 struct EgressStats {
@@ -166,6 +171,7 @@ class Egress final : public NetworkHandler {
   std::optional<Response> StartBroker(const Notification& n, const Event& base, UniqueFd sock,
                                       const InetAddress& dest, const NetDecision& decision,
                                       std::vector<Event>& events);
+  void CountForToolCall(const Event& base);
   Event Denied(const Event& base, std::string_view syscall, const InetAddress& addr,
                std::string transport, const NetDecision& d);
   // Does a socket in the sandbox's network namespace listen on loopback `ip`:`port`? False

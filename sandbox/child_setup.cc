@@ -176,6 +176,15 @@ int DoMount(const PreparedMount& m) {
       return Mount("proc", target, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr);
     case MountOp::Kind::kDev:
       return MountDev(m);
+    case MountOp::Kind::kCgroup:
+      // Best effort: a kernel or host that refuses the mount leaves the limits unreadable (the
+      // runtime's reads are denied and reported), never the sandbox unstarted.
+      if (MakeDirs(target, true) == 0) {
+        (void)Mount(m.source.c_str(), target, m.source.c_str(),
+                    MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
+                    m.options.empty() ? nullptr : m.options.c_str());
+      }
+      return 0;
   }
   return EINVAL;
 }

@@ -198,14 +198,26 @@ FilesystemPlan PlanFilesystem(const FilesystemInputs& in, bool with_mount_namesp
   for (const auto& path : privates) ops.push_back({MountOp::Kind::kTmpfs, "", path, true});
   ops.push_back({MountOp::Kind::kProc, "", "/proc"});
   ops.push_back({MountOp::Kind::kDev, "", "/dev"});
+  for (const auto& cg : in.cgroups) {
+    ops.push_back({MountOp::Kind::kCgroup, cg.type, cg.mountpoint, false, false, cg.options});
+  }
   std::stable_sort(ops.begin(), ops.end(), [](const MountOp& a, const MountOp& b) {
     return std::make_pair(Depth(a.target), a.target) < std::make_pair(Depth(b.target), b.target);
   });
 
   // 5. Masks over denied paths that a bind would otherwise show (inside a private tmpfs
-  //    they are absent anyway). They go last, deepest last.
+  //    they are absent anyway). They go last, deepest last. A denied path inside another
+  //    denied directory needs none: that directory's mask (or its absence) hides it already,
+  //    and a mount there would fail, its target gone under the outer mask (learn mode denies
+  //    gander's state directory and the audit log inside it).
+  auto inside_other_denied = [&](const std::string& path) {
+    return std::any_of(deny.begin(), deny.end(), [&](const std::string& d) {
+      return d != path && IsWithin(path, d) && !probe(d).is_symlink;
+    });
+  };
   std::vector<MountOp> masks;
   for (const auto& path : deny) {
+    if (inside_other_denied(path)) continue;
     const MountOp* nearest = nullptr;
     for (const auto& op : ops) {
       if ((op.kind == MountOp::Kind::kBind || op.kind == MountOp::Kind::kTmpfs) &&
@@ -248,6 +260,8 @@ FilesystemPlan PlanFilesystem(const FilesystemInputs& in, bool with_mount_namesp
       plan.rules.push_back({dev, ll::kDevice});
     }
     plan.rules.push_back({"/dev/shm", ll::kWrite});
+    for (const auto& path : CgroupReadPaths(in.cgroups, true))
+      plan.rules.push_back({path, ll::kRead});
     ops.insert(ops.end(), masks.begin(), masks.end());
     plan.mounts = std::move(ops);
   } else {
@@ -263,6 +277,8 @@ FilesystemPlan PlanFilesystem(const FilesystemInputs& in, bool with_mount_namesp
     for (const char* dev : {"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"}) {
       plan.rules.push_back({dev, ll::kDevice});
     }
+    for (const auto& path : CgroupReadPaths(in.cgroups, false))
+      plan.rules.push_back({path, ll::kRead});
   }
   return plan;
 }

@@ -7,8 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "policies/policy.h"
+#include "sandbox/cgroup_view.h"
 #include "sandbox/landlock.h"
+#include "policies/policy.h"
 
 namespace gander::launcher {
 
@@ -36,12 +37,15 @@ struct MountOp {
     kSymlink,   // a symlink at target pointing to source (verbatim link text)
     kProc,      // a fresh /proc for the sandbox's pid namespace
     kDev,       // a minimal /dev: null zero full random urandom, fd links, shm
+    kCgroup,    // a fresh read-only cgroup mount: source is the type (cgroup, cgroup2),
+                // options the v1 hierarchy's controllers (sandbox/cgroup_view.h)
   };
   Kind kind = Kind::kBind;
   std::string source;
   std::string target;
   bool writable = false;
   bool executable = false;
+  std::string options = "";  // kCgroup: mount data
 };
 
 // Paths gander adds on top of the policy (the resolved command, its interpreter and their
@@ -52,6 +56,10 @@ struct FilesystemInputs {
   // Without a mount namespace, each private path is replaced by a host directory the caller
   // created (policy path -> host dir).
   std::vector<std::pair<std::string, std::string>> private_host_dirs;
+  // The host's cgroup hierarchies (HostCgroupMounts): shown read-only, so that runtimes read
+  // their memory limits (with a mount namespace, mounted afresh; without, Landlock grants the
+  // own cgroup directories).
+  std::vector<CgroupMount> cgroups = {};
 };
 
 struct FilesystemPlan {

@@ -57,6 +57,7 @@ ChildPlan PrepareChildPlan(const SandboxSpec& spec, int sync_fd) {
     PreparedMount m{op.kind, op.source, "/newroot" + op.target, "", op.writable, op.executable};
     if (op.kind == MountOp::Kind::kBind) m.source = "/oldroot" + op.source;
     if (op.kind == MountOp::Kind::kTmpfs) m.options = TmpfsOptions(op.target, spec);
+    if (op.kind == MountOp::Kind::kCgroup) m.options = op.options;
     plan.mounts.push_back(std::move(m));
   }
   for (const auto& arg : spec.argv) plan.argv.push_back(const_cast<char*>(arg.c_str()));

@@ -21,9 +21,10 @@ namespace gander::launcher {
 
 struct SandboxSpec {
   bool use_namespaces = true;
-  std::vector<MountOp> mounts;  // used with namespaces
-  landlock::Ruleset landlock;   // abi 0: not applied
-  SeccompProgram seccomp;       // empty: not applied
+  std::vector<MountOp> mounts;       // used with namespaces
+  std::vector<CgroupMount> cgroups;  // the host's, shown read-only (sandbox/cgroup_view.h)
+  landlock::Ruleset landlock;        // abi 0: not applied
+  SeccompProgram seccomp;            // empty: not applied
   std::vector<std::pair<int, rlim_t>> rlimits;
   // Bounds of every private tmpfs (policies::TmpfsSize/TmpfsInodes): without them /tmp and
   // $HOME could take half the host's memory, outside every rlimit. 0: unbounded.

@@ -136,6 +136,7 @@ class Analysis {
   explicit Analysis(const LogContext& c) : c_(c) {}
 
   void Line(const json& line) {
+    if (Str(line, "phase") == "install") return;  // gander's own install, not the extension
     std::string kind = Str(line, "kind");
     if (kind == "file") File(line, line["file"]);
     if (kind == "network") Network(line, line["network"]);

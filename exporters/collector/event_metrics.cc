@@ -107,6 +107,8 @@ void EventMetrics::OnHello(const wire::Hello& h) {
 }
 
 void EventMetrics::Apply(const monitor::Event& e, std::string_view home, bool backlog_gap) {
+  // gander's own install of the package is not the extension: in the audit log only.
+  if (e.install_phase) return;
   const std::string& ext = e.extension;
   if (const auto* f = std::get_if<monitor::FileEvent>(&e.payload)) {
     if (CountsAsOutside(f->path_class)) {

@@ -221,6 +221,10 @@ Result<monitor::Event> ParseEvent(const object& o) {
   GANDER_TRY_ASSIGN(e.pid, OptionalInt32(o, "pid"));
   GANDER_TRY_ASSIGN(e.sandbox_pid, OptionalInt32(o, "sandbox_pid"));
   GANDER_TRY_ASSIGN(e.executable, Bytes(o, "exe", true));
+  if (std::string_view phase; !o["phase"].get_string().get(phase)) {
+    if (phase != "install") return Bad("unknown phase");
+    e.install_phase = true;
+  }
 
   object tc;
   if (o["tool_call"].get_object().get(tc)) return Bad("tool_call is not an object");

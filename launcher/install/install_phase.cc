@@ -69,6 +69,7 @@ void RecordInstallEvent(const RunOptions& run, const std::string& detail) {
   monitor::Event e;
   e.time_ns = monitor::WallClockNowNs();
   e.extension = run.name;
+  e.install_phase = true;
   e.payload = monitor::LifecycleEvent{monitor::LifecyclePhase::kInstall, detail};
   const std::string audit_path = AuditPath(run);
   std::error_code ignored;
@@ -236,6 +237,7 @@ int InstallInSandbox(const RunOptions& run, const std::string& cache, const std:
   o.audit_log = AuditPath(run);
   o.collector = run.collector;
   o.log_home = true;
+  o.install_phase = true;
   o.command = std::move(command);
   int in[2];
   if (pipe2(in, O_CLOEXEC) != 0) return kExitSetupFailed;
@@ -396,8 +398,19 @@ Result<Installed> InstallNpm(const RunOptions& run, const PackageRun& package,
       return written.error();
     }
   }
+  // npm's user config is gander's, naming the registry and nothing else: the user's ~/.npmrc
+  // (which may hold tokens) is neither read in the sandbox nor reported as its access.
+  const std::string npmrc = cache + "/.gander-npmrc";
+  if (Status written = WriteFile(npmrc,
+                                 "# Written by gander for the install sandbox: the registry only.\n"
+                                 "registry=" +
+                                     registry + "\n");
+      !written) {
+    return written.error();
+  }
   const std::string policy = InstallPolicy({*host},
                                            {{"npm_config_registry", registry},
+                                            {"npm_config_userconfig", npmrc},
                                             {"npm_config_cache", cache + "/.npm"},
                                             {"npm_config_update_notifier", "false"},
                                             {"npm_config_audit", "false"},

@@ -208,6 +208,8 @@ std::string OciConfig(const BundleSpec& spec) {
       case MountOp::Kind::kDev:
         mounts.push_back(Mount(m.target, "tmpfs", "tmpfs", {"nosuid", "mode=755"}));
         break;
+      case MountOp::Kind::kCgroup:
+        break;  // runsc --cgroupfs mounts the sentry's own (runsc.cc)
       case MountOp::Kind::kSymlink:
         break;  // RootSymlinks: made in the root directory itself
     }

@@ -132,6 +132,9 @@ std::vector<std::string> RunscRunArgv(const RunscOptions& options, const std::st
   std::vector<std::string> argv{options.runsc, "--rootless",
                                 options.broker_filter.empty() ? "--network=none" : "--network=host",
                                 "--root=" + state_dir};
+  // The sentry's own cgroupfs at /sys/fs/cgroup (kCgroupMountpoint): runtimes read their
+  // memory limits there, as in the native sandbox's cgroup namespace.
+  argv.push_back("--cgroupfs");
   if (!options.platform.empty()) argv.push_back("--platform=" + options.platform);
   if (!options.strace_syscalls.empty()) {
     std::string list;

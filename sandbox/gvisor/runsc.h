@@ -20,6 +20,8 @@ namespace gander::launcher::gvisor {
 
 inline constexpr const char* kRunscBinary = "runsc";
 inline constexpr const char* kStraceAll = "*";
+// Where `runsc --cgroupfs` mounts the sentry's cgroup hierarchies.
+inline constexpr const char* kCgroupMountpoint = "/sys/fs/cgroup";
 
 struct RunscOptions {
   std::string runsc = kRunscBinary;  // found through PATH unless absolute

@@ -125,6 +125,17 @@ test("server-everything: tool calls are attributed, long-running and sampling in
     assert.deepEqual(f.tool_call, { state: "one", tool: "gzip-file-as-resource", request_id: gz1.tool.request_id });
   }
   assert.ok(gz1.tool.files >= alone.length, `the call counts its file events (${gz1.tool.files})`);
+  // DNS: the lone call's lookup of the name is the call's (not `startup`), and counts as its
+  // network (issue 18: it was `startup`, and the tool line said network 0).
+  const dns = events.filter((e) => e.kind === "network" && e.network.transport === "dns" && e.network.host === "gander-e2e.invalid");
+  assert.ok(dns.length >= 2, `DNS queries of both gzip calls in the log: ${JSON.stringify(dns)}${diag()}`);
+  const dnsAlone = dns.filter((e) => e.tool_call.request_id === gz1.tool.request_id);
+  assert.ok(dnsAlone.length > 0, `no DNS event names the lone gzip call: ${JSON.stringify(dns.map((e) => e.tool_call))}`);
+  for (const e of dnsAlone) {
+    assert.deepEqual(e.tool_call, { state: "one", tool: "gzip-file-as-resource", request_id: gz1.tool.request_id });
+  }
+  assert.ok(dns.every((e) => e.tool_call.state !== "startup"), `a DNS query during a call says startup: ${JSON.stringify(dns)}`);
+  assert.ok(gz1.tool.network >= dnsAlone.length, `the call counts its DNS queries as network (${gz1.tool.network})`);
   const overlapped = during(gz2).filter((f) => /hosts|resolv|nsswitch|gai\.conf|host\.conf/.test(f.file.path ?? ""));
   assert.ok(overlapped.length > 0, "file events during the overlapping calls");
   for (const f of overlapped) assert.equal(f.tool_call.state, "concurrent", JSON.stringify(f));

@@ -161,6 +161,72 @@ TEST(FilesystemPlan, DeniedPathsInsideAPrivateTmpfsNeedNoMask) {
   EXPECT_EQ(FindMount(plan, "/home/u/.ssh"), nullptr);
 }
 
+// Learn mode shows the real home and denies gander's own state directory and the audit log
+// in it: the directory's mask already hides the log, and a mask mounted on a path inside an
+// earlier mask fails (the target is not there), which failed every second learning run.
+TEST(FilesystemPlan, DeniedPathsInsideAMaskedDirectoryNeedNoMaskOfTheirOwn) {
+  FakeHost host = DebianHost();
+  host.Dir("/home/u/.local/state/gander");
+  host.Dir("/home/u/.local/state/gander/audit");
+  host.File("/home/u/.local/state/gander/audit/x.jsonl");
+  policies::ExpandedPolicy policy = DefaultLike("/home/u");
+  policy.deny.push_back("/home/u/.local/state/gander");
+  policy.deny.push_back("/home/u/.local/state/gander/audit/x.jsonl");
+  auto plan = PlanFilesystem({policy, {}, {}}, true, host.Probe(), host.Lister());
+  const MountOp* state = FindMount(plan, "/home/u/.local/state/gander");
+  ASSERT_NE(state, nullptr);
+  EXPECT_EQ(state->kind, Kind::kMaskDir);
+  EXPECT_EQ(FindMount(plan, "/home/u/.local/state/gander/audit/x.jsonl"), nullptr);
+}
+
+// The sandbox's own cgroup, read-only: with a mount namespace a fresh mount of each host
+// hierarchy (the cgroup namespace roots it at the sandbox's cgroup) and a Landlock read rule;
+// without, a Landlock read rule on the process's own cgroup directory.
+TEST(FilesystemPlan, TheOwnCgroupIsShownReadOnly) {
+  FakeHost host = DebianHost();
+  std::vector<CgroupMount> cgroups{
+      {"cgroup", "memory", "/sys/fs/cgroup/memory", "/sys/fs/cgroup/memory/user/1"},
+      {"cgroup2", "", "/sys/fs/cgroup/unified", "/sys/fs/cgroup/unified/user/1"}};
+  auto plan = PlanFilesystem({DefaultLike("/home/u/proj"), {}, {}, cgroups}, true, host.Probe(),
+                             host.Lister());
+  const MountOp* memory = FindMount(plan, "/sys/fs/cgroup/memory");
+  ASSERT_NE(memory, nullptr);
+  EXPECT_EQ(memory->kind, Kind::kCgroup);
+  EXPECT_EQ(memory->source, "cgroup");
+  EXPECT_EQ(memory->options, "memory");
+  EXPECT_FALSE(memory->writable);
+  EXPECT_EQ(RuleFor(plan, "/sys/fs/cgroup/memory"), landlock::kRead);
+  EXPECT_EQ(RuleFor(plan, "/sys/fs/cgroup/unified"), landlock::kRead);
+  auto bare = PlanFilesystem({DefaultLike("/home/u/proj"), {}, {}, cgroups}, false, host.Probe(),
+                             host.Lister());
+  EXPECT_TRUE(bare.mounts.empty());
+  EXPECT_EQ(RuleFor(bare, "/sys/fs/cgroup/memory/user/1"), landlock::kRead);
+  EXPECT_EQ(RuleFor(bare, "/sys/fs/cgroup/memory"), 0u);
+}
+
+TEST(CgroupView, ParsesHierarchiesAndTheOwnDirectory) {
+  const std::string mountinfo =
+      "30 25 0:26 / /sys/fs/cgroup rw,nosuid - tmpfs tmpfs rw,mode=755\n"
+      "33 30 0:29 / /sys/fs/cgroup/cpu,cpuacct rw,relatime shared:9 - cgroup cgroup "
+      "rw,cpu,cpuacct\n"
+      "36 30 0:32 / /sys/fs/cgroup/memory rw,relatime - cgroup cgroup rw,memory\n"
+      "37 30 0:33 /ctr /sys/fs/cgroup/pids rw,relatime - cgroup cgroup rw,pids\n"
+      "38 30 0:34 / /sys/fs/cgroup/systemd rw - cgroup cgroup rw,xattr,name=systemd\n"
+      "39 30 0:35 / /sys/fs/cgroup/unified rw - cgroup2 cgroup2 rw,nsdelegate\n"
+      "40 25 0:36 / /mnt/elsewhere rw - cgroup2 cgroup2 rw\n";
+  const std::string cgroup =
+      "5:name=systemd:/user.slice\n4:pids:/ctr/job\n3:memory:/job\n2:cpu,cpuacct:/\n0::/job\n";
+  auto mounts = ParseCgroupMounts(mountinfo, cgroup);
+  ASSERT_EQ(mounts.size(), 5u);
+  EXPECT_EQ(mounts[0].options, "cpu,cpuacct");
+  EXPECT_EQ(mounts[0].own_dir, "/sys/fs/cgroup/cpu,cpuacct");
+  EXPECT_EQ(mounts[1].own_dir, "/sys/fs/cgroup/memory/job");
+  EXPECT_EQ(mounts[2].own_dir, "/sys/fs/cgroup/pids/job") << "relative to the mount's root";
+  EXPECT_EQ(mounts[3].options, "name=systemd");
+  EXPECT_EQ(mounts[4].type, "cgroup2");
+  EXPECT_EQ(mounts[4].own_dir, "/sys/fs/cgroup/unified/job");
+}
+
 TEST(FilesystemPlan, GrantsInsideDeniedPathsAreDropped) {
   FakeHost host = DebianHost();
   auto policy = DefaultLike("/home/u/proj");

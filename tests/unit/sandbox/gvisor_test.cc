@@ -72,20 +72,20 @@ TEST(RunscArgvTest, RootlessNoNetworkPrivateRootAndStrace) {
   RunscOptions options;
   EXPECT_EQ(RunscRunArgv(options, "/r/state", "/r/bundle", "c1", ""),
             (std::vector<std::string>{"runsc", "--rootless", "--network=none", "--root=/r/state",
-                                      "run", "--bundle=/r/bundle", "c1"}));
+                                      "--cgroupfs", "run", "--bundle=/r/bundle", "c1"}));
   options.platform = "kvm";
   options.strace_syscalls = {"openat", "execve"};
-  EXPECT_EQ(
-      RunscRunArgv(options, "/r/state", "/r/bundle", "c1", "/r/log"),
-      (std::vector<std::string>{"runsc", "--rootless", "--network=none", "--root=/r/state",
-                                "--platform=kvm", "--strace", "--strace-syscalls=openat,execve",
-                                "--debug-log=/r/log", "run", "--bundle=/r/bundle", "c1"}));
+  EXPECT_EQ(RunscRunArgv(options, "/r/state", "/r/bundle", "c1", "/r/log"),
+            (std::vector<std::string>{"runsc", "--rootless", "--network=none", "--root=/r/state",
+                                      "--cgroupfs", "--platform=kvm", "--strace",
+                                      "--strace-syscalls=openat,execve", "--debug-log=/r/log",
+                                      "run", "--bundle=/r/bundle", "c1"}));
   options.platform = "";
   options.strace_syscalls = {kStraceAll};  // learn mode: every syscall
   EXPECT_EQ(RunscRunArgv(options, "/r/state", "/r/bundle", "c1", "/r/log"),
             (std::vector<std::string>{"runsc", "--rootless", "--network=none", "--root=/r/state",
-                                      "--strace", "--debug-log=/r/log", "run", "--bundle=/r/bundle",
-                                      "c1"}));
+                                      "--cgroupfs", "--strace", "--debug-log=/r/log", "run",
+                                      "--bundle=/r/bundle", "c1"}));
 }
 
 TEST(RunscArgvTest, HostNetworkWithTheBrokerFilter) {
@@ -93,7 +93,7 @@ TEST(RunscArgvTest, HostNetworkWithTheBrokerFilter) {
   options.broker_filter = {sock_filter{0x06, 0, 0, 0x7fff0000}};  // any program: broker mode
   EXPECT_EQ(RunscRunArgv(options, "/r/state", "/r/bundle", "c1", ""),
             (std::vector<std::string>{"runsc", "--rootless", "--network=host", "--root=/r/state",
-                                      "run", "--bundle=/r/bundle", "c1"}));
+                                      "--cgroupfs", "run", "--bundle=/r/bundle", "c1"}));
 }
 
 TEST(OciConfigTest, TheSyscallAllowlistBecomesOciSeccompForRunsc) {
@@ -111,9 +111,10 @@ TEST(OciConfigTest, TheSyscallAllowlistBecomesOciSeccompForRunsc) {
                             "rt_sigreturn", "write"}));
   RunscOptions options;
   options.oci_seccomp = true;
-  EXPECT_EQ(RunscRunArgv(options, "/r/state", "/r/bundle", "c1", ""),
-            (std::vector<std::string>{"runsc", "--rootless", "--network=none", "--root=/r/state",
-                                      "--oci-seccomp", "run", "--bundle=/r/bundle", "c1"}));
+  EXPECT_EQ(
+      RunscRunArgv(options, "/r/state", "/r/bundle", "c1", ""),
+      (std::vector<std::string>{"runsc", "--rootless", "--network=none", "--root=/r/state",
+                                "--cgroupfs", "--oci-seccomp", "run", "--bundle=/r/bundle", "c1"}));
 }
 
 // Issue 16 item 6: without the floor nested user namespaces, ptrace and io_uring worked inside
