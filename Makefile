@@ -52,7 +52,7 @@ SANITIZE_SKIP = ^(Escape/EscapeTest\.|Gvisor/)
 sanitize: deps
 	cmake -S . -B $(BUILD)-asan -DCMAKE_BUILD_TYPE=Debug -DGANDER_SANITIZE=ON >/dev/null
 	cmake --build $(BUILD)-asan -j$(JOBS)
-	ctest --test-dir $(BUILD)-asan -L 'unit|integration' -E '$(SANITIZE_SKIP)' --output-on-failure
+	ctest --test-dir $(BUILD)-asan -L 'unit|integration' -E '$(SANITIZE_SKIP)' --output-on-failure $(CTEST_FLAGS)
 
 SOURCES = $(shell git ls-files '*.cc' '*.h')
 format:

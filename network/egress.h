@@ -51,8 +51,9 @@
 
 #include "common/unique_fd.h"
 #include "events/event_queue.h"
-#include "monitor/network_handler.h"
+#include "network/dns_wire.h"
 #include "network/network_decision.h"
+#include "monitor/network_handler.h"
 #include "relay/tool_call_tracker.h"
 #include "policies/network_matcher.h"
 
@@ -273,25 +274,5 @@ class Egress final : public NetworkHandler {
   // Inodes of child sockets whose parked connect failed, until their next connect (bounded).
   std::set<ino_t> failed_connects_;
 };
-
-// The DNS wire format, as much as the stub needs. Pure, for tests.
-namespace dns {
-struct Question {
-  uint16_t id = 0;
-  uint16_t flags = 0;
-  std::string name;  // lower case, no final dot
-  uint16_t qtype = 0;
-  uint16_t qclass = 0;
-  size_t question_end = 0;  // offset just past the question
-};
-constexpr uint16_t kTypeA = 1;
-constexpr uint16_t kTypeAAAA = 28;
-constexpr int kNoError = 0, kFormErr = 1, kServFail = 2, kNxDomain = 3, kRefused = 5;
-std::optional<Question> ParseQuery(const uint8_t* data, size_t size);
-// A response to `query` (its header and question copied) with `rcode` and the addresses of
-// the question's type as answers.
-std::string BuildResponse(const uint8_t* query, const Question& q, int rcode,
-                          const std::vector<policies::IpAddress>& answers);
-}  // namespace dns
 
 }  // namespace gander::monitor

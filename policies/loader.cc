@@ -21,9 +21,11 @@ namespace {
 constexpr off_t kMaxPolicyFileSize = 1 << 20;  // a policy is a few hundred lines at most
 constexpr std::string_view kBuiltinPrefix = "profile:";
 
-// The whole of a small regular file.
+// The whole of a small regular file. O_NONBLOCK: opening a FIFO (a policy path, or an
+// `extends` one, can name anything) must not wait for a writer; the type is checked on the
+// open file, so a swap after the check changes nothing. A regular file ignores the flag.
 Result<std::string> ReadSmallFile(const std::string& path) {
-  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY));
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK));
   if (!fd) return ErrnoError("cannot open " + path);
   struct stat st {};
   if (::fstat(fd.get(), &st) != 0) return ErrnoError("cannot stat " + path);

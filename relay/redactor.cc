@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cctype>
 #include <map>
+#include <string>
+#include <vector>
 
 namespace gander::monitor {
 namespace {
@@ -118,6 +120,57 @@ std::string SafeName(std::string_view name) {
   return out;
 }
 
+// The hex forms of `value`, lower and upper case.
+std::string HexOf(std::string_view value, bool upper) {
+  const char* digits = upper ? "0123456789ABCDEF" : "0123456789abcdef";
+  std::string out;
+  out.reserve(value.size() * 2);
+  for (unsigned char c : value) {
+    out += digits[c >> 4];
+    out += digits[c & 15];
+  }
+  return out;
+}
+
+// The characters of a base64 text that depend on `value`'s bytes alone when `value` sits
+// `align` bytes (0, 1, 2) into the encoded stream: character k covers the stream's bits
+// [6k, 6k + 6), kept when they all lie inside the value's. What comes before and after (other
+// bytes, padding) changes only the characters left out, so the core is found wherever the
+// value is printed base64, padded or not.
+std::string Base64Core(std::string_view value, size_t align, bool url) {
+  const char* abc = url ? "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+                        : "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string stream(align, '\0');
+  stream.append(value);
+  stream.append(3, '\0');
+  const size_t first_bit = 8 * align, end_bit = 8 * (align + value.size());
+  std::string out;
+  for (size_t k = (first_bit + 5) / 6; 6 * k + 6 <= end_bit; ++k) {
+    size_t bit = 6 * k, byte = bit / 8, shift = bit % 8;
+    uint32_t two = static_cast<uint8_t>(stream[byte]) << 8 | static_cast<uint8_t>(stream[byte + 1]);
+    out += abc[(two >> (10 - shift)) & 63];
+  }
+  return out;
+}
+
+// The forms `value` is looked for in: as written, and (long enough values) hex and base64.
+// A form of digits only is left out: it could be a JSON number, which a marker would break.
+std::vector<std::string> FormsOf(const std::string& value) {
+  std::vector<std::string> forms{value};
+  if (value.size() < kMinEncodedSecretBytes) return forms;
+  auto add = [&](std::string form) {
+    if (form.empty() || std::find(forms.begin(), forms.end(), form) != forms.end()) return;
+    if (std::all_of(form.begin(), form.end(), [](char c) { return c >= '0' && c <= '9'; })) return;
+    forms.push_back(std::move(form));
+  };
+  add(HexOf(value, false));
+  add(HexOf(value, true));
+  for (bool url : {false, true}) {
+    for (size_t align = 0; align < 3; ++align) add(Base64Core(value, align, url));
+  }
+  return forms;
+}
+
 }  // namespace
 
 bool IsRedactable(std::string_view value) {
@@ -168,8 +221,10 @@ void Redactor::SetSecrets(std::vector<Secret> secrets) {
   std::fill(std::begin(starts_), std::end(starts_), false);
   for (auto& s : secrets) {
     if (!IsRedactable(s.value)) continue;
-    starts_[static_cast<unsigned char>(s.value[0])] = true;
-    secrets_.push_back({s.name, std::move(s.value), Marker(s.name)});
+    for (std::string& form : FormsOf(s.value)) {
+      starts_[static_cast<unsigned char>(form[0])] = true;
+      secrets_.push_back({s.name, std::move(form), Marker(s.name)});
+    }
   }
   // Longest first: a secret containing another is replaced whole.
   std::sort(secrets_.begin(), secrets_.end(),

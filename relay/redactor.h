@@ -2,7 +2,11 @@
 // that gander injected is replaced by a marker naming the secret, `[gander:redacted:NAME]`,
 // before it reaches Goose. Found as written raw and in every JSON string escape form (`\/`,
 // `\u00XX` in either case, `\uXXXX` and surrogate pairs for non-ASCII, `\n`...), also when cut
-// by a read or by line breaks (up to kMaxBreaks inside one occurrence). Streaming: bytes that
+// by a read or by line breaks (up to kMaxBreaks inside one occurrence). A value of at least
+// kMinEncodedSecretBytes is also found printed hex (lower or upper case) and base64 (standard
+// or URL-safe alphabet, padded or not, at any of the three byte alignments in the encoded
+// stream): the characters that depend on the value alone are replaced, which leaves at most
+// a few bits of its first and last bytes in the characters around the marker. Streaming: bytes that
 // may be the start of an occurrence are held back until the following bytes decide.
 #pragma once
 
@@ -30,6 +34,9 @@ inline constexpr size_t kMinSecretBytes = 8;
 // `,:[]{}`, whitespace, and letter runs inside true/false/null). The launcher warns once when
 // a secret falls below it.
 bool IsRedactable(std::string_view value);
+// Values at least this long are also looked for hex and base64 encoded (shorter ones would
+// give encoded forms of a few characters, found by chance in ordinary output).
+inline constexpr size_t kMinEncodedSecretBytes = 8;
 
 class Redactor final : public StreamRewriter {
  public:

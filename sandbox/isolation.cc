@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -41,8 +42,9 @@ bool WriteSelf(const char* path, const std::string& text) {
 std::string TryUserNamespaces() {
   int pipefd[2];
   if (pipe2(pipefd, O_CLOEXEC) != 0) return std::string("pipe: ") + strerror(errno);
-  uid_t uid = getuid();
-  gid_t gid = getgid();
+  // Built before fork: the child allocates nothing (gander may have threads).
+  const std::string uid_map = std::to_string(getuid()) + " " + std::to_string(getuid()) + " 1";
+  const std::string gid_map = std::to_string(getgid()) + " " + std::to_string(getgid()) + " 1";
   pid_t pid = fork();
   if (pid < 0) return std::string("fork: ") + strerror(errno);
   if (pid == 0) {
@@ -52,19 +54,21 @@ std::string TryUserNamespaces() {
                       CLONE_NEWCGROUP | CLONE_NEWPID) == 0;
     if (ok) {
       step = "write uid/gid maps";
-      ok =
-          WriteSelf("/proc/self/setgroups", "deny") &&
-          WriteSelf("/proc/self/uid_map", std::to_string(uid) + " " + std::to_string(uid) + " 1") &&
-          WriteSelf("/proc/self/gid_map", std::to_string(gid) + " " + std::to_string(gid) + " 1");
+      ok = WriteSelf("/proc/self/setgroups", "deny") && WriteSelf("/proc/self/uid_map", uid_map) &&
+           WriteSelf("/proc/self/gid_map", gid_map);
     }
     if (ok) {
       step = "mount inside the namespace";
       ok = mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) == 0 &&
            mount("tmpfs", "/tmp", "tmpfs", 0, nullptr) == 0;
     }
-    if (!ok) {
-      std::string why = std::string(step) + ": " + strerror(errno);
-      (void)!write(pipefd[1], why.data(), why.size());
+    if (!ok) {  // errno, then the step's name: the parent writes the text
+      int err = errno;
+      char msg[128];  // one write: the parent reads once
+      size_t len = std::min(strlen(step), sizeof(msg) - sizeof(err));
+      std::memcpy(msg, &err, sizeof(err));
+      std::memcpy(msg + sizeof(err), step, len);
+      (void)!write(pipefd[1], msg, sizeof(err) + len);
       _exit(1);
     }
     _exit(0);
@@ -76,7 +80,11 @@ std::string TryUserNamespaces() {
   int status = 0;
   waitpid(pid, &status, 0);
   if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return "";
-  return n > 0 ? std::string(buf, static_cast<size_t>(n)) : "probe child failed";
+  int err = 0;
+  if (n <= static_cast<ssize_t>(sizeof(err))) return "probe child failed";
+  std::memcpy(&err, buf, sizeof(err));
+  return std::string(buf + sizeof(err), static_cast<size_t>(n) - sizeof(err)) + ": " +
+         strerror(err);
 }
 
 }  // namespace

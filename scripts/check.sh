@@ -18,21 +18,33 @@ fail() { failed=1; failures+=("$*"); }
 step "clang-format"
 make --no-print-directory format-check || fail "clang-format: run make format"
 
+source scripts/check_log.sh
+
+# The full output of every test, passing ones included (-V): a skip inside a passing entry is
+# seen only there. The console gets ctest's usual lines.
+progress='^ *[0-9]+/[0-9]+ Test|tests passed|tests failed|^The following|^[[:space:]]+[0-9]+ - |^Label|sec\*proc'
+
 step "unit + integration under ASan/UBSan"
-make --no-print-directory sanitize BUILD="$build" || fail "unit + integration under ASan/UBSan"
+sanitize_log="$build/sanitize.log"
+make --no-print-directory sanitize BUILD="$build" CTEST_FLAGS=-V >"$sanitize_log" 2>&1
+[[ $? -eq 0 ]] || fail "unit + integration under ASan/UBSan (log: $sanitize_log)"
+grep -E "$progress" "$sanitize_log" >&2
 
 step "all tiers"
 log="$build/ctest.log"
-ctest --test-dir "$build" --output-on-failure --timeout 900 2>&1 | tee "$log"
-[[ ${PIPESTATUS[0]} -eq 0 ]] || fail "all tiers (ctest)"
+ctest --test-dir "$build" -V --output-on-failure --timeout 900 >"$log" 2>&1
+[[ $? -eq 0 ]] || fail "all tiers (ctest; log: $log)"
+grep -E "$progress" "$log" >&2
 
-if grep -qE '\*\*\*Skipped|\[  SKIPPED \]' "$log"; then
-  echo "check: some tests were skipped (reasons above)" >&2
-  grep -E '\*\*\*Skipped' "$log" >&2 || true
+if ! check_skips "$sanitize_log" "$log"; then
+  echo "check: some tests, or parts of them, were skipped (lines above)" >&2
   if [[ ${CI:-} == true ]]; then
     echo "check: CI runs as root on a kernel with every feature: nothing may skip" >&2
     fail "skipped tests under CI=true"
   fi
+fi
+if [[ ${CI:-} == true ]] && ! check_label_counts "$log"; then
+  fail "too few tests in a label under CI=true"
 fi
 for f in "${failures[@]}"; do echo "check: FAILED: $f" >&2; done
 ((failed)) || echo "check: all steps passed" >&2

@@ -20,6 +20,7 @@
 
 #include "sandbox/child_setup.h"
 #include "sandbox/sandbox.h"
+#include "sandbox/spawn.h"
 
 namespace gander::launcher::gvisor {
 namespace {
@@ -30,13 +31,6 @@ void RemoveTree(const std::string& dir) {
   nftw(
       dir.c_str(), [](const char* path, const struct stat*, int, FTW*) { return remove(path); }, 16,
       FTW_DEPTH | FTW_PHYS);
-}
-
-std::vector<char*> CStrings(const std::vector<std::string>& strings) {
-  std::vector<char*> out;
-  for (const auto& s : strings) out.push_back(const_cast<char*>(s.c_str()));
-  out.push_back(nullptr);
-  return out;
 }
 
 Status WriteFile(const std::string& path, const std::string& text) {
@@ -215,8 +209,9 @@ Result<std::unique_ptr<GvisorRun>> StartGvisor(const BundleSpec& spec, const Run
     if (fd < 0) return ErrnoError("open " + debug_log);
     run->strace_.Reset(fd);
   }
-  std::vector<std::string> argv =
-      RunscRunArgv(options, run->state_dir_, bundle, run->container_id_, debug_log);
+  // Built before fork (sandbox/spawn.h): the child allocates nothing.
+  const ExecSpec runsc(
+      RunscRunArgv(options, run->state_dir_, bundle, run->container_id_, debug_log));
 
   const bool broker = !options.broker_filter.empty();
   int pair[2] = {-1, -1};
@@ -243,9 +238,7 @@ Result<std::unique_ptr<GvisorRun>> StartGvisor(const BundleSpec& spec, const Run
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, nullptr);
     syscall(SYS_close_range, 3, ~0U, 0);
-    std::vector<char*> args = CStrings(argv);
-    execvp(args[0], args.data());
-    _exit(errno == ENOENT ? 127 : 126);
+    _exit(runsc.Exec() == ENOENT ? 127 : 126);
   }
   run->pid_ = pid;
   int pidfd = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
@@ -285,9 +278,8 @@ Status GvisorRun::TakeBrokerFds(int sync) {
 }
 
 void GvisorRun::Terminate() {
-  std::vector<std::string> argv{options_.runsc, "--root=" + state_dir_, "kill",
-                                "--all",        container_id_,          "TERM"};
-  std::vector<char*> args = CStrings(argv);
+  const ExecSpec kill(
+      {options_.runsc, "--root=" + state_dir_, "kill", "--all", container_id_, "TERM"});
   // With the broker, runsc's control socket is an abstract unix socket in runsc's network
   // namespace: `runsc kill` must run there (and in its user namespace, which owns it).
   UniqueFd user, net;
@@ -306,7 +298,7 @@ void GvisorRun::Terminate() {
     int null = open("/dev/null", O_WRONLY);
     dup2(null, 1);
     dup2(null, 2);
-    execvp(args[0], args.data());
+    kill.Exec();
     _exit(127);
   }
   helpers_.push_back(pid);

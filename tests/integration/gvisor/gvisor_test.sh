@@ -235,7 +235,7 @@ if command -v node >/dev/null && [ -f "$fsdir/package.json" ]; then
   check "learn: policy suggest from the server's run (futex in syscalls.allow)" \
     grep -qE '^    - futex  # [0-9]+ calls?' <<<"$suggested"
 else
-  echo "# note: node or tests/e2e/node_modules missing (tests/e2e/install.sh): server-filesystem learning not run"
+  echo "GANDER-SKIP: node or tests/e2e/node_modules missing (tests/e2e/install.sh): server-filesystem learning not run"
 fi
 
 # --- secrets as: file: /run/secrets read-only, refreshed in place ----------------------------

@@ -91,7 +91,7 @@ if command -v runsc >/dev/null; then
     || fail "gvisor: mkdir fails without the allowlist too (the test proves nothing)"
   echo "gvisor: mkdir refused under the allowlist, allowed without"
 else
-  echo "NOTE: runsc is not installed: the gVisor part is not run"
+  echo "GANDER-SKIP: runsc is not installed: the gVisor part is not run"
 fi
 if command -v setpriv >/dev/null; then
   round nobody

@@ -1,14 +1,22 @@
 // Policy files, profiles and `extends` chains (policies/loader.h).
 #include "policies/loader.h"
 
+#include <fcntl.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
+#include <condition_variable>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <mutex>
+#include <thread>
 
 namespace gander::policies {
 namespace {
@@ -66,6 +74,58 @@ TEST(LoadPolicyFileTest, DirectoryIsAnError) {
   ASSERT_FALSE(policy.ok());
   EXPECT_EQ(policy.error().code, EISDIR);
   EXPECT_THAT(policy.error().Describe(), HasSubstr(kDataDir));
+}
+
+// Runs `load` against the FIFO `fifo`. Were the loader to block in open() (no writer), a
+// watchdog opens the FIFO for writing after 5 s so that the test ends; the test then fails on
+// `had_to_unblock`. A loader that never waits on the FIFO returns before the watchdog looks.
+template <typename T>
+T LoadWithoutWriter(const std::string& fifo, const std::function<T()>& load, bool* had_to_unblock) {
+  std::mutex mu;
+  std::condition_variable cv;
+  bool done = false;
+  *had_to_unblock = false;
+  std::thread watchdog([&] {
+    std::unique_lock lock(mu);
+    if (cv.wait_for(lock, std::chrono::seconds(5), [&] { return done; })) return;
+    *had_to_unblock = true;
+    int fd = ::open(fifo.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd >= 0) ::close(fd);
+  });
+  T result = load();
+  {
+    std::lock_guard lock(mu);
+    done = true;
+  }
+  cv.notify_all();
+  watchdog.join();
+  return result;
+}
+
+TEST(LoadPolicyFileTest, FifoIsRefusedWithoutWaitingForAWriter) {
+  TempDir dir;
+  std::string fifo = dir.path() + "/pipe.yaml";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0) << std::strerror(errno);
+  bool unblocked = false;
+  Result<Policy> policy = LoadWithoutWriter<Result<Policy>>(
+      fifo, [&] { return LoadPolicyFile(fifo); }, &unblocked);
+  EXPECT_FALSE(unblocked) << "the loader waited in open() for a writer on the FIFO";
+  ASSERT_FALSE(policy.ok());
+  EXPECT_THAT(policy.error().Describe(), HasSubstr(fifo + " is not a regular file"));
+}
+
+TEST(ResolveExtendsTest, ExtendsNamingAFifoIsRefusedWithoutWaiting) {
+  TempDir dir;
+  std::string fifo = dir.path() + "/pipe.yaml";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0) << std::strerror(errno);
+  Result<Policy> leaf = LoadPolicyFile(dir.Write("leaf.yaml", "version: 1\nextends: pipe.yaml\n"));
+  ASSERT_TRUE(leaf.ok()) << leaf.error().Describe();
+  bool unblocked = false;
+  Result<Policy> merged = LoadWithoutWriter<Result<Policy>>(
+      fifo, [&] { return ResolveExtends(*leaf, {}); }, &unblocked);
+  EXPECT_FALSE(unblocked) << "the loader waited in open() for a writer on the FIFO";
+  ASSERT_FALSE(merged.ok());
+  EXPECT_THAT(merged.error().Describe(), HasSubstr("is not a regular file"));
 }
 
 TEST(LoadPolicyFileTest, ParseErrorsNameTheFile) {

@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <map>
 #include <string>
 
@@ -84,6 +86,114 @@ TEST_F(RedactorTest, CutByLineBreaks) {
 TEST_F(RedactorTest, PartialAtTheEndIsReleased) {
   EXPECT_EQ(Run({"prefix ghp_S3c"}), "prefix ghp_S3c");
   EXPECT_TRUE(hits_.empty());
+}
+
+// Base64 of `bytes` in the standard or URL-safe alphabet, with or without '=' padding.
+std::string Base64(std::string_view bytes, bool url, bool pad) {
+  const char* abc = url ? "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+                        : "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  for (size_t i = 0; i < bytes.size(); i += 3) {
+    uint32_t v = static_cast<uint8_t>(bytes[i]) << 16;
+    if (i + 1 < bytes.size()) v |= static_cast<uint8_t>(bytes[i + 1]) << 8;
+    if (i + 2 < bytes.size()) v |= static_cast<uint8_t>(bytes[i + 2]);
+    size_t chars = std::min<size_t>(4, bytes.size() - i + 1);
+    for (size_t k = 0; k < 4; ++k) {
+      if (k < chars) {
+        out += abc[(v >> (18 - 6 * k)) & 63];
+      } else if (pad) {
+        out += '=';
+      }
+    }
+  }
+  return out;
+}
+
+// Every secret byte string a base64 text (either alphabet) carries, read at each of the four
+// character phases: what an attacker gets back by decoding the output.
+std::string DecodeAnyBase64(std::string_view text) {
+  auto value = [](char c) -> int {
+    if (c >= 'A' && c <= 'Z') return c - 'A';
+    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+    if (c >= '0' && c <= '9') return c - '0' + 52;
+    if (c == '+' || c == '-') return 62;
+    if (c == '/' || c == '_') return 63;
+    return -1;
+  };
+  std::string out;
+  for (size_t phase = 0; phase < 4; ++phase) {
+    uint32_t acc = 0;
+    int bits = 0;
+    for (size_t i = phase; i < text.size(); ++i) {
+      int v = value(text[i]);
+      if (v < 0) {
+        acc = 0, bits = 0, out += '|';
+        continue;
+      }
+      acc = (acc << 6) | static_cast<uint32_t>(v), bits += 6;
+      if (bits >= 8) out += static_cast<char>((acc >> (bits - 8)) & 0xff), bits -= 8;
+    }
+    out += '|';
+  }
+  return out;
+}
+
+std::string Hex(std::string_view bytes, bool upper) {
+  const char* digits = upper ? "0123456789ABCDEF" : "0123456789abcdef";
+  std::string out;
+  for (unsigned char c : bytes) out += digits[c >> 4], out += digits[c & 15];
+  return out;
+}
+
+// The secret printed base64 (both alphabets, padded or not) at every alignment in the stream
+// (0, 1 or 2 bytes before it) and with every length of what follows, inside a JSON-RPC string:
+// no decoding of the output gives the secret back, the marker is there, the line's JSON frame
+// is intact. Also cut by reads at every byte.
+TEST_F(RedactorTest, Base64FormsAtEveryAlignment) {
+  const std::string secret = std::string(kValue) + "\x01\xfe";  // bytes that use '+' '/' '-' '_'
+  Redactor r(std::vector<Secret>{{"GITHUB_TOKEN", secret}});
+  for (bool url : {false, true}) {
+    for (bool pad : {false, true}) {
+      for (size_t before = 0; before < 3; ++before) {
+        for (size_t after = 0; after < 3; ++after) {
+          std::string plain = std::string("xyz").substr(0, before) + secret +
+                              std::string("\xff\xfb\xbf").substr(0, after);
+          std::string line = R"({"jsonrpc":"2.0","id":1,"result":{"text":")" +
+                             Base64(plain, url, pad) + R"("}})" + "\n";
+          SCOPED_TRACE(::testing::Message() << "url=" << url << " pad=" << pad
+                                            << " before=" << before << " after=" << after);
+          auto o = r.Rewrite(line, true);
+          std::string out = o.replaced ? o.replacement : line;
+          EXPECT_EQ(DecodeAnyBase64(out).find(kValue), std::string::npos) << out;
+          EXPECT_NE(out.find(kMarker), std::string::npos) << out;
+          EXPECT_TRUE(out.starts_with(R"({"jsonrpc":"2.0","id":1,"result":{"text":")")) << out;
+          EXPECT_TRUE(out.ends_with("\"}}\n")) << out;
+          // The same, offered a byte at a time as a relay would.
+          std::string pending, cut;
+          for (size_t i = 0; i < line.size(); ++i) {
+            pending += line[i];
+            auto c = r.Rewrite(pending, i + 1 == line.size());
+            cut += c.replaced ? c.replacement : pending.substr(0, c.released);
+            pending.erase(0, c.released);
+          }
+          EXPECT_EQ(cut, out);
+        }
+      }
+    }
+  }
+}
+
+// The secret printed hex, lower and upper case, raw and in a JSON string.
+TEST_F(RedactorTest, HexForms) {
+  for (bool upper : {false, true}) {
+    std::string hex = Hex(kValue, upper);
+    EXPECT_EQ(Run({"dump: " + hex + "\n"}), "dump: " + kMarker + "\n") << hex;
+    EXPECT_EQ(Run({R"({"hex":")" + hex + R"("})"}), R"({"hex":")" + kMarker + R"("})") << hex;
+  }
+  EXPECT_EQ(hits_["GITHUB_TOKEN"], 4u);
+  // Someone else's hex and base64 are left alone.
+  std::string other = Hex("another value here", false) + " " + Base64("another value", 0, 1);
+  EXPECT_EQ(Run({other}), other);
 }
 
 TEST_F(RedactorTest, ShortValuesAreIgnored) { EXPECT_EQ(Run({"ab ab ab"}), "ab ab ab"); }

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# What scripts/check.sh reads in the test logs, apart so that it can be tested on fake logs
+# (tests/check_log_test.sh). Sourced by check.sh; its functions print what they found on
+# stderr and return non-zero when there is something to report.
+#
+# A skip is any of:
+#   ***Skipped            ctest's verdict (exit code 77, or a gtest skip seen by ctest)
+#   [  SKIPPED ]          gtest's, also inside an entry ctest counts as passed (a script that
+#                         runs a gtest binary, a uid 65534 variant)
+#   GANDER-SKIP:          the marker our shell tests print for a part they did not run
+#                         (tests/integration/gvisor/gvisor_test.sh, tests/integration/learn/syscall_allow_test.sh ...)
+#   SKIPPED:              the skip() helper of the shell tests before they exit 77
+
+# Minimum number of tests per ctest label under CI=true: a configure that misses node,
+# python3, runsc or clang drops whole tiers without a failure otherwise. LABEL=N words.
+GANDER_MIN_TESTS=${GANDER_MIN_TESTS:-"unit=400 integration=450 escape=450 e2e=6 fuzz=6 gvisor=3 collector=8"}
+
+skip_pattern='\*\*\*Skipped|\[  SKIPPED \]|GANDER-SKIP:|(^|[ :])SKIPPED: '
+
+# check_skips LOG...: the skip lines of each log, with the log's name. 1 when any.
+check_skips() {
+  local found=0 log
+  for log in "$@"; do
+    [[ -f $log ]] || continue
+    if grep -qE "$skip_pattern" "$log"; then
+      found=1
+      grep -nE "$skip_pattern" "$log" | sed "s|^|$log:|" >&2
+    fi
+  done
+  return $found
+}
+
+# check_label_counts LOG: compares ctest's "Label Time Summary" in LOG with GANDER_MIN_TESTS.
+# 1 when a label ran fewer tests than its minimum (or not at all), naming it.
+check_label_counts() {
+  local log=$1 bad=0 want label min got
+  for want in $GANDER_MIN_TESTS; do
+    label=${want%%=*} min=${want#*=}
+    got=$(sed -n '/^Label Time Summary:/,/^$/p' "$log" |
+      sed -nE "s/^${label} +=.*\(([0-9]+) tests?\)\$/\1/p" | head -1)
+    got=${got:-0}
+    if ((got < min)); then
+      echo "check: label $label ran $got tests, fewer than $min (a tier dropped out at configure?)" >&2
+      bad=1
+    fi
+  done
+  return $bad
+}

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# scripts/check_log.sh on fake logs: every form of skip is seen, in any log given (the
+# sanitizer pass's too); a clean log is clean; a label under its minimum test count is named.
+set -u
+here=$(cd "$(dirname "$0")/../.." && pwd)
+source "$here/scripts/check_log.sh"
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+failed=0
+expect() {  # expect 0|1 WHAT COMMAND...: the command's status
+  local want=$1 what=$2
+  shift 2
+  "$@" 2>"$dir/err"
+  local got=$?
+  [[ $got -ne 0 ]] && got=1
+  if [[ $got != "$want" ]]; then
+    echo "FAIL: $what (status $got, want $want)"; sed 's/^/  /' "$dir/err"; failed=1
+  else
+    echo "ok: $what"
+  fi
+}
+
+cat >"$dir/clean.log" <<'LOG'
+1/3 Test #1: Unit.A ...........................   Passed    0.01 sec
+[  PASSED  ] 1 test.
+2/3 Test #2: gvisor.script ....................   Passed    3.20 sec
+100% tests passed, 0 tests failed out of 3
+
+Label Time Summary:
+e2e           =   1.00 sec*proc (6 tests)
+escape        =   9.00 sec*proc (451 tests)
+fuzz          =  30.00 sec*proc (6 tests)
+gvisor        =   9.00 sec*proc (3 tests)
+collector     =   9.00 sec*proc (8 tests)
+integration   =  90.00 sec*proc (460 tests)
+unit          =  10.00 sec*proc (401 tests)
+
+Total Test time (real) = 100.00 sec
+LOG
+expect 0 "a clean log has no skip" check_skips "$dir/clean.log"
+expect 0 "a full log meets every label's minimum" check_label_counts "$dir/clean.log"
+
+skip_log() { cp "$dir/clean.log" "$dir/$1.log"; printf '%s\n' "$2" >>"$dir/$1.log"; }
+skip_log ctest '  5/9 Test #5: Escape.X .........................***Skipped   0.00 sec'
+skip_log gtest '[  SKIPPED ] EscapeTest.Ptrace: needs CAP_SYS_ADMIN'
+skip_log marker 'GANDER-SKIP: runsc is not installed: the gVisor part is not run'
+skip_log helper 'gvisor_test: SKIPPED: runsc is not installed (apt-get install runsc)'
+for kind in ctest gtest marker helper; do
+  expect 1 "a $kind skip is seen" check_skips "$dir/$kind.log"
+done
+expect 1 "a skip in the second log (the sanitizer pass) is seen" \
+  check_skips "$dir/clean.log" "$dir/gtest.log"
+expect 1 "a missing log does not hide a skip in another" \
+  check_skips "$dir/none.log" "$dir/marker.log"
+# The old notes of the two shell tests are gone: each announces a skip with the marker.
+for t in tests/integration/gvisor/gvisor_test.sh tests/integration/learn/syscall_allow_test.sh; do
+  expect 1 "$t has no NOTE/# note skip left" grep -qE '"(NOTE|# note):' "$here/$t"
+done
+
+sed '/^e2e /d' "$dir/clean.log" >"$dir/no-e2e.log"
+expect 1 "a label missing from the summary (no node at configure) fails" \
+  check_label_counts "$dir/no-e2e.log"
+grep -q 'label e2e ran 0 tests' "$dir/err" || { echo "FAIL: the label is named"; failed=1; }
+sed 's/(401 tests)/(12 tests)/' "$dir/clean.log" >"$dir/few.log"
+expect 1 "a label under its minimum fails" check_label_counts "$dir/few.log"
+GANDER_MIN_TESTS="unit=1" expect 0 "the minimums can be set" check_label_counts "$dir/few.log"
+exit $failed
