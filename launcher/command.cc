@@ -10,8 +10,8 @@
 #include <set>
 
 #include "common/unique_fd.h"
-#include "sandbox/filesystem_plan.h"
 #include "launcher/shims.h"
+#include "sandbox/filesystem_plan.h"
 
 namespace gander::launcher {
 namespace {

@@ -8,8 +8,8 @@
 #include <map>
 #include <string>
 
-#include "launcher/goose/probe.h"
 #include "events/event_sink.h"
+#include "launcher/goose/probe.h"
 
 namespace gander::launcher {
 

@@ -51,11 +51,11 @@
 
 #include "common/unique_fd.h"
 #include "events/event_queue.h"
+#include "monitor/network_handler.h"
 #include "network/dns_wire.h"
 #include "network/network_decision.h"
-#include "monitor/network_handler.h"
-#include "relay/tool_call_tracker.h"
 #include "policies/network_matcher.h"
+#include "relay/tool_call_tracker.h"
 
 namespace gander::monitor {
 

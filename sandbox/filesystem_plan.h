@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
+#include "policies/policy.h"
 #include "sandbox/cgroup_view.h"
 #include "sandbox/landlock.h"
-#include "policies/policy.h"
 
 namespace gander::launcher {
 

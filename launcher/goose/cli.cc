@@ -14,8 +14,8 @@
 #include "exporters/collector_paths.h"
 #include "launcher/goose/config.h"
 #include "launcher/goose/probe.h"
-#include "sandbox/isolation.h"
 #include "launcher/run.h"
+#include "sandbox/isolation.h"
 #include "sandbox/seccomp_filter.h"
 
 namespace gander::launcher {
@@ -230,7 +230,7 @@ int GooseDoctor(const std::string& config, std::ostream& out, bool start, bool j
       screen << "  the developer shell runs every command as you, outside any sandbox\n";
       if (!has_mcp) {
         screen << "  add `gander mcp` (cmd: gander, args: [mcp]) and tell Goose to prefer it for "
-               "commands and code (docs/mcp.md)\n";
+                  "commands and code (docs/mcp.md)\n";
       }
     }
     if (e.type != "stdio") {

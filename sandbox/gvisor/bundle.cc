@@ -72,7 +72,8 @@ std::string Rule(const std::vector<std::string>& names, const char* action, int 
 std::vector<std::string> FloorSeccompRules(const std::optional<std::vector<std::string>>& allow) {
   // gVisor's netstack and sentry are the sandbox's kernel: no host-socket rules (DenyOptions
   // {}), and clone3 needs no ENOSYS answer (runsc 20221219 does not implement it: ENOSYS).
-  const std::vector<monitor::DeniedSyscall> floor = monitor::DeniedSyscalls({.deny_exec_memfd = true});
+  const std::vector<monitor::DeniedSyscall> floor =
+      monitor::DeniedSyscalls({.deny_exec_memfd = true});
   std::vector<std::string> rules;
   if (!allow) {
     // Everything but the floor: the default allows, each floor entry refuses (per pattern).

@@ -9,8 +9,8 @@
 #include <string_view>
 #include <vector>
 
-#include "sandbox/gvisor/strace.h"
 #include "policies/policy.h"
+#include "sandbox/gvisor/strace.h"
 
 using namespace gander::launcher::gvisor;
 
