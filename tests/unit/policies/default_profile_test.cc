@@ -21,6 +21,8 @@ ExpansionContext Context() {
   ExpansionContext ctx;
   ctx.workspace = "/work/ws";
   ctx.home = "/home/ada";
+  ctx.data = "/home/ada/.local/share/gander/data/ext";  // ${DATA}: the memory profile keeps its
+                                                        // graph there
   return ctx;
 }
 
