@@ -56,17 +56,18 @@ bool IsWithin(const std::string& path, const std::string& root) {
 
 // Names no copy-in may carry, even inside an allowed root: keys and tokens (the default
 // profile's deny list, by name).
+}  // namespace
+
 bool IsSecretName(const std::string& path) {
   for (const char* name : {"/.ssh", "/.gnupg", "/.aws", "/.azure", "/.kube", "/.docker", "/.netrc",
                            "/.git-credentials", "/.npmrc", "/.pypirc", "/.config/gcloud",
-                           "/.config/goose", "/.local/share/keyrings"}) {
+                           "/.config/goose", "/.config/gander", "/.local/state/gander",
+                           "/.local/share/gander", "/.local/share/keyrings"}) {
     std::string n = name;
     if (path.ends_with(n) || path.find(n + "/") != std::string::npos) return true;
   }
   return false;
 }
-
-}  // namespace
 
 Result<std::chrono::seconds> ParseTtl(const json& value) {
   double seconds = 0;
@@ -162,8 +163,11 @@ Result<SandboxPool::Sandbox*> SandboxPool::Launch(
   UniqueFd ws(openat(dir.get(), "ws", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
   for (const auto& file : files) {
     auto base = file.substr(file.find_last_of('/') + 1);
-    Status copied = CopyTree(AT_FDCWD, file, ws.get(), base,
-                             {.follow_top = true, .keep_symlinks = true}, stats);
+    // Key stores and gander's own state are left out wherever they are in the tree: copying
+    // in a directory (a home, say) never copies its keys.
+    Status copied =
+        CopyTree(AT_FDCWD, file, ws.get(), base,
+                 {.follow_top = true, .keep_symlinks = true, .skip = IsSecretName}, stats);
     if (!copied) {
       cleanup();
       return copied.error().Context("copying " + file);
@@ -227,7 +231,11 @@ Result<json> SandboxPool::Create(const json& args) {
       if (!real) return ErrnoError("files: " + f.get<std::string>());
       bool allowed = false;
       for (const auto& root : o_.files_roots) allowed = allowed || IsWithin(*real, root);
-      if (!allowed || IsSecretName(*real)) {
+      if (allowed && IsSecretName(*real)) {
+        return MakeError("files: " + *real +
+                         " is a key store or gander's own state: never copied into a sandbox");
+      }
+      if (!allowed) {
         return MakeError("files: " + *real +
                          " is not under a directory this server may copy from (" +
                          (o_.files_roots.empty() ? std::string("none") : o_.files_roots[0]) +

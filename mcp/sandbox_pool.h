@@ -35,6 +35,10 @@ struct PoolOptions {
 // A TTL: "90", "90s", "30m", "1h", "2d" or a number of seconds; 1 s .. 7 days.
 Result<std::chrono::seconds> ParseTtl(const nlohmann::json& value);
 
+// A key store (~/.ssh, ~/.aws, ~/.netrc, Goose's config, ...) or gander's own state, by its
+// path: never copied into a sandbox, whether named or found inside a directory copied in.
+bool IsSecretName(const std::string& path);
+
 // Sandbox names: 1-48 of [A-Za-z0-9_.-], not starting with '.' or '-'.
 Status CheckSandboxName(const std::string& name);
 

@@ -198,6 +198,9 @@ UniqueFd StartReaper(const std::string& dir) {
   }
   if (pid == 0) {
     // Nothing of the server's stdio stays open here: Goose must see stdout and stderr close.
+    // A session of its own: Goose stops an extension by killing its process group, which
+    // must not take the reaper with it before it has removed the session's directory.
+    setsid();
     for (int sig : {SIGTERM, SIGINT, SIGHUP}) signal(sig, SIG_IGN);
     int null = open("/dev/null", O_RDWR);
     dup2(null, 0);

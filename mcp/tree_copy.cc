@@ -101,6 +101,10 @@ Status CopyEntry(int src_dir, const std::string& name, int dst_dir, const std::s
       closedir(dir);
     }
     for (const auto& entry : names) {
+      if (o.skip && o.skip(where + "/" + entry)) {
+        ++stats.skipped;
+        continue;
+      }
       Status copied =
           CopyEntry(src.get(), entry, dst.get(), entry, o, stats, false, where + "/" + entry);
       if (!copied) return copied;

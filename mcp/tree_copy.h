@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "common/result.h"
@@ -18,6 +19,9 @@ struct CopyOptions {
   bool keep_symlinks = true;  // copy symlinks as symlinks; false: skip them
   uint64_t max_bytes = 4ull << 30;
   uint64_t max_entries = 200000;
+  // Entries (by their path: the source name, then "/child" per level) left out and counted as
+  // skipped, e.g. key stores inside a directory the caller copies in.
+  std::function<bool(const std::string& where)> skip = nullptr;
 };
 
 struct CopyStats {

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "common/unique_fd.h"
+#include "mcp/sandbox_pool.h"
 
 namespace gander::mcp {
 namespace {
@@ -51,6 +52,32 @@ TEST_F(TreeCopyTest, ForkCopiesSymlinksAsLinksNotTheirTargets) {
   ASSERT_EQ(lstat((root_ + "/out/copy/leak").c_str(), &st), 0);
   EXPECT_TRUE(S_ISLNK(st.st_mode));
   EXPECT_EQ(stats.bytes, 10u);  // main.c only: the secret's bytes were never read
+}
+
+TEST_F(TreeCopyTest, KeyStoresInsideADirectoryCopiedInAreLeftOut) {
+  // A home copied in (Goose started from ~, files: ["."]) keeps its notes, never its keys.
+  for (const char* d :
+       {"/home", "/home/.ssh", "/home/.aws", "/home/.config", "/home/.config/goose", "/home/.local",
+        "/home/.local/state", "/home/.local/state/gander", "/home/proj"}) {
+    mkdir((root_ + d).c_str(), 0755);
+  }
+  for (const char* f : {"/home/.ssh/id_rsa", "/home/.aws/credentials", "/home/.netrc",
+                        "/home/.config/goose/config.yaml", "/home/.local/state/gander/x.jsonl",
+                        "/home/proj/notes.txt"}) {
+    std::ofstream(root_ + f) << "x\n";
+  }
+  UniqueFd out(Dir("/out"));
+  CopyStats stats;
+  ASSERT_TRUE(CopyTree(AT_FDCWD, root_ + "/home", out.get(), "home",
+                       {.follow_top = true, .skip = IsSecretName}, stats)
+                  .ok());
+  struct stat st;
+  EXPECT_EQ(stat((root_ + "/out/home/proj/notes.txt").c_str(), &st), 0);
+  for (const char* gone : {"/out/home/.ssh", "/out/home/.aws", "/out/home/.netrc",
+                           "/out/home/.config/goose", "/out/home/.local/state/gander"}) {
+    EXPECT_NE(lstat((root_ + gone).c_str(), &st), 0) << gone;
+  }
+  EXPECT_EQ(stats.skipped, 5u);
 }
 
 TEST_F(TreeCopyTest, ATopLevelSymlinkIsNotFollowedUnlessAsked) {
