@@ -164,6 +164,12 @@ Result<std::unique_ptr<gvisor::GvisorRun>> StartGvisorSandbox(
   FilesystemPlan plan =
       PlanFilesystem({p.policy, p.command.readable, {}, {}}, true, ProbeHostPath, ListHostDir);
   for (const auto& note : plan.notes) spdlog::debug("filesystem: {}", note);
+  for (const auto& path : plan.refused_links) {
+    spdlog::warn(
+        "{}: write grant {} left out: it goes through a symlink in a directory the "
+        "sandbox may write (name the real path in the policy)",
+        p.name, path);
+  }
   *root_symlinks = gvisor::RootSymlinks(plan.mounts);
   gvisor::BundleSpec spec;
   spec.mounts = std::move(plan.mounts);
@@ -219,6 +225,12 @@ Result<SandboxSpec> BuildSpec(const Prepared& p, bool use_namespaces, PrivateDir
   }
   FilesystemPlan plan = PlanFilesystem(inputs, use_namespaces, ProbeHostPath, ListHostDir);
   for (const auto& note : plan.notes) spdlog::debug("filesystem: {}", note);
+  for (const auto& path : plan.refused_links) {
+    spdlog::warn(
+        "{}: write grant {} left out: it goes through a symlink in a directory the "
+        "sandbox may write (name the real path in the policy)",
+        p.name, path);
+  }
   spec.mounts = std::move(plan.mounts);
   // Egress: the broker needs notification. With namespaces the sandbox's resolver is the DNS
   // stub; without, the broker works on host loopback and only Landlock (ABI 4+) keeps the

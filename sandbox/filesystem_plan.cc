@@ -134,6 +134,18 @@ FilesystemPlan PlanFilesystem(const FilesystemInputs& in, bool with_mount_namesp
   // 2. Binds are made at canonical paths. A granted path that goes through a symlink
   //    (/bin -> usr/bin on merged-/usr systems, /bin/sh -> dash) keeps its first symlink
   //    component in the view, as a symlink, so the path still resolves to the bind.
+  //    A symlink in a directory the sandbox may write can have been planted by the extension
+  //    on an earlier run: a write grant through one is left out, never followed (it would
+  //    make whatever the link names, /etc say, writable at the next start).
+  auto sandbox_writable = [&](const std::string& dir) {
+    for (const auto& [g, a] : grants) {
+      if (!a.write) continue;
+      PathInfo gi = probe(g);
+      if (IsWithin(dir, g) || (gi.exists && !gi.canonical.empty() && IsWithin(dir, gi.canonical)))
+        return true;
+    }
+    return false;
+  };
   std::vector<MountOp> ops;
   std::set<std::string> links;
   std::map<std::string, Access> binds;
@@ -145,16 +157,24 @@ FilesystemPlan PlanFilesystem(const FilesystemInputs& in, bool with_mount_namesp
     }
     const std::string& canonical = info.canonical.empty() ? path : info.canonical;
     if (canonical != path) {
+      std::string link;  // the first symlink component of path
       for (size_t slash = path.find('/', 1);; slash = path.find('/', slash + 1)) {
         std::string prefix = path.substr(0, slash);
-        PathInfo component = probe(prefix);
-        if (component.is_symlink) {
-          if (links.insert(prefix).second) {
-            ops.push_back({MountOp::Kind::kSymlink, component.link_target, prefix});
-          }
+        if (probe(prefix).is_symlink) {
+          link = prefix;
           break;
         }
         if (slash == std::string::npos) break;
+      }
+      const std::string parent = link.empty() ? "" : link.substr(0, link.rfind('/'));
+      if (access.write && !link.empty() && sandbox_writable(parent.empty() ? "/" : parent)) {
+        plan.notes.push_back(path + ": goes through the symlink " + link +
+                             " in a directory the sandbox may write: left out");
+        plan.refused_links.push_back(path);
+        continue;
+      }
+      if (!link.empty() && links.insert(link).second) {
+        ops.push_back({MountOp::Kind::kSymlink, probe(link).link_target, link});
       }
       if (denied(canonical)) {
         plan.notes.push_back(path + ": resolves into a denied path, left out");

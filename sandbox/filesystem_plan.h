@@ -66,6 +66,9 @@ struct FilesystemPlan {
   std::vector<MountOp> mounts;            // in order: parents before children, masks last
   std::vector<landlock::PathRule> rules;  // sandbox paths (== host paths for binds)
   std::vector<std::string> notes;         // what was skipped and why (for --log-level debug)
+  // Write grants left out because they go through a symlink the sandbox could have planted
+  // (said on stderr: the extension gets less than its policy names).
+  std::vector<std::string> refused_links;
 };
 
 // Builds the plan. With `with_mount_namespace` false there are no mounts: private paths are

@@ -136,6 +136,35 @@ TEST(FilesystemPlan, SymlinkedSystemDirectoryStaysALink) {
   EXPECT_EQ(FindMount(plan, "/bin/sh"), nullptr);
 }
 
+TEST(FilesystemPlan, AWriteGrantThroughASymlinkTheSandboxCouldPlantIsLeftOut) {
+  // An earlier run replaced proj/data (granted writable, inside the writable workspace) by a
+  // link to /etc: the next start must not make /etc writable.
+  FakeHost host = DebianHost();
+  host.Link("/home/u/proj/data", "/etc", "/etc", true);
+  policies::ExpandedPolicy p = DefaultLike("/home/u/proj");
+  p.write.push_back("/home/u/proj/data");
+  auto plan = PlanFilesystem({p, {}, {}}, true, host.Probe(), host.Lister());
+  const MountOp* etc = FindMount(plan, "/etc");
+  ASSERT_NE(etc, nullptr);
+  EXPECT_FALSE(etc->writable);
+  EXPECT_EQ(FindMount(plan, "/home/u/proj/data"), nullptr);
+  EXPECT_EQ(plan.refused_links, std::vector<std::string>{"/home/u/proj/data"});
+  // The same link outside anything the sandbox may write is the user's own: followed.
+  FakeHost user = DebianHost();
+  user.Dir("/srv");
+  user.Link("/srv/data", "/etc", "/etc", true);
+  policies::ExpandedPolicy q = DefaultLike("/home/u/proj");
+  q.write.push_back("/srv/data");
+  auto followed = PlanFilesystem({q, {}, {}}, true, user.Probe(), user.Lister());
+  EXPECT_TRUE(followed.refused_links.empty());
+  const MountOp* bound = FindMount(followed, "/etc");
+  ASSERT_NE(bound, nullptr);
+  EXPECT_TRUE(bound->writable);
+  // Without a mount namespace the Landlock rules leave it out the same way.
+  auto degraded = PlanFilesystem({p, {}, {}}, false, host.Probe(), host.Lister());
+  EXPECT_EQ(degraded.refused_links, std::vector<std::string>{"/home/u/proj/data"});
+}
+
 TEST(FilesystemPlan, DeniedPathsUnderABindAreMasked) {
   FakeHost host = DebianHost();
   auto plan = PlanFilesystem({DefaultLike("/home/u"), {}, {}}, true, host.Probe(), host.Lister());
