@@ -239,6 +239,12 @@ int GooseDoctor(const std::string& config, std::ostream& out, bool start, bool j
       continue;
     }
     entry["wrapped"] = e.wrapped;
+    if (e.gander_mcp) {
+      entry["gander_mcp"] = true;
+      screen << "  gander mcp        its sandboxes run under gander itself: not wrapped\n";
+      report["extensions"].push_back(entry);
+      continue;
+    }
     screen << "  wrapped           " << (e.wrapped ? "yes" : "no") << "\n";
     if (e.wrapped) {
       auto policy = LoadEffectivePolicy(e.policy, e.policy.empty() ? e.profile : "");

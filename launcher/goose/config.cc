@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <filesystem>
 #include <set>
 #include <sstream>
 
@@ -273,6 +274,8 @@ ExtensionEntry Describe(const std::string& key, const YAML::Node& entry) {
     int seconds = 0;
     if (YAML::convert<int>::decode(t, seconds) && seconds > 0) e.timeout = seconds;
   }
+  e.gander_mcp =
+      std::filesystem::path(cmd).filename() == "gander" && !argv.empty() && argv.front() == "mcp";
   if (auto w = ParseWrapped(cmd, args)) {
     e.wrapped = true;
     e.profile = w->profile;
@@ -517,6 +520,12 @@ Result<Rewrite> WrapConfig(const std::string& text, const WrapSettings& settings
       [&](const Source& src, const YAML::Node& entry,
           ExtensionEntry& e) -> Result<std::vector<Edit>> {
         if (e.type != "stdio" || !e.enabled || e.wrapped) return std::vector<Edit>{};
+        if (e.gander_mcp) {
+          // Each of its sandboxes is already a `gander run`: wrapped once more, the server's
+          // own sandbox would refuse what it needs to build them (memfd_create, namespaces).
+          e.note = "gander mcp runs every sandbox under gander itself; left as it is";
+          return std::vector<Edit>{};
+        }
         e.profile = ProfileForCommand(e.command);
         std::vector<std::string> prefix = {"run", "--name", e.key};
         e.directories = DirectoryArguments(e.command, settings);

@@ -40,6 +40,7 @@ struct ExtensionEntry {
   std::string type;  // stdio, builtin, sse, streamable_http, frontend, platform, ...
   bool enabled = false;
   bool wrapped = false;              // runs under gander (after the operation)
+  bool gander_mcp = false;           // `gander mcp`: its sandboxes are gander's own, never wrapped
   bool changed = false;              // this operation rewrote it
   std::string note;                  // why it was left alone, when it was not expected to be
   std::string profile;               // wrapped: --profile value (empty when --policy)

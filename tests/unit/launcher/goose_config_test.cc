@@ -149,6 +149,25 @@ TEST(GooseConfigTest, WrapTwiceIsWrapOnce) {
   for (const ExtensionEntry& e : twice->extensions) EXPECT_FALSE(e.changed) << e.key;
 }
 
+TEST(GooseConfigTest, GanderMcpIsNeverWrapped) {
+  // Its sandboxes are gander runs already; wrapped once more, they cannot be built.
+  const std::string config = R"(extensions:
+  sandbox:
+    type: stdio
+    name: sandbox
+    cmd: /usr/bin/gander
+    args: [mcp]
+    enabled: true
+)";
+  auto wrapped = WrapConfig(config, kSettings);
+  ASSERT_TRUE(wrapped.ok()) << wrapped.error().message;
+  EXPECT_EQ(wrapped->text, config);
+  ASSERT_EQ(wrapped->extensions.size(), 1u);
+  EXPECT_TRUE(wrapped->extensions[0].gander_mcp);
+  EXPECT_FALSE(wrapped->extensions[0].changed);
+  EXPECT_FALSE(wrapped->extensions[0].wrapped);
+}
+
 TEST(GooseConfigTest, UnwrapOfAnUnwrappedFileChangesNothing) {
   auto unwrapped = UnwrapConfig(kConfig);
   ASSERT_TRUE(unwrapped.ok()) << unwrapped.error().message;
