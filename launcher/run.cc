@@ -609,16 +609,23 @@ void PrepareLearn(Prepared& p, const std::vector<std::string>& keep_denied) {
   p.policy = policies::LearnEnforcement(*p.trial, roots, writable, keep_denied);
 }
 
-// gander's own configuration and state (policies, audit logs): never reachable by what it
-// sandboxes, even when learn mode shows the real home. Created if missing, so they can be
-// masked: else a learning extension could plant a policy there for later runs.
-std::vector<std::string> GanderOwnDirs(const std::string& audit_log) {
-  std::vector<std::string> dirs = UserPolicyDirs();
+// gander's own configuration and state (policies, mcp.yaml, audit logs): never reachable by
+// what it sandboxes, even when learn mode shows the real home. Created if missing where the
+// sandbox could otherwise write them (always in learn mode; else inside one of `writable`), so
+// they can be masked: else an extension could plant a policy there for later runs.
+std::vector<std::string> GanderOwnDirs(const std::string& audit_log,
+                                       const std::vector<std::string>* writable = nullptr) {
+  std::vector<std::string> dirs;
+  for (const std::string& policies : UserPolicyDirs()) {
+    dirs.push_back(policies.substr(0, policies.rfind('/')));  // .../gander: mcp.yaml too
+  }
   std::string audit_dir = DefaultAuditLogPath("x");
   audit_dir.resize(audit_dir.rfind('/'));                     // .../gander/audit
   dirs.push_back(audit_dir.substr(0, audit_dir.rfind('/')));  // .../gander
   for (size_t i = 0, n = dirs.size(); i < n; ++i) {
-    MakeParentDirs(dirs[i] + "/");
+    bool exposed = !writable || std::any_of(writable->begin(), writable->end(),
+                                            [&](const auto& w) { return IsWithin(dirs[i], w); });
+    if (exposed) MakeParentDirs(dirs[i] + "/");
     auto real = RealPath(dirs[i]);
     if (real && *real != dirs[i]) dirs.push_back(*real);
   }
@@ -754,6 +761,18 @@ int Run(const RunOptions& o) {
         "included; what the policy would refuse is logged as would_deny. Learn only with "
         "extensions you trust.",
         p.name, p.home);
+  }
+  // gander's own configuration and state (policies, audit logs, the collector's socket when
+  // there is no runtime directory) are never the extension's, whatever the policy grants: a
+  // workspace that is $HOME (Goose's usual cwd) would otherwise let it plant a policy for its
+  // next start or speak to the collector in another extension's name.
+  if (p.mode != RunMode::kLearn) {
+    std::vector<std::string> writable = p.policy.write;
+    writable.push_back(p.workspace);
+    const std::vector<std::string> own = GanderOwnDirs("", &writable);
+    for (auto* policy : {&p.policy, p.trial ? &*p.trial : nullptr}) {
+      if (policy) policy->deny.insert(policy->deny.end(), own.begin(), own.end());
+    }
   }
   for (const auto* policy : {&p.policy, p.trial ? &*p.trial : nullptr}) {
     for (const auto& denied : policy ? policy->deny : std::vector<std::string>{}) {

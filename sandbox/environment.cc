@@ -26,7 +26,13 @@ std::vector<std::string> BuildEnvironment(const policies::ExpandedPolicy& policy
   for (const auto& name : policy.env_pass) {
     if (auto it = launcher_env.find(name); it != launcher_env.end()) env[name] = it->second;
   }
-  for (const auto& [name, value] : policy.env_set) env[name] = value;
+  // A variable both passed and set: the caller's value when it has one (a user's own
+  // MEMORY_FILE_PATH), else the policy's (the profile's default).
+  for (const auto& [name, value] : policy.env_set) {
+    bool passed =
+        std::find(policy.env_pass.begin(), policy.env_pass.end(), name) != policy.env_pass.end();
+    if (!passed || !launcher_env.contains(name)) env[name] = value;
+  }
   for (const auto& [name, value] : secrets) env[name] = value;
 
   std::vector<std::string> out;

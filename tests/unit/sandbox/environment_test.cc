@@ -26,6 +26,19 @@ TEST(BuildEnvironment, PolicySetWinsOverFixedValues) {
   EXPECT_EQ(env, std::vector<std::string>{"PATH=/only"});
 }
 
+TEST(BuildEnvironment, APassedValueWinsOverTheSetDefault) {
+  // The memory profile: MEMORY_FILE_PATH passed and set; the user's own value wins.
+  policies::ExpandedPolicy policy;
+  policy.env_pass = {"MEMORY_FILE_PATH"};
+  policy.env_set = {{"MEMORY_FILE_PATH", "/data/memory.jsonl"}};
+  EXPECT_EQ(BuildEnvironment(policy, {}, {}, {{"MEMORY_FILE_PATH", "/ws/m.jsonl"}}),
+            (std::vector<std::string>{"MEMORY_FILE_PATH=/ws/m.jsonl",
+                                      "PATH=/usr/local/bin:/usr/bin:/bin"}));
+  EXPECT_EQ(BuildEnvironment(policy, {}, {}, {}),
+            (std::vector<std::string>{"MEMORY_FILE_PATH=/data/memory.jsonl",
+                                      "PATH=/usr/local/bin:/usr/bin:/bin"}));
+}
+
 TEST(BuildEnvironment, OnlyTheNamedSecretsUnderTheirSandboxNames) {
   policies::ExpandedPolicy policy;
   policy.env_pass = {"LANG"};
