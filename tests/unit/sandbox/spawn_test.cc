@@ -21,8 +21,15 @@ void* operator new(std::size_t n) {
   if (void* p = std::malloc(n ? n : 1)) return p;
   throw std::bad_alloc();
 }
+// Every form that pairs with the deletes below comes from malloc too: the library's nothrow
+// new (std::stable_sort's buffer) freed by this sized delete is otherwise a mismatch to ASan.
+void* operator new(std::size_t n, const std::nothrow_t&) noexcept {
+  if (g_no_allocation.load(std::memory_order_relaxed)) std::abort();
+  return std::malloc(n ? n : 1);
+}
 void operator delete(void* p) noexcept { std::free(p); }
 void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
 
 namespace gander::launcher {
 namespace {
