@@ -318,8 +318,11 @@ std::optional<int64_t> ParseRfc3339Micros(std::string_view t) {
   };
   auto year = num(0, 4), mon = num(5, 2), day = num(8, 2), hour = num(11, 2), min = num(14, 2),
        sec = num(17, 2), micros = num(20, 6);
-  if (!year || !mon || !day || !hour || !min || !sec || !micros || *mon < 1 || *mon > 12 ||
-      *day < 1 || *day > 31 || *hour > 23 || *min > 59 || *sec > 60) {
+  // Bytes a launcher (or a forged peer) sent: every field in range before any arithmetic, so
+  // nanoseconds since 1970 fit in 64 bits (a year 1012 overflowed; found by fuzz.wire).
+  if (!year || !mon || !day || !hour || !min || !sec || !micros || *year < 1970 || *year > 2200 ||
+      *mon < 1 || *mon > 12 || *day < 1 || *day > 31 || *hour < 0 || *hour > 23 || *min < 0 ||
+      *min > 59 || *sec < 0 || *sec > 60 || *micros < 0) {
     return std::nullopt;
   }
   tm parts{};

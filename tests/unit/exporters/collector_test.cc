@@ -201,6 +201,16 @@ TEST(Wire, RecordsRoundTripThroughTheCollectorsParser) {
   EXPECT_EQ(bye->seq, 12u);
 }
 
+TEST(Wire, TimestampsOutOfRangeAreRefusedBeforeAnyArithmetic) {
+  EXPECT_EQ(ParseRfc3339Micros("1970-01-01T00:00:01.000002Z"), int64_t{1000002000});
+  // Found by fuzz.wire: year 1012 overflowed the nanoseconds (undefined behaviour).
+  for (const char* bad :
+       {"1012-06-01T10:00:00.000000Z", "9999-06-01T10:00:00.000000Z", "-999-06-01T10:00:00.000000Z",
+        "2025-06-01T10:00:00.-12345Z", "2025-06-01T-1:00:00.000000Z"}) {
+    EXPECT_EQ(ParseRfc3339Micros(bad), std::nullopt) << bad;
+  }
+}
+
 TEST(Wire, HelloRoundTrip) {
   LineParser parser;
   auto h = parser.ParseHello(WithoutNewline(wire::EncodeHello(MakeHello())));
