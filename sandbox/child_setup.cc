@@ -31,41 +31,13 @@
 namespace gander::launcher {
 namespace {
 
-constexpr const char* kStepNames[] = {
-    "wait for the parent",
-    "setsid",
-    "make mounts private",
-    "mount staging tmpfs",
-    "pivot_root to staging",
-    "mount",
-    "set pid_max",
-    "set vm.memfd_noexec",
-    "unmount old root",
-    "pivot_root",
-    "make root read-only",
-    "chdir",
-    "sethostname",
-    "bring up lo",
-    "egress sockets",
-    "setrlimit",
-    "drop capabilities",
-    "no_new_privs",
-    "landlock",
-    "seccomp",
-    "seccomp listener",
-    "fork",
-    "execve",
-    "started",
-};
-static_assert(sizeof(kStepNames) / sizeof(kStepNames[0]) ==
-              static_cast<size_t>(ChildStep::kStarted) + 1);
-
 constexpr const char* kStaging = "/tmp";  // any directory: hidden once the base is pivoted
 constexpr const char* kDevices[] = {"null", "zero", "full", "random", "urandom"};
 
 void Send(int fd, ChildStep step, int err, int detail) {
-  ChildReport report{step, err, detail};
-  (void)!send(fd, &report, sizeof(report), MSG_NOSIGNAL);
+  unsigned char wire[kChildReportBytes];
+  EncodeChildReport({step, err, detail}, wire);
+  (void)!send(fd, wire, sizeof(wire), MSG_NOSIGNAL);
 }
 
 [[noreturn]] void Fail(int fd, ChildStep step, int err, int detail = -1) {
@@ -235,8 +207,9 @@ void SendEgressSockets(int sync) {
     fds[count++] = fd.get();
     mask |= 1 << i;
   }
-  ChildReport report{ChildStep::kEgressSockets, 0, mask};
-  if (int err = SendFds(sync, &report, sizeof(report), fds, count)) {
+  unsigned char wire[kChildReportBytes];
+  EncodeChildReport({ChildStep::kEgressSockets, 0, mask}, wire);
+  if (int err = SendFds(sync, wire, sizeof(wire), fds, count)) {
     Fail(sync, ChildStep::kEgressSockets, err);
   }
 }
@@ -305,8 +278,9 @@ void BuildRoot(const ChildPlan& plan) {
 // awaited: both fds are close-on-exec, and a notification raised by the execve that follows
 // simply waits until the supervisor polls the listener.
 int SendListener(int sync, int listener) {
-  ChildReport report{ChildStep::kListener, 0, 0};
-  return SendFd(sync, &report, sizeof(report), listener);
+  unsigned char wire[kChildReportBytes];
+  EncodeChildReport({ChildStep::kListener, 0, 0}, wire);
+  return SendFd(sync, wire, sizeof(wire), listener);
 }
 
 // Landlock and seccomp, the extension's last steps before execve: applied in the extension
@@ -353,8 +327,9 @@ int RestrictSelf(const SandboxSpec& spec, int sync, ChildStep* step) {
     err = errno;
     step = ChildStep::kExec;
   }
-  ChildReport report{step, err, 0};
-  (void)!write(error_fd, &report, sizeof(report));
+  unsigned char wire[kChildReportBytes];
+  EncodeChildReport({step, err, 0}, wire);
+  (void)!write(error_fd, wire, sizeof(wire));
   _exit(127);
 }
 
@@ -502,11 +477,6 @@ void OpenDnsStub(monitor::EgressSockets& sockets, bool host_loopback) {
   }
 }
 
-const char* ChildStepName(ChildStep step) {
-  auto i = static_cast<size_t>(step);
-  return i < sizeof(kStepNames) / sizeof(kStepNames[0]) ? kStepNames[i] : "unknown step";
-}
-
 void ChildMain(const ChildPlan& plan) {
   const SandboxSpec& spec = *plan.spec;
 
@@ -581,12 +551,13 @@ void ChildMain(const ChildPlan& plan) {
   close(error_pipe[1]);
   close(0);
   close(1);
-  ChildReport report{};
-  ssize_t n = read(error_pipe[0], &report, sizeof(report));
+  unsigned char wire[kChildReportBytes];
+  ssize_t n = read(error_pipe[0], wire, sizeof(wire));
   close(error_pipe[0]);
-  if (n == static_cast<ssize_t>(sizeof(report))) {
+  if (n == static_cast<ssize_t>(sizeof(wire))) {  // EOF at the execve is the success
+    auto report = DecodeChildReport(wire, sizeof(wire));
     waitpid(extension, nullptr, 0);
-    Fail(sync, report.step, report.err);
+    Fail(sync, report ? report->step : ChildStep::kExec, report ? report->err : EIO);
   }
   Send(sync, ChildStep::kStarted, 0, extension);
   close(sync);

@@ -7,39 +7,11 @@
 #include <cstdint>
 #include <vector>
 
+#include "sandbox/child_step.h"
 #include "sandbox/landlock.h"
 #include "sandbox/sandbox.h"
 
 namespace gander::launcher {
-
-// Setup steps, in the order the child runs them; their names are in kChildStepNames.
-enum class ChildStep : int32_t {
-  kWaitParent,
-  kSetsid,
-  kMountPrivate,
-  kMountBase,
-  kPivotBase,
-  kMount,
-  kPidMax,
-  kMemfdNoexec,
-  kUnmountOld,
-  kPivotRoot,
-  kRootReadOnly,
-  kChdir,
-  kHostname,
-  kLoopback,
-  kEgressSockets,  // not a failure when err is 0: the egress sockets travel with this report
-  kRlimit,
-  kCapabilities,
-  kNoNewPrivs,
-  kLandlock,
-  kSeccomp,
-  kListener,  // not a failure: the seccomp listener fd travels with this report
-  kFork,
-  kExec,
-  kStarted,  // not a failure: the extension was exec'd
-};
-const char* ChildStepName(ChildStep step);
 
 // Brings up `lo` in the calling process's network namespace; returns 0 or the errno.
 // Async-signal-safe (also used by the gVisor backend between fork and exec).
@@ -48,13 +20,6 @@ int BringUpLoopback();
 // process's network namespace; left invalid where that fails. Async-signal-safe. With
 // `host_loopback` (no network namespace): only the TCP listener, on a free port.
 void OpenDnsStub(monitor::EgressSockets& sockets, bool host_loopback = false);
-
-// What the child sends the parent: one message per outcome.
-struct ChildReport {
-  ChildStep step;
-  int32_t err;     // errno, 0 with kStarted
-  int32_t detail;  // index of the mount or rlimit at fault; the extension's pid with kStarted
-};
 
 // A mount with its paths already joined to the staging directories.
 struct PreparedMount {

@@ -37,54 +37,49 @@ bool WriteSelf(const char* path, const std::string& text) {
   return ok;
 }
 
-// In a child: create the namespaces, map ourselves, mount a tmpfs. Exit 0, or 1+step with
-// errno passed back through a pipe.
-std::string TryUserNamespaces() {
+// In a child: create the namespaces, map ourselves, mount a tmpfs. Exit 0, or a ChildReport
+// (the step and its errno) on the pipe and exit 1. Returns the report, nullopt when the
+// namespaces work; a failure outside the child is reported as kFork.
+std::optional<ChildReport> TryUserNamespaces() {
   int pipefd[2];
-  if (pipe2(pipefd, O_CLOEXEC) != 0) return std::string("pipe: ") + strerror(errno);
+  if (pipe2(pipefd, O_CLOEXEC) != 0) return ChildReport{ChildStep::kFork, errno, -1};
   // Built before fork: the child allocates nothing (gander may have threads).
   const std::string uid_map = std::to_string(getuid()) + " " + std::to_string(getuid()) + " 1";
   const std::string gid_map = std::to_string(getgid()) + " " + std::to_string(getgid()) + " 1";
   pid_t pid = fork();
-  if (pid < 0) return std::string("fork: ") + strerror(errno);
+  if (pid < 0) return ChildReport{ChildStep::kFork, errno, -1};
   if (pid == 0) {
     close(pipefd[0]);
-    const char* step = "unshare";
+    ChildStep step = ChildStep::kUnshare;
     bool ok = unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS |
                       CLONE_NEWCGROUP | CLONE_NEWPID) == 0;
     if (ok) {
-      step = "write uid/gid maps";
+      step = ChildStep::kIdMaps;
       ok = WriteSelf("/proc/self/setgroups", "deny") && WriteSelf("/proc/self/uid_map", uid_map) &&
            WriteSelf("/proc/self/gid_map", gid_map);
     }
     if (ok) {
-      step = "mount inside the namespace";
+      step = ChildStep::kProbeMount;
       ok = mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) == 0 &&
            mount("tmpfs", "/tmp", "tmpfs", 0, nullptr) == 0;
     }
-    if (!ok) {  // errno, then the step's name: the parent writes the text
-      int err = errno;
-      char msg[128];  // one write: the parent reads once
-      size_t len = std::min(strlen(step), sizeof(msg) - sizeof(err));
-      std::memcpy(msg, &err, sizeof(err));
-      std::memcpy(msg + sizeof(err), step, len);
-      (void)!write(pipefd[1], msg, sizeof(err) + len);
+    if (!ok) {  // one write: the parent reads once
+      unsigned char wire[kChildReportBytes];
+      EncodeChildReport({step, errno, -1}, wire);
+      (void)!write(pipefd[1], wire, sizeof(wire));
       _exit(1);
     }
     _exit(0);
   }
   close(pipefd[1]);
-  char buf[256];
-  ssize_t n = read(pipefd[0], buf, sizeof(buf));
+  unsigned char wire[kChildReportBytes];
+  ssize_t n = read(pipefd[0], wire, sizeof(wire));
   close(pipefd[0]);
   int status = 0;
   waitpid(pid, &status, 0);
-  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return "";
-  int err = 0;
-  if (n <= static_cast<ssize_t>(sizeof(err))) return "probe child failed";
-  std::memcpy(&err, buf, sizeof(err));
-  return std::string(buf + sizeof(err), static_cast<size_t>(n) - sizeof(err)) + ": " +
-         strerror(err);
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return std::nullopt;
+  if (auto report = DecodeChildReport(wire, n > 0 ? static_cast<size_t>(n) : 0)) return report;
+  return ChildReport{ChildStep::kFork, 0, -1};  // died without a word
 }
 
 }  // namespace
@@ -153,9 +148,12 @@ KernelFeatures ProbeKernel(bool try_user_namespaces) {
         "an AppArmor profile allowing userns is needed for gander");
   }
   if (try_user_namespaces) {
-    std::string why = TryUserNamespaces();
-    f.user_namespaces = why.empty();
-    f.user_namespaces_detail = why;
+    f.user_namespaces_failure = TryUserNamespaces();
+    f.user_namespaces = !f.user_namespaces_failure;
+    if (const auto& failure = f.user_namespaces_failure) {
+      f.user_namespaces_detail =
+          failure->err == 0 ? std::string("probe child failed") : DescribeChildReport(*failure);
+    }
   }
   return f;
 }

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "common/result.h"
+#include "sandbox/child_step.h"
 
 namespace gander::launcher {
 
@@ -23,7 +24,8 @@ Result<IsolationLevel> ParseLevel(const std::string& name);
 struct KernelFeatures {
   std::string release;
   bool user_namespaces = false;
-  std::string user_namespaces_detail;  // why not, when refused
+  std::string user_namespaces_detail;                  // why not, when refused
+  std::optional<ChildReport> user_namespaces_failure;  // the probe's step and errno
   int landlock_abi = 0;
   bool seccomp_filter = false;
   bool seccomp_user_notif = false;

@@ -70,11 +70,13 @@ ChildPlan PrepareChildPlan(const SandboxSpec& spec, int sync_fd) {
 static_assert(kEgressSlotCount <= kMaxPassedFds, "the egress sockets go in one message");
 
 // One report from the child, with the fds it carries (the seccomp listener, the egress
-// sockets), if any; `fd` receives the first, `more` the others.
+// sockets), if any; `fd` receives the first, `more` the others. False when nothing readable
+// came (the init is gone).
 bool ReceiveReport(int sync, ChildReport* report, int* fd, std::vector<int>* more = nullptr) {
+  unsigned char wire[kChildReportBytes];
   int fds[kEgressSlotCount];
   int count = 0;
-  int err = ReceiveFds(sync, report, sizeof(*report), fds, kEgressSlotCount, &count);
+  int err = ReceiveFds(sync, wire, sizeof(wire), fds, kEgressSlotCount, &count);
   *fd = count > 0 ? fds[0] : -1;
   for (int i = 1; i < count; ++i) {
     if (more) {
@@ -83,19 +85,27 @@ bool ReceiveReport(int sync, ChildReport* report, int* fd, std::vector<int>* mor
       close(fds[i]);
     }
   }
-  return err == 0;
+  auto decoded = err == 0 ? DecodeChildReport(wire, sizeof(wire)) : std::nullopt;
+  if (decoded) *report = *decoded;
+  return decoded.has_value();
 }
 
 StartFailure DescribeFailure(const ChildReport& report, const SandboxSpec& spec) {
-  std::string step = ChildStepName(report.step);
+  StartFailure failure{report.step, report.err, ""};
   if (report.step == ChildStep::kMount && report.detail >= 0 &&
       static_cast<size_t>(report.detail) < spec.mounts.size()) {
-    step += " " + spec.mounts[report.detail].target;
+    failure.where = spec.mounts[report.detail].target;
   }
-  return StartFailure{step, report.err, report.step == ChildStep::kExec};
+  return failure;
 }
 
 }  // namespace
+
+std::string StartFailure::Describe() const {
+  if (!step) return "";
+  std::string text = ChildStepName(*step);
+  return where.empty() ? text : text + " " + where;
+}
 
 Result<SandboxProcess> StartSandbox(const SandboxSpec& spec, StartFailure* failure) {
   int pair[2];
@@ -118,7 +128,10 @@ Result<SandboxProcess> StartSandbox(const SandboxSpec& spec, StartFailure* failu
   // A fork-like clone (no new stack): the child continues here with a copy of our memory.
   long rc = syscall(SYS_clone, flags, nullptr, nullptr, nullptr, 0);
   if (rc != 0 && was_dumpable == 0) prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
-  if (rc < 0) return ErrnoError("clone");
+  if (rc < 0) {
+    if (failure) *failure = {ChildStep::kClone, errno, ""};
+    return ErrnoError("clone");
+  }
   if (rc == 0) {
     parent_end.Release();  // the child must not close what it did not open
     ChildMain(plan);
@@ -178,7 +191,7 @@ Result<SandboxProcess> StartSandbox(const SandboxSpec& spec, StartFailure* failu
   }
   *failure = DescribeFailure(report, spec);
   waitpid(pid, nullptr, 0);
-  return Error{report.err, "sandbox set-up failed at '" + failure->step + "'"};
+  return Error{report.err, "sandbox set-up failed at '" + failure->Describe() + "'"};
 }
 
 bool ReadStartReport(SandboxProcess& process, const SandboxSpec& spec, StartFailure* failure) {

@@ -7,12 +7,14 @@
 #include <sys/types.h>
 
 #include <iterator>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "common/result.h"
 #include "common/unique_fd.h"
 #include "network/egress.h"
+#include "sandbox/child_step.h"
 #include "sandbox/filesystem_plan.h"
 #include "sandbox/landlock.h"
 #include "sandbox/seccomp_filter.h"
@@ -70,16 +72,23 @@ inline constexpr UniqueFd monitor::EgressSockets::*kEgressSlots[] = {
     &monitor::EgressSockets::dns_udp,   &monitor::EgressSockets::dns_tcp};
 inline constexpr int kEgressSlotCount = static_cast<int>(std::size(kEgressSlots));
 
-// Why a sandbox could not be started; `step` names the child's setup step.
+// Why a sandbox could not be started: the child's step that failed (child_step.h) and its
+// errno, or nothing when the start failed otherwise (the init died, the parent's own set-up).
 struct StartFailure {
-  std::string step;
+  std::optional<ChildStep> step;
   int err = 0;
-  bool exec_failed = false;  // the command itself could not be executed
+  std::string where;  // the mount target at fault, with kMount
+
+  bool reported() const { return step.has_value(); }
+  bool exec_failed() const { return step == ChildStep::kExec; }  // the command itself
+  // "mount /x" or "execve": the step as people read it.
+  std::string Describe() const;
 };
 
 // Returns the running sandbox, or an Error whose message names the failed step (the code is
-// the errno). With `use_namespaces`, EPERM/ENOSPC/EINVAL from clone (user namespaces refused
-// here) is reported as Error{code, "clone"} so the caller may degrade.
+// the errno), `failure` saying which. A clone refused (user namespaces unavailable here) is
+// Error{code, "clone"} with failure->step kClone, so the caller may degrade
+// (NamespacesRefused).
 Result<SandboxProcess> StartSandbox(const SandboxSpec& spec, StartFailure* failure);
 
 // Reads the report that confirms the start once the listener arrived first. Returns true when

@@ -49,12 +49,11 @@ void MakeDirs(const std::string& path) {
   }
 }
 
-// What the child reports after setting up the broker's namespace: the failed step (or 0) and
-// errno, then its fd numbers of the listener and of the sockets (-1: none), which the parent
-// takes with pidfd_getfd before acknowledging.
+// What the child reports after setting up the broker's namespace: the failed step and its
+// errno (child_step.h; kListener with 0 when done), then its fd numbers of the listener and of
+// the sockets (-1: none), which the parent takes with pidfd_getfd before acknowledging.
 struct NetworkReport {
-  int32_t step = 0;  // 0: done; 1 unshare, 2 id maps, 3 loopback, 4 sockets, 5 seccomp
-  int32_t err = 0;
+  unsigned char outcome[kChildReportBytes];
   int32_t listener = -1;
   int32_t sockets[kEgressSlotCount];
 };
@@ -75,9 +74,8 @@ void SetUpBrokerNetwork(int sync, const std::string& uid_map, const std::string&
   NetworkReport report;
   for (int& fd : report.sockets) fd = -1;
   monitor::EgressSockets sockets;
-  auto fail = [&](int step) {
-    report.step = step;
-    report.err = errno;
+  auto fail = [&](ChildStep step) {
+    EncodeChildReport({step, errno, -1}, report.outcome);
     (void)!write(sync, &report, sizeof(report));
     _exit(125);
   };
@@ -85,19 +83,19 @@ void SetUpBrokerNetwork(int sync, const std::string& uid_map, const std::string&
   // fork: its /proc/self files would belong to root and the id maps be unwritable by any other
   // user. Dumpable again, as sandbox/sandbox.cc does for the native clone; runsc's exec next.
   prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
-  if (unshare(CLONE_NEWUSER | CLONE_NEWNET) != 0) fail(1);
+  if (unshare(CLONE_NEWUSER | CLONE_NEWNET) != 0) fail(ChildStep::kUnshare);
   if (!WriteText("/proc/self/setgroups", "deny", 4) ||
       !WriteText("/proc/self/uid_map", uid_map.data(), uid_map.size()) ||
       !WriteText("/proc/self/gid_map", gid_map.data(), gid_map.size())) {
-    fail(2);
+    fail(ChildStep::kIdMaps);
   }
   if (int err = BringUpLoopback(); err != 0) {
     errno = err;
-    fail(3);
+    fail(ChildStep::kLoopback);
   }
   if (int err = monitor::OpenEgressSockets(sockets); err != 0) {
     errno = err;
-    fail(4);
+    fail(ChildStep::kEgressSockets);
   }
   OpenDnsStub(sockets);
   for (int i = 0; i < kEgressSlotCount; ++i) {
@@ -106,10 +104,11 @@ void SetUpBrokerNetwork(int sync, const std::string& uid_map, const std::string&
   }
   sock_fprog program{static_cast<unsigned short>(filter.size()),
                      const_cast<sock_filter*>(filter.data())};
-  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) fail(5);
+  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) fail(ChildStep::kSeccomp);
   report.listener = static_cast<int32_t>(
       syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &program));
-  if (report.listener < 0) fail(5);
+  if (report.listener < 0) fail(ChildStep::kSeccomp);
+  EncodeChildReport({ChildStep::kListener, 0, -1}, report.outcome);
   // write and read: neither is among the filtered syscalls.
   if (write(sync, &report, sizeof(report)) != sizeof(report)) _exit(125);
   char ack;
@@ -252,18 +251,16 @@ Result<std::unique_ptr<GvisorRun>> StartGvisor(const BundleSpec& spec, const Run
 }
 
 Status GvisorRun::TakeBrokerFds(int sync) {
-  static constexpr const char* kSteps[] = {"",         "unshare user+net", "uid/gid map",
-                                           "loopback", "egress sockets",   "seccomp filter"};
   NetworkReport report;
   ssize_t n;
   do {
     n = read(sync, &report, sizeof(report));
   } while (n < 0 && errno == EINTR);
   if (n != sizeof(report)) return MakeError("runsc's network setup ended without a report");
-  if (report.step != 0) {
-    int step = report.step >= 1 && report.step <= 5 ? report.step : 0;
-    return Error{report.err, std::string("runsc network setup: ") + kSteps[step] + ": " +
-                                 std::strerror(report.err)};
+  auto outcome = DecodeChildReport(report.outcome, sizeof(report.outcome));
+  if (!outcome) return MakeError("runsc's network setup sent an unreadable report");
+  if (outcome->step != ChildStep::kListener || outcome->err != 0) {
+    return Error{outcome->err, "runsc network setup: " + DescribeChildReport(*outcome)};
   }
   auto take = [&](int fd) {
     return UniqueFd(fd < 0 ? -1 : static_cast<int>(syscall(SYS_pidfd_getfd, pidfd_.get(), fd, 0)));

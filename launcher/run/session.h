@@ -1,0 +1,51 @@
+// What the running stages of `gander run` share once the first sandbox is up: the prepared run,
+// how it was started, the event queue, the relay's RPC monitor and the extension (the current
+// one, and the one a restart replaced).
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "events/event_queue.h"
+#include "launcher/run/prepare.h"
+#include "launcher/run/start.h"
+#include "monitor/seccomp_monitor.h"
+#include "relay/rpc_monitor.h"
+
+namespace gander::launcher {
+
+struct Sinks;  // launcher/run/sinks.h
+
+// The relay's line limit, both ways.
+inline constexpr size_t kMaxLine = 64u << 20;
+
+struct Session {
+  Session(const RunOptions& o, Prepared& prepared, PrivateDirs& private_dirs, Started started);
+  ~Session();
+
+  const RunOptions& options;
+  Prepared& p;
+  PrivateDirs& dirs;
+  const bool use_namespaces;
+  const IsolationLevel level;
+  const std::string accounting;  // how syscalls are accounted for ("watched", "census", ...)
+  // Declared (so destroyed) in the order the single function had them: the extension outlives
+  // the queue and the memory readers its broker holds references to.
+  std::unique_ptr<Extension> current;
+  monitor::BoundedEventQueue queue{8192};
+  std::unique_ptr<Sinks> sinks;
+  monitor::RpcMonitor rpc;
+  monitor::KernelTargetMemory memory;
+  monitor::ProcfsProcesses processes;
+  // The extension a restart replaced: kept until the next restart, since the loop may still
+  // hold its fds for the rest of the turn.
+  std::unique_ptr<Extension> previous;
+};
+
+// An event of the run's own life (start, relay, restart, secret, stop).
+monitor::Event Lifecycle(const std::string& name, monitor::LifecyclePhase what, std::string detail);
+
+// The `process` exit event of the extension (`status`: its exit code, or 128+N for signal N).
+monitor::Event ExtensionExit(const Prepared& p, const SandboxProcess& sandbox, int status);
+
+}  // namespace gander::launcher

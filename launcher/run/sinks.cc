@@ -1,0 +1,169 @@
+// Stage "open sinks" of `gander run`, and the sinks' closing.
+#include "launcher/run/sinks.h"
+
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+
+#include "exporters/collector_paths.h"
+#include "policies/fingerprint.h"
+
+namespace gander::launcher {
+namespace {
+
+// The audit log, or nothing (with a warning): losing the log must not stop the extension.
+std::unique_ptr<exporters::AuditLog> OpenAuditLog(exporters::AuditLogOptions options,
+                                                  const std::string& name) {
+  MakeParentDirs(options.path);
+  auto log = exporters::AuditLog::Open(std::move(options));
+  if (!log) {
+    spdlog::warn("{}: no audit log: {}", name, log.error().Describe());
+    return nullptr;
+  }
+  return std::move(log).value();
+}
+
+// `secrets_mounted`: file-delivered secrets appear at /run/secrets (namespaces or gVisor).
+monitor::RunInfo RunInfo(const Prepared& p, IsolationLevel level, const std::string& accounting,
+                         bool secrets_mounted) {
+  std::vector<monitor::RunSecret> secrets;
+  for (const auto& [name, rule] : p.policy.secrets) {
+    const bool file = rule.as == policies::SecretDelivery::kFile;
+    secrets.push_back({.name = name,
+                       .from = rule.from == policies::SecretSource::kEnv    ? "env"
+                               : rule.from == policies::SecretSource::kFile ? "file"
+                                                                            : "command",
+                       .as = file ? "file" : "env",
+                       .file = file ? p.secrets->FilePath(name, secrets_mounted) : ""});
+  }
+  std::string sources;
+  for (const auto& source : p.policy.sources) sources += (sources.empty() ? "" : " <- ") + source;
+  const bool gvisor = p.backend == policies::Backend::kGvisor;
+  return {.backend = gvisor ? "gvisor" : "native",
+          .isolation = gvisor ? "gvisor" : LevelName(level),
+          .mode = ModeName(p.mode),
+          .syscall_accounting = accounting,
+          .policy_sha256 = policies::PolicySha256(p.policy),
+          .policy = sources,
+          .workspace = p.workspace,
+          .command_grants = p.command.readable,
+          .secrets = std::move(secrets)};
+}
+
+}  // namespace
+
+Session::Session(const RunOptions& o, Prepared& prepared, PrivateDirs& private_dirs,
+                 Started started)
+    : options(o),
+      p(prepared),
+      dirs(private_dirs),
+      use_namespaces(started.use_namespaces),
+      level(started.level),
+      // Under gVisor with notification the egress broker accounts for the network too.
+      accounting(p.gvisor() ? std::string(p.learn() ? "gvisor-census" : "gvisor-strace") +
+                                  (p.notify ? "+broker" : "")
+                 : !p.notify ? "none"
+                 : p.learn() ? "census"
+                             : "watched"),
+      current(std::move(started.extension)),
+      rpc(p.name, &queue, kMaxLine) {}
+
+Session::~Session() = default;
+
+monitor::Event Lifecycle(const std::string& name, monitor::LifecyclePhase what,
+                         std::string detail) {
+  monitor::Event e;
+  e.time_ns = monitor::WallClockNowNs();
+  e.extension = name;
+  e.payload = monitor::LifecycleEvent{what, std::move(detail)};
+  return e;
+}
+
+// The `process` exit event of the extension (`status`: its exit code, or 128+N for signal N).
+monitor::Event ExtensionExit(const Prepared& p, const SandboxProcess& sandbox, int status) {
+  monitor::Event exit = Lifecycle(p.name, monitor::LifecyclePhase::kStop, "");
+  // The init reports the extension's pid as it sees it: inside the pid namespace, if any.
+  if (sandbox.extension_pid > 0) {
+    (sandbox.namespaces ? exit.sandbox_pid : exit.pid) = sandbox.extension_pid;
+  }
+  monitor::ProcessEvent process{.action = monitor::ProcessAction::kExit,
+                                .path = p.command.exec_path};
+  if (status > 128) {
+    process.signal = status - 128;
+  } else {
+    process.exit_code = status;
+  }
+  exit.payload = process;
+  return exit;
+}
+
+void InstallPhaseSink::Publish(const monitor::Event& event) {
+  monitor::Event marked = event;
+  marked.install_phase = true;
+  inner_->Publish(marked);
+}
+
+// The monitor: events go through a bounded queue (never blocking the extension) to the
+// collector, which counts them and writes the audit log, or to the audit log directly.
+void OpenSinks(Session& s) {
+  const Prepared& p = s.p;
+  const monitor::RunInfo info = RunInfo(p, s.level, s.accounting, s.use_namespaces || p.gvisor());
+  exporters::AuditLogOptions audit_options{.path = p.audit_log,
+                                           .max_bytes = p.policy.audit_log_max_size,
+                                           .max_files = p.policy.audit_log_files};
+  s.sinks = std::make_unique<Sinks>();
+  Sinks& out = *s.sinks;
+  if (s.options.collector == CollectorUse::kOff) {
+    out.audit = OpenAuditLog(audit_options, p.name);
+    out.sink = out.audit.get();
+  } else {
+    MakeParentDirs(p.audit_log);
+    exporters::CollectorClientOptions options;
+    options.hello.extension = p.name;
+    options.hello.info.run = info;
+    options.hello.home = p.home;
+    for (const auto& rule : p.policy.network.allow) {
+      options.hello.info.destinations.push_back(rule.host);  // their series start at 0
+    }
+    for (const auto& [name, rule] : p.policy.secrets) options.hello.info.secrets.push_back(name);
+    if (s.options.collector == CollectorUse::kAuto) {
+      options.start_command = exporters::DefaultCollectorStartCommand();
+    }
+    options.audit_log = audit_options;
+    out.collector = exporters::CollectorClient::Create(std::move(options));
+    if (out.collector->fallback()) {
+      spdlog::debug("{}: no collector ({}): writing the audit log directly", p.name,
+                    out.collector->last_error() ? out.collector->last_error()->Describe() : "none");
+    }
+    out.sink = out.collector.get();
+  }
+  out.install = std::make_unique<InstallPhaseSink>(out.sink);
+  if (s.options.install_phase && out.sink) out.sink = out.install.get();
+  // A refusal is never silent: one actionable line on stderr when a call or the run fails after
+  // one (launcher/denial_notice.h).
+  out.notice = std::make_unique<DenialNotice>(out.sink, p.name, p.policy_label);
+  out.sink = out.notice.get();
+  monitor::Event start = Lifecycle(
+      p.name, monitor::LifecyclePhase::kStart,
+      p.command.exec_path + " (backend " + info.backend + ", isolation " + info.isolation +
+          ", mode " + ModeName(p.mode) + ", syscall accounting " + s.accounting + ")");
+  std::get<monitor::LifecycleEvent>(start.payload).info = info;
+  s.queue.Push(std::move(start));
+}
+
+void CloseSinks(Session& s) {
+  Sinks& out = *s.sinks;
+  while (out.sink && !s.queue.empty()) s.queue.Drain(*out.sink, std::chrono::milliseconds(100));
+  if (out.audit && out.audit->last_error()) {
+    spdlog::warn("{}: audit log {}: {}", s.p.name, s.p.audit_log,
+                 out.audit->last_error()->Describe());
+  }
+  if (out.collector) {
+    out.collector->Finish(std::chrono::milliseconds(500));
+    if (out.collector->last_error() && !out.collector->fallback()) {
+      spdlog::warn("{}: collector: {}", s.p.name, out.collector->last_error()->Describe());
+    }
+  }
+}
+
+}  // namespace gander::launcher

@@ -1,0 +1,40 @@
+// Stage "open sinks" of `gander run`: where events go (the collector, or the audit log
+// directly), what marks and watches them on the way, and their closing at the end.
+#pragma once
+
+#include <memory>
+
+#include "exporters/audit_log.h"
+#include "exporters/collector_client.h"
+#include "launcher/denial_notice.h"
+#include "launcher/run/session.h"
+
+namespace gander::launcher {
+
+// The install sandbox's sink: each event marked as the install phase's, so that nothing
+// gander's own installer does is counted as the extension's (metrics, audit, suggest).
+class InstallPhaseSink final : public monitor::EventSink {
+ public:
+  explicit InstallPhaseSink(monitor::EventSink* inner) : inner_(inner) {}
+  void Publish(const monitor::Event& event) override;
+  void Flush() override { inner_->Flush(); }
+
+ private:
+  monitor::EventSink* inner_;
+};
+
+struct Sinks {
+  std::unique_ptr<exporters::AuditLog> audit;
+  std::unique_ptr<exporters::CollectorClient> collector;
+  std::unique_ptr<InstallPhaseSink> install;
+  std::unique_ptr<DenialNotice> notice;
+  monitor::EventSink* sink = nullptr;  // the outermost: what the queue drains into
+};
+
+// Opens the sinks and queues the start event.
+void OpenSinks(Session& s);
+
+// Drains the queue into the sinks and closes them, warning about what was lost.
+void CloseSinks(Session& s);
+
+}  // namespace gander::launcher

@@ -1,0 +1,310 @@
+// Stage "start" of `gander run`: the native sandbox's spec or the gVisor bundle, from the
+// prepared run and the compiled policy; the first start's fallback to no namespaces.
+#include "launcher/run/start.h"
+
+#include <fcntl.h>
+#include <ftw.h>
+#include <linux/magic.h>
+#include <spdlog/spdlog.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+
+#include "policies/parser.h"
+#include "sandbox/child_setup.h"
+#include "sandbox/egress_setup.h"
+#include "sandbox/environment.h"
+#include "sandbox/filesystem_plan.h"
+#include "sandbox/landlock.h"
+#include "sandbox/seccomp_filter.h"
+
+namespace gander::launcher {
+
+PrivateDirs::~PrivateDirs() {
+  for (const std::string& base : {base_, small_base_}) {
+    if (base.empty()) continue;
+    nftw(
+        base.c_str(), [](const char* path, const struct stat*, int, FTW*) { return remove(path); },
+        16, FTW_DEPTH | FTW_PHYS);
+  }
+}
+
+Result<std::string> PrivateDirs::MakeSmall(const std::string& name) {
+  struct statfs fs {};
+  bool shm = statfs("/dev/shm", &fs) == 0 && fs.f_type == TMPFS_MAGIC &&
+             access("/dev/shm", W_OK | X_OK) == 0;
+  return shm ? Make(name, "/dev/shm", small_base_) : Make(name);
+}
+
+Result<std::string> PrivateDirs::Make(const std::string& name, const char* parent,
+                                      std::string& base) {
+  if (base.empty()) {
+    std::string pattern = std::string(parent) + "/gander-" + name + "-XXXXXX";
+    if (!mkdtemp(pattern.data())) return ErrnoError("mkdtemp " + pattern);
+    base = pattern;
+  }
+  std::string dir = base + "/" + std::to_string(count_++);
+  if (mkdir(dir.c_str(), 0700) != 0) return ErrnoError("mkdir " + dir);
+  return dir;
+}
+
+namespace {
+
+std::vector<std::pair<int, rlim_t>> Rlimits(const policies::Limits& limits) {
+  std::vector<std::pair<int, rlim_t>> out;
+  if (limits.processes) out.emplace_back(RLIMIT_NPROC, *limits.processes);
+  if (limits.open_files) out.emplace_back(RLIMIT_NOFILE, *limits.open_files);
+  if (limits.file_size) out.emplace_back(RLIMIT_FSIZE, *limits.file_size);
+  if (limits.core_dumps && !*limits.core_dumps) out.emplace_back(RLIMIT_CORE, 0);
+  // Per process: a whole-sandbox memory cap needs a delegated cgroup (not yet).
+  if (limits.memory) out.emplace_back(RLIMIT_DATA, *limits.memory);
+  return out;
+}
+
+// The gVisor backend: the same mount plan (with a mount namespace), environment, rlimits and
+// command as the native sandbox, as an OCI bundle run by runsc (sandbox/gvisor/). With seccomp
+// notification, network through the egress broker as native: runsc in an empty network
+// namespace of gander's with --network=host, the sentry's host connects notified (a filter
+// with only the broker's syscalls, `broker`), the DNS stub as the bundle's resolver.
+// `root_symlinks` receives the plan's symlinks in the new root, for the strace mapper.
+Result<std::unique_ptr<gvisor::GvisorRun>> StartGvisorSandbox(
+    const Prepared& p, int in, int out, int err, PrivateDirs& dirs, const SeccompProgram* broker,
+    std::vector<std::pair<std::string, std::string>>* root_symlinks) {
+  FilesystemPlan plan =
+      PlanFilesystem({p.policy, p.command.readable, {}, {}}, true, ProbeHostPath, ListHostDir);
+  for (const auto& note : plan.notes) spdlog::debug("filesystem: {}", note);
+  for (const auto& path : plan.refused_links) {
+    spdlog::warn(
+        "{}: write grant {} left out: it goes through a symlink in a directory the "
+        "sandbox may write (name the real path in the policy)",
+        p.name, path);
+  }
+  *root_symlinks = gvisor::RootSymlinks(plan.mounts);
+  gvisor::BundleSpec spec;
+  spec.mounts = std::move(plan.mounts);
+  gvisor::RunscOptions options;
+  if (broker) {
+    auto dir = dirs.Make(p.name);
+    if (!dir) return dir.error();
+    auto mounts = EgressMounts(*dir, spec.mounts);
+    if (!mounts) return mounts.error();
+    spec.mounts.insert(spec.mounts.end(), mounts->begin(), mounts->end());
+    spec.host_network = true;
+    options.broker_filter = broker->instructions;
+  }
+  spec.argv = p.argv;
+  spec.argv.at(0) = p.command.exec_path;  // OCI has no separate path: argv[0] is the program
+  spec.envp = BuildEnvironment(p.policy, p.command.path_dirs, {{"HOME", p.home}}, p.environ,
+                               p.secrets->Environment(true));
+  // Secrets `as: file`: the same read-only /run/secrets as native; runsc's default
+  // --file-access-mounts=shared revalidates bind mounts, so a refreshed (renamed-over) file
+  // shows its new value inside without a restart.
+  if (Status added = p.secrets->AddMount(spec.mounts); !added) return added.error();
+  spec.cwd = p.workspace;
+  spec.rlimits = Rlimits(p.policy.limits);
+  spec.tmpfs_size = policies::TmpfsSize(p.policy.limits);
+  spec.tmpfs_inodes = policies::TmpfsInodes(p.policy.limits);
+  // The allowlist as in the native filter: enforce mode only (learning counts every syscall).
+  if (p.mode != RunMode::kLearn) spec.syscalls_allow = p.policy.syscalls_allow;
+  options.oci_seccomp = true;  // the floor, always (bundle.cc: SeccompSection)
+  if (const char* platform = getenv("GANDER_RUNSC_PLATFORM"); platform && *platform) {
+    options.platform = platform;
+  }
+  if (const char* runsc = getenv("GANDER_RUNSC"); runsc && *runsc) options.runsc = runsc;
+  // Learn mode counts every syscall: gVisor traces them all (slow, as the native census is).
+  options.strace_syscalls = p.mode == RunMode::kLearn ? std::vector<std::string>{gvisor::kStraceAll}
+                                                      : gvisor::TracedSyscalls(p.files);
+  return gvisor::StartGvisor(spec, options, in, out, err, p.name);
+}
+
+Result<SandboxSpec> BuildSpec(const Prepared& p, bool use_namespaces, PrivateDirs& dirs) {
+  SandboxSpec spec;
+  spec.use_namespaces = use_namespaces;
+  spec.cgroups = p.compiled.cgroups;
+  FilesystemInputs inputs{p.policy, p.command.readable, {}, spec.cgroups};
+  std::map<std::string, std::string> fixed{{"HOME", p.home}};
+  if (!use_namespaces) {
+    for (const auto& path : p.policy.private_) {
+      auto dir = dirs.Make(p.name);
+      if (!dir) return dir.error();
+      inputs.private_host_dirs.emplace_back(path, *dir);
+      if (path == p.home) fixed["HOME"] = *dir;
+      if (path == "/tmp") fixed["TMPDIR"] = *dir;
+    }
+  }
+  FilesystemPlan plan = PlanFilesystem(inputs, use_namespaces, ProbeHostPath, ListHostDir);
+  for (const auto& note : plan.notes) spdlog::debug("filesystem: {}", note);
+  for (const auto& path : plan.refused_links) {
+    spdlog::warn(
+        "{}: write grant {} left out: it goes through a symlink in a directory the "
+        "sandbox may write (name the real path in the policy)",
+        p.name, path);
+  }
+  spec.mounts = std::move(plan.mounts);
+  // Egress: the broker needs notification. With namespaces the sandbox's resolver is the DNS
+  // stub; without, the broker works on host loopback and only Landlock (ABI 4+) keeps the
+  // extension's own TCP connect and bind off the host, so inet sockets need both.
+  spec.egress = EgressModeOf(use_namespaces, p.landlock_abi, p.notify) != EgressMode::kNone;
+  // Without namespaces glibc's resolver asks the host's nameservers over TCP, which the
+  // broker hands to the DNS stub (docs/sandbox.md); the policy's env.set may override it.
+  if (spec.egress && !use_namespaces) fixed["RES_OPTIONS"] = "use-vc";
+  if (spec.egress && use_namespaces) {
+    auto dir = dirs.MakeSmall(p.name);
+    if (!dir) return dir.error();
+    auto mounts = EgressMounts(*dir, spec.mounts);
+    if (!mounts) return mounts.error();
+    spec.mounts.insert(spec.mounts.end(), mounts->begin(), mounts->end());
+  }
+
+  if (p.landlock_abi > 0) {
+    spec.landlock.abi = p.landlock_abi;
+    spec.landlock.handled_fs = landlock::HandledFsRights(p.landlock_abi);
+    // With a network namespace the sandbox's own loopback must keep working; without one,
+    // Landlock is the only TCP backstop: every connect and bind is refused.
+    if (!use_namespaces && p.landlock_abi >= 4) {
+      spec.landlock.handled_net = landlock::kNetBindTcp | landlock::kNetConnectTcp;
+    }
+    if (p.landlock_abi >= 6) {
+      spec.landlock.scoped = landlock::kScopeAbstractUnixSocket | landlock::kScopeSignal;
+    }
+    spec.landlock.rules = std::move(plan.rules);
+  }
+  // Executable memfds: sealed by the pid namespace's sysctl where there is one (Linux 6.3+),
+  // else refused by the filter.
+  // The sysctl is writable by the host's root only (uid 0 mapped to itself).
+  spec.memfd_noexec =
+      use_namespaces && geteuid() == 0 && access("/proc/sys/vm/memfd_noexec", F_OK) == 0;
+  auto seccomp = CompileSeccompFilter({.deny_host_sockets = !use_namespaces,
+                                       // Everywhere, the sysctl notwithstanding: the same
+                                       // answer for every user and mode (defence in depth).
+                                       .deny_exec_memfd = true,
+                                       .notify = p.notify,
+                                       .files = p.files,
+                                       .census = p.mode == RunMode::kLearn,
+                                       .network = spec.egress,
+                                       .handoff_fd = kChildSyncFd,
+                                       .allow = p.policy.syscalls_allow});
+  if (!seccomp) return seccomp.error();
+  spec.seccomp = std::move(seccomp).value();
+  spec.rlimits = Rlimits(p.policy.limits);
+  spec.tmpfs_size = policies::TmpfsSize(p.policy.limits);
+  spec.tmpfs_inodes = policies::TmpfsInodes(p.policy.limits);
+  if (use_namespaces && p.policy.limits.processes) {
+    // pid_max bounds pid numbers (1..pid_max-1); the kernel refuses values below 301.
+    spec.pid_max = std::max<uint64_t>(*p.policy.limits.processes + 1, 301);
+  }
+  spec.cwd = p.workspace;
+  spec.exec_path = p.command.exec_path;
+  spec.argv = p.argv;
+  spec.envp = BuildEnvironment(p.policy, p.command.path_dirs, fixed, p.environ,
+                               p.secrets->Environment(use_namespaces));
+  if (Status added = p.secrets->AddToSandbox(spec); !added) return added.error();
+  return spec;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Extension>> StartExtension(const Prepared& p, bool use_namespaces,
+                                                  PrivateDirs& dirs, StartFailure* failure) {
+  auto x = std::make_unique<Extension>();
+  int in_pipe[2], out_pipe[2], err_pipe[2];
+  if (pipe2(in_pipe, O_CLOEXEC) != 0) return ErrnoError("pipe2");
+  UniqueFd child_stdin(in_pipe[0]);
+  x->to_child.Reset(in_pipe[1]);
+  if (pipe2(out_pipe, O_CLOEXEC) != 0) return ErrnoError("pipe2");
+  x->from_child.Reset(out_pipe[0]);
+  UniqueFd child_stdout(out_pipe[1]);
+  if (pipe2(err_pipe, O_CLOEXEC) != 0) return ErrnoError("pipe2");
+  x->from_child_err.Reset(err_pipe[0]);
+  UniqueFd child_stderr(err_pipe[1]);
+  for (const UniqueFd* fd : {&x->to_child, &x->from_child, &x->from_child_err}) {
+    fcntl(fd->get(), F_SETFL, O_NONBLOCK);
+  }
+  if (p.backend == policies::Backend::kGvisor) {
+    // The broker's part of the filter only; the spec carries it for the monitor (no denials).
+    x->spec.emplace();
+    if (p.notify) {
+      auto broker = CompileSeccompFilter({.notify = true,
+                                          .files = monitor::FilesWatch::kOff,
+                                          .network = true,
+                                          .broker_only = true,
+                                          .allow = std::nullopt});
+      if (!broker) return broker.error();
+      x->spec->seccomp = std::move(broker).value();
+      x->spec->egress = true;
+    }
+    auto started =
+        StartGvisorSandbox(p, child_stdin.get(), child_stdout.get(), child_stderr.get(), dirs,
+                           x->spec->egress ? &x->spec->seccomp : nullptr, &x->root_symlinks);
+    if (!started) return MakeError("gvisor: " + started.error().Describe());
+    x->gvisor = std::move(started).value();
+    x->sandbox.listener = std::move(x->gvisor->listener);
+    x->sandbox.egress = std::move(x->gvisor->egress);
+    x->sandbox.pid = x->gvisor->pid();
+    x->sandbox.namespaces = true;  // runsc's sandbox and gofer die with it (PDEATHSIG)
+    x->sandbox.started = true;
+    return x;
+  }
+  auto built = BuildSpec(p, use_namespaces, dirs);
+  if (!built) return built.error();
+  x->spec = std::move(built).value();
+  x->spec->stdin_fd = child_stdin.get();
+  x->spec->stdout_fd = child_stdout.get();
+  x->spec->stderr_fd = child_stderr.get();
+  spdlog::debug("phase: sandbox planned, seccomp compiled");
+  auto sandbox = StartSandbox(*x->spec, failure);
+  if (!sandbox) return sandbox.error();
+  x->sandbox = std::move(sandbox).value();
+  return x;
+}
+
+std::optional<Stop> StartWithFallback(const RunOptions& o, Prepared& p, PrivateDirs& dirs,
+                                      Started& out) {
+  const IsolationLevel required = o.require.value_or(IsolationLevel::kBasic);
+  out.use_namespaces = !o.no_namespaces;
+  if (!out.use_namespaces && required == IsolationLevel::kFull) {
+    return Stop{kExitSetupFailed, "--require full refuses --no-namespaces"};
+  }
+  for (;;) {
+    out.level =
+        p.gvisor() ? IsolationLevel::kFull : LevelOf(out.use_namespaces, p.landlock_abi > 0, true);
+    if (out.level < required) {
+      return Stop{kExitSetupFailed,
+                  std::string("--require ") + LevelName(required) + ": this host gives '" +
+                      LevelName(out.level) + "'" +
+                      (p.landlock_abi == 0 ? " (Landlock is not available)" : "") +
+                      "; see `gander doctor`"};
+    }
+    StartFailure failure;
+    auto started = StartExtension(p, out.use_namespaces, dirs, &failure);
+    if (started) {
+      out.extension = std::move(started).value();
+      return std::nullopt;
+    }
+    if (!p.gvisor() && out.use_namespaces && failure.reported() &&
+        NamespacesRefused(*failure.step, failure.err) && required < IsolationLevel::kFull) {
+      spdlog::warn(
+          "{}: user namespaces are not available here ({}); running with Landlock and "
+          "seccomp only. `gander doctor` explains; --require full refuses instead.",
+          p.name, started.error().Describe());
+      out.use_namespaces = false;
+      if (auto stop = CompilePolicy(p, false)) return stop;  // the cgroup view differs
+      continue;
+    }
+    return StartFailureStop(failure, started.error(), p.command.exec_path);
+  }
+}
+
+Stop StartFailureStop(const StartFailure& failure, const Error& error,
+                      const std::string& exec_path) {
+  if (failure.exec_failed()) {
+    return Stop{failure.err == ENOENT ? kExitNotFound : kExitCannotExecute,
+                "cannot execute " + exec_path + ": " + std::strerror(failure.err)};
+  }
+  return Stop{kExitSetupFailed, error.Describe()};
+}
+
+}  // namespace gander::launcher

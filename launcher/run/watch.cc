@@ -1,0 +1,276 @@
+// Stage "watch" of `gander run`: the watchers of one extension and the supervisor's options.
+#include "launcher/run/watch.h"
+
+#include <poll.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "launcher/run/sinks.h"
+#include "policies/parser.h"
+#include "sandbox/child_setup.h"
+
+namespace gander::launcher {
+namespace {
+
+// How often the syscall counts are published while the extension runs.
+constexpr auto kCountsInterval = std::chrono::seconds(5);
+
+// The egress broker over the sockets the sandbox init handed over; nullptr when its host-side
+// sockets cannot be opened (no network namespace).
+std::unique_ptr<monitor::Egress> MakeEgress(const Prepared& p, SandboxProcess& sandbox,
+                                            monitor::Unotify& unotify,
+                                            monitor::TargetMemory& memory,
+                                            monitor::BoundedEventQueue& queue,
+                                            monitor::ToolCallTracker& tool_calls) {
+  monitor::EgressConfig config;
+  config.extension = p.name;
+  config.matcher = p.compiled.network;  // compiled once, before the first clone
+  config.namespaces = sandbox.namespaces;
+  config.tool_calls = &tool_calls;
+  if (sandbox.namespaces) config.sandbox_pid = sandbox.pid;
+  config.trial = p.compiled.network_trial;
+  if (p.policy.network.deny_errno) {
+    config.deny_errno =
+        policies::DenyErrnoValue(*p.policy.network.deny_errno).value_or(ECONNREFUSED);
+  }
+  // Test knobs: a short UDP idle time and a small flow table (egress_udp_tests).
+  if (const char* ms = getenv("GANDER_UDP_IDLE_MS"); ms && std::atoi(ms) > 0) {
+    config.udp_idle = std::chrono::milliseconds(std::atoi(ms));
+  }
+  if (const char* n = getenv("GANDER_UDP_MAX_FLOWS"); n && std::atoi(n) > 0) {
+    config.max_udp_flows = static_cast<size_t>(std::atoi(n));
+  }
+  config.sockets = std::move(sandbox.egress);
+  // No network namespace: the relay, park and refuse sockets on host loopback, and the DNS
+  // stub's TCP listener there: the host's resolv.conf stays in force, and a TCP connect to
+  // one of its nameservers on port 53 (RES_OPTIONS=use-vc, BuildSpec) reaches the stub.
+  if (!sandbox.namespaces) {
+    if (int err = monitor::OpenEgressSockets(config.sockets); err != 0) {
+      spdlog::error("{}: egress sockets: {}", p.name, std::strerror(err));
+      return nullptr;
+    }
+    OpenDnsStub(config.sockets, true);
+    if (config.sockets.dns_tcp) {
+      spdlog::info(
+          "{}: egress broker only: DNS over TCP (RES_OPTIONS=use-vc, glibc resolvers) "
+          "to the host's nameservers is served by the stub; UDP is refused",
+          p.name);
+    } else {
+      spdlog::warn("{}: no DNS stub: names do not resolve", p.name);
+    }
+    for (const policies::NetworkRule& rule : p.policy.network.allow) {
+      if (rule.protocol == policies::Protocol::kUdp) {
+        spdlog::warn("{}: {}: protocol: udp has no effect without namespaces (UDP is refused)",
+                     p.name, policies::FormatMark(rule.mark));
+      }
+    }
+    std::ifstream resolv_conf("/etc/resolv.conf");
+    std::stringstream text;
+    text << resolv_conf.rdbuf();
+    config.nameservers = monitor::ParseNameservers(text.str());
+    std::ifstream hosts("/etc/hosts");
+    std::stringstream hosts_text;
+    hosts_text << hosts.rdbuf();
+    config.hosts_file = monitor::ParseHostsFile(hosts_text.str());
+  }
+  return std::make_unique<monitor::Egress>(std::move(config), unotify, memory, queue);
+}
+
+}  // namespace
+
+bool ReadStrace(Session& s, Extension& x) {
+  char buf[65536];
+  std::vector<monitor::Event> events;
+  for (;;) {
+    ssize_t n = read(x.gvisor->strace_fd(), buf, sizeof(buf));
+    if (n > 0) {
+      x.strace->Feed({buf, static_cast<size_t>(n)}, events);
+      continue;
+    }
+    for (auto& e : events) s.queue.Push(std::move(e));
+    return n < 0 && errno == EAGAIN;
+  }
+}
+
+// Everything that watches one extension: its start report on the sync socket (watched before
+// the listener, so the extension's pid is known before any of its exits is decided), gVisor's
+// strace log, its seccomp listener and egress broker.
+std::optional<std::vector<monitor::Watch>> WatchExtension(Session& s, Extension& x,
+                                                          bool restarted) {
+  const Prepared& p = s.p;
+  std::vector<monitor::Watch> watches;
+  if (!x.sandbox.started) {
+    watches.push_back({x.sandbox.sync.get(), [&s, ex = &x, restarted](short) {
+                         if (ReadStartReport(ex->sandbox, *ex->spec, &ex->exec_failure)) {
+                           spdlog::info(
+                               "{}: {}, isolation {} (namespaces {}, landlock ABI {}), mode "
+                               "{}, accounting {}",
+                               s.p.name, restarted ? "restarted" : "started", LevelName(s.level),
+                               s.use_namespaces ? "on" : "off", s.p.landlock_abi,
+                               ModeName(s.p.mode), s.accounting);
+                         }
+                         return false;
+                       }});
+  }
+  if (x.gvisor && x.gvisor->strace_fd() >= 0) {
+    x.strace = std::make_unique<gvisor::StraceMapper>(
+        gvisor::StraceMapperConfig{.extension = p.name,
+                                   .rules = p.compiled.files,
+                                   .trial = p.compiled.files_trial,
+                                   .home = p.home,
+                                   .workspace = p.workspace,
+                                   .root_symlinks = x.root_symlinks,
+                                   .files = p.files,
+                                   .log_all_files = p.learn(),
+                                   .census = p.learn(),
+                                   .tool_calls = &s.rpc.tracker()});
+    watches.push_back({x.gvisor->strace_fd(), [&s, ex = &x](short) { return ReadStrace(s, *ex); }});
+  }
+  if (!x.sandbox.listener) return watches;
+  x.unotify = std::make_unique<monitor::KernelUnotify>(std::move(x.sandbox.listener));
+  monitor::SeccompMonitorConfig config{.extension = p.name,
+                                       .rules = p.compiled.files,
+                                       .trial = p.compiled.files_trial,
+                                       .denials = x.spec->seccomp.denials,
+                                       .unlisted = x.spec->seccomp.unlisted,
+                                       .unlisted_errno = kUnlistedErrno,
+                                       .files = p.files,
+                                       // under gVisor: the broker's notifications only
+                                       .census = p.learn() && !x.gvisor,
+                                       .log_all_files = p.learn(),
+                                       .log_home = s.options.log_home,
+                                       .home = p.home,
+                                       .workspace = p.workspace,
+                                       .extension_pid = &x.sandbox.extension_pid,
+                                       .namespaces = x.sandbox.namespaces,
+                                       .tool_calls = &s.rpc.tracker(),
+                                       .count_syscalls = !x.gvisor};
+  if (x.spec->egress) {
+    x.egress = MakeEgress(p, x.sandbox, *x.unotify, s.memory, s.queue, s.rpc.tracker());
+    if (!x.egress) return std::nullopt;
+    config.network = x.egress.get();
+    watches.push_back({x.egress->fd(), [ex = &x](short) {
+                         ex->egress->OnReady();
+                         return true;
+                       }});
+  }
+  x.seccomp_monitor = std::make_unique<monitor::SeccompMonitor>(*x.unotify, s.memory, s.processes,
+                                                                std::move(config), s.queue);
+  // POLLHUP: no process uses the filter any more (the sandbox is gone).
+  watches.push_back({x.unotify->fd(), [ex = &x](short revents) {
+                       if (revents & POLLIN) return ex->seccomp_monitor->HandleOne();
+                       return false;
+                     }});
+  return watches;
+}
+
+void PublishCounts(Session& s, Extension& x) {
+  // Learn mode under gVisor: the strace census counts the sandbox's syscalls; the broker's
+  // notifications are the sentry's host-side view of the same connects, not counted twice.
+  if (x.seccomp_monitor && !(x.gvisor && s.p.learn())) x.seccomp_monitor->PublishCounts();
+  if (x.strace) {
+    for (auto& e : x.strace->TakeCounts()) s.queue.Push(std::move(e));
+  }
+}
+
+// The MCP-aware stdio relay: the tracker labels every event with the tool call in flight and
+// reports each call; injected secrets are redacted from stdout and stderr.
+Redaction::Redaction(Session& s)
+    : s_(s), stdout_(Secrets(), Events("stdout")), stderr_(Secrets(), Events("stderr")) {
+  stdout_.SetJsonLines(true);                   // MCP's JSON-RPC lines stay valid JSON
+  s.p.secrets->hooks.values_changed = [this] {  // a refresh: old and new values are redacted
+    stdout_.SetSecrets(Secrets());
+    stderr_.SetSecrets(Secrets());
+  };
+}
+
+std::vector<monitor::Secret> Redaction::Secrets() {
+  std::vector<monitor::Secret> out;
+  for (auto& [name, value] : s_.p.secrets->Redactions()) {
+    if (!monitor::IsRedactable(value) && warned_.insert(name).second) {
+      spdlog::warn(
+          "{}: secret {} is not redacted from the extension's output: its value is too short "
+          "or too common to be a secret ({}+ characters, not a plain word or number); if it is "
+          "configuration, pass it with env.pass instead",
+          s_.p.name, name, monitor::kMinSecretBytes);
+    }
+    out.push_back({name, value});
+  }
+  return out;
+}
+
+std::function<void(const std::string&, uint64_t)> Redaction::Events(std::string channel) {
+  return [this, channel](const std::string& secret, uint64_t count) {
+    monitor::Event e = Lifecycle(s_.p.name, monitor::LifecyclePhase::kStart, "");
+    e.tool_call = s_.rpc.tracker().Slot();
+    e.payload = monitor::RedactionEvent{secret, channel, count};
+    s_.queue.Push(std::move(e));
+  };
+}
+
+std::optional<monitor::SupervisorOptions> SuperviseFirst(Session& s, Redaction& redaction) {
+  monitor::SupervisorOptions supervise;
+  supervise.up.max_line = supervise.down.max_line = kMaxLine;
+  supervise.err.hold_lines = false;
+  supervise.client_observer = &s.rpc.client_side();
+  supervise.server_observer = &s.rpc.server_side();
+  if (!redaction.out().empty()) supervise.stdout_rewriter = &redaction.out();
+  if (!redaction.err().empty()) supervise.stderr_rewriter = &redaction.err();
+  supervise.on_relay_done = [&s](const monitor::LineRelayStats& up,
+                                 const monitor::LineRelayStats& down,
+                                 const monitor::LineRelayStats& err) {
+    s.queue.Push(Lifecycle(
+        s.p.name, monitor::LifecyclePhase::kRelay,
+        fmt::format(
+            "client_lines={} client_not_json={} client_oversize={} server_lines={} "
+            "server_not_json={} server_oversize={} stderr_bytes={} tool_calls_unanswered={}",
+            up.lines, up.non_json_lines, up.oversize_lines, down.lines, down.non_json_lines,
+            down.oversize_lines, err.bytes_in, s.rpc.tracker().tool_calls_in_flight())));
+  };
+  auto first = WatchExtension(s, *s.current, false);
+  if (!first) return std::nullopt;
+  for (auto& w : *first) {
+    w.extension = true;
+    supervise.watches.push_back(std::move(w));
+  }
+  Extension& x = *s.current;
+  supervise.client_in = s.options.client_in;
+  supervise.client_out = s.options.client_out;
+  supervise.child_in = x.to_child.Release();
+  supervise.child_out = x.from_child.get();
+  supervise.child_err = x.from_child_err.get();
+  supervise.pidfd = x.pidfd();
+  supervise.kill_group = x.KillGroup();
+  if (s.p.gvisor()) {
+    supervise.terminate = [&s] { s.current->gvisor->Terminate(); };
+    supervise.started = [&s] { return !s.current->strace || s.current->strace->started(); };
+    // The strace lines of a tool call are in the log before its answer on stdout: read them
+    // first, so they are attributed to the call rather than to the idle time after it.
+    supervise.before_relay = [&s] {
+      if (s.current->strace) ReadStrace(s, *s.current);
+    };
+  }
+  if (auto* collector = s.sinks->collector.get()) {
+    // Acknowledgements, a lost connection, or the reconnection timer.
+    supervise.watches.push_back({collector->fd(), [collector](short) {
+                                   collector->Flush();
+                                   return true;
+                                 }});
+  }
+  // Syscall counts go out every few seconds, so metrics move while the extension runs.
+  supervise.after_turn = [&s, due = std::chrono::steady_clock::now() + kCountsInterval]() mutable {
+    if (std::chrono::steady_clock::now() >= due) {
+      PublishCounts(s, *s.current);
+      due = std::chrono::steady_clock::now() + kCountsInterval;
+    }
+    if (s.sinks->sink) s.queue.Drain(*s.sinks->sink, std::chrono::milliseconds(2));
+  };
+  return supervise;
+}
+
+}  // namespace gander::launcher
