@@ -372,6 +372,62 @@ TEST_P(LifecycleTest, CannotExecute) {
   EXPECT_EQ(r.out, "") << Context(r);
 }
 
+// A command that resolves on the host but cannot be executed inside the sandbox: the init's
+// execve step fails (ChildStep kExec with its errno, sandbox/child_step.h), and gander exits
+// as a shell would: 127 for a missing interpreter, 126 for one that is not a program.
+TEST_P(LifecycleTest, ExecFailureInsideTheSandboxMapsToTheShellsExitStatus) {
+  const struct {
+    const char* name;
+    const char* interpreter;
+    int status;
+  } cases[] = {{"no-interpreter", "/nonexistent/gander-interp", 127},
+               {"bad-interpreter", "/etc/hostname", 126}};
+  for (const auto& c : cases) {
+    fs::path script = w().ws / c.name;
+    WriteFile(script, std::string("#!") + c.interpreter + "\n", 0755);
+    RunResult r = Gander(kFullFlags, {script.string()}, w().ws);
+    EXPECT_EQ(r.status, c.status) << Context(r);
+    EXPECT_EQ(r.out, "") << Context(r);
+    EXPECT_NE(r.err.find("cannot execute " + script.string()), std::string::npos) << Context(r);
+  }
+}
+
+// Namespaces refused at clone (bubblewrap's --disable-userns: no nested user namespace) is the
+// step the fallback reads (ChildStep kClone): the run goes on with Landlock and seccomp and
+// says so; --require full refuses instead, with the set-up status.
+TEST_P(LifecycleTest, RefusedNamespacesFallBackUnlessFullIsRequired) {
+  if (access("/usr/bin/bwrap", X_OK) != 0) GTEST_SKIP() << "no /usr/bin/bwrap to refuse namespaces";
+  Argv probe = AsUser(who_);
+  for (const char* a : {"/usr/bin/bwrap", "--dev-bind", "/", "/", "--unshare-user",
+                        "--disable-userns", "--", "/bin/true"}) {
+    probe.push_back(a);
+  }
+  if (RunResult r = RunCommand(probe, Opts(w().ws)); r.status != 0) {
+    GTEST_SKIP() << "bwrap --unshare-user --disable-userns does not run here\n" << r.Describe();
+  }
+  auto behind_bwrap = [&](const Argv& flags) {
+    Argv argv = GanderArgv(flags, {"/bin/sh", "-c", "exit 3"}, w().ws);
+    Argv wrapped = AsUser(who_);
+    for (const char* a :
+         {"/usr/bin/bwrap", "--dev-bind", "/", "/", "--unshare-user", "--disable-userns", "--"}) {
+      wrapped.push_back(a);
+    }
+    wrapped.insert(wrapped.end(), argv.begin() + static_cast<long>(AsUser(who_).size()),
+                   argv.end());
+    return RunCommand(wrapped, Opts(w().ws));
+  };
+  RunResult r = behind_bwrap({});
+  EXPECT_EQ(r.status, 3) << "the extension ran, without namespaces\n" << r.Describe();
+  EXPECT_NE(r.err.find("user namespaces are not available here"), std::string::npos)
+      << r.Describe();
+  EXPECT_EQ(r.out, "") << r.Describe();
+  r = behind_bwrap(kFullFlags);
+  EXPECT_EQ(r.status, 125) << "--require full refuses\n" << r.Describe();
+  EXPECT_EQ(r.err.find("user namespaces are not available here"), std::string::npos)
+      << r.Describe();
+  EXPECT_EQ(r.out, "") << r.Describe();
+}
+
 TEST_P(LifecycleTest, BadPolicyNamesFileLineColumn) {
   fs::path policy = w().data / "bad-policy.yaml";
   WriteFile(policy, "version: 1\nextends: default\nfilesystem:\n  raed: [/usr]\n", 0644);
