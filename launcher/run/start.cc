@@ -64,6 +64,20 @@ std::vector<std::pair<int, rlim_t>> Rlimits(const policies::Limits& limits) {
   return out;
 }
 
+// The mount plan and Landlock rules on this host, with its notes logged and a warning per
+// write grant left out.
+FilesystemPlan Plan(const Prepared& p, const FilesystemInputs& inputs, bool use_namespaces) {
+  FilesystemPlan plan = PlanFilesystem(inputs, use_namespaces, ProbeHostPath, ListHostDir);
+  for (const auto& note : plan.notes) spdlog::debug("filesystem: {}", note);
+  for (const auto& path : plan.refused_links) {
+    spdlog::warn(
+        "{}: write grant {} left out: it goes through a symlink in a directory the "
+        "sandbox may write (name the real path in the policy)",
+        p.name, path);
+  }
+  return plan;
+}
+
 // The gVisor backend: the same mount plan (with a mount namespace), environment, rlimits and
 // command as the native sandbox, as an OCI bundle run by runsc (sandbox/gvisor/). With seccomp
 // notification, network through the egress broker as native: runsc in an empty network
@@ -73,15 +87,7 @@ std::vector<std::pair<int, rlim_t>> Rlimits(const policies::Limits& limits) {
 Result<std::unique_ptr<gvisor::GvisorRun>> StartGvisorSandbox(
     const Prepared& p, int in, int out, int err, PrivateDirs& dirs, const SeccompProgram* broker,
     std::vector<std::pair<std::string, std::string>>* root_symlinks) {
-  FilesystemPlan plan =
-      PlanFilesystem({p.policy, p.command.readable, {}, {}}, true, ProbeHostPath, ListHostDir);
-  for (const auto& note : plan.notes) spdlog::debug("filesystem: {}", note);
-  for (const auto& path : plan.refused_links) {
-    spdlog::warn(
-        "{}: write grant {} left out: it goes through a symlink in a directory the "
-        "sandbox may write (name the real path in the policy)",
-        p.name, path);
-  }
+  FilesystemPlan plan = Plan(p, {p.policy, p.command.readable, {}, {}}, true);
   *root_symlinks = gvisor::RootSymlinks(plan.mounts);
   gvisor::BundleSpec spec;
   spec.mounts = std::move(plan.mounts);
@@ -135,14 +141,7 @@ Result<SandboxSpec> BuildSpec(const Prepared& p, bool use_namespaces, PrivateDir
       if (path == "/tmp") fixed["TMPDIR"] = *dir;
     }
   }
-  FilesystemPlan plan = PlanFilesystem(inputs, use_namespaces, ProbeHostPath, ListHostDir);
-  for (const auto& note : plan.notes) spdlog::debug("filesystem: {}", note);
-  for (const auto& path : plan.refused_links) {
-    spdlog::warn(
-        "{}: write grant {} left out: it goes through a symlink in a directory the "
-        "sandbox may write (name the real path in the policy)",
-        p.name, path);
-  }
+  FilesystemPlan plan = Plan(p, inputs, use_namespaces);
   spec.mounts = std::move(plan.mounts);
   // Egress: the broker needs notification. With namespaces the sandbox's resolver is the DNS
   // stub; without, the broker works on host loopback and only Landlock (ABI 4+) keeps the
