@@ -1,0 +1,54 @@
+// The session of one `gander run` once its first sandbox is up, and the lifecycle events of
+// the run's stages.
+#include "launcher/run/session.h"
+
+#include "launcher/run/sinks.h"
+
+namespace gander::launcher {
+
+Session::Session(const RunOptions& o, Prepared& prepared, PrivateDirs& private_dirs,
+                 Started started)
+    : options(o),
+      p(prepared),
+      dirs(private_dirs),
+      use_namespaces(started.use_namespaces),
+      level(started.level),
+      // Under gVisor with notification the egress broker accounts for the network too.
+      accounting(p.gvisor() ? std::string(p.learn() ? "gvisor-census" : "gvisor-strace") +
+                                  (p.notify ? "+broker" : "")
+                 : !p.notify ? "none"
+                 : p.learn() ? "census"
+                             : "watched"),
+      current(std::move(started.extension)),
+      rpc(p.name, &queue, kMaxLine) {}
+
+Session::~Session() = default;
+
+monitor::Event Lifecycle(const std::string& name, monitor::LifecyclePhase what,
+                         std::string detail) {
+  monitor::Event e;
+  e.time_ns = monitor::WallClockNowNs();
+  e.extension = name;
+  e.payload = monitor::LifecycleEvent{what, std::move(detail)};
+  return e;
+}
+
+// The `process` exit event of the extension (`status`: its exit code, or 128+N for signal N).
+monitor::Event ExtensionExit(const Prepared& p, const SandboxProcess& sandbox, int status) {
+  monitor::Event exit = Lifecycle(p.name, monitor::LifecyclePhase::kStop, "");
+  // The init reports the extension's pid as it sees it: inside the pid namespace, if any.
+  if (sandbox.extension_pid > 0) {
+    (sandbox.namespaces ? exit.sandbox_pid : exit.pid) = sandbox.extension_pid;
+  }
+  monitor::ProcessEvent process{.action = monitor::ProcessAction::kExit,
+                                .path = p.command.exec_path};
+  if (status > 128) {
+    process.signal = status - 128;
+  } else {
+    process.exit_code = status;
+  }
+  exit.payload = process;
+  return exit;
+}
+
+}  // namespace gander::launcher
