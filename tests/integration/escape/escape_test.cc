@@ -423,9 +423,22 @@ TEST_P(LifecycleTest, RefusedNamespacesFallBackUnlessFullIsRequired) {
   EXPECT_EQ(r.out, "") << r.Describe();
   r = behind_bwrap(kFullFlags);
   EXPECT_EQ(r.status, 125) << "--require full refuses\n" << r.Describe();
+  EXPECT_NE(r.err.find("clone"), std::string::npos) << "the step that failed\n" << r.Describe();
   EXPECT_EQ(r.err.find("user namespaces are not available here"), std::string::npos)
       << r.Describe();
   EXPECT_EQ(r.out, "") << r.Describe();
+  // `gander doctor`'s probe child reports the same refusal by its step and errno.
+  Argv doctor = AsUser(who_);
+  for (const std::string& a :
+       {std::string("/usr/bin/bwrap"), std::string("--dev-bind"), std::string("/"),
+        std::string("/"), std::string("--unshare-user"), std::string("--disable-userns"),
+        std::string("--"), w().gander.string(), std::string("doctor")}) {
+    doctor.push_back(a);
+  }
+  r = RunCommand(doctor, Opts(w().ws));
+  EXPECT_NE(r.out.find("user namespaces   no (unshare: " + std::string(std::strerror(ENOSPC))),
+            std::string::npos)
+      << r.Describe();
 }
 
 TEST_P(LifecycleTest, BadPolicyNamesFileLineColumn) {
