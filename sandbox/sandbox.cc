@@ -14,8 +14,8 @@
 #include <cstring>
 #include <string>
 
-#include "common/path.h"
 #include "common/fd_passing.h"
+#include "common/path.h"
 #include "sandbox/child_setup.h"
 
 namespace gander::launcher {
