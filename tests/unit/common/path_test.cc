@@ -23,7 +23,7 @@ void ExpectAll(std::initializer_list<Case> cases) {
   }
 }
 
-TEST(IsWithin, ComparesWholeComponents) {
+TEST(CommonPathIsWithin, ComparesWholeComponents) {
   ExpectAll({{"/home/u/.ssh", "/home/u", true},
              {"/home/u", "/home/u", true},
              {"/home/user", "/home/u", false},
@@ -32,7 +32,7 @@ TEST(IsWithin, ComparesWholeComponents) {
 
 // The two copies this one replaced disagreed about "/": the mount plan's held every string,
 // the path classifier's only absolute paths. Only absolute paths lie beneath "/".
-TEST(IsWithin, RootHoldsEveryAbsolutePathAndNoOther) {
+TEST(CommonPathIsWithin, RootHoldsEveryAbsolutePathAndNoOther) {
   ExpectAll({{"/", "/", true},
              {"/anything", "/", true},
              {"/etc/passwd", "/", true},
@@ -42,25 +42,25 @@ TEST(IsWithin, RootHoldsEveryAbsolutePathAndNoOther) {
 
 // As all three copies had it: an empty directory (an unset $HOME) holds "" and every
 // absolute path, so a caller testing "is this under HOME" skips everything then.
-TEST(IsWithin, AnEmptyDirectoryHoldsEveryAbsolutePath) {
+TEST(CommonPathIsWithin, AnEmptyDirectoryHoldsEveryAbsolutePath) {
   ExpectAll({{"/home/u", "", true}, {"", "", true}, {"home/u", "", false}});
 }
 
-TEST(IsWithin, ADirectoryEndingInASlashHoldsWhatStartsWithIt) {
+TEST(CommonPathIsWithin, ADirectoryEndingInASlashHoldsWhatStartsWithIt) {
   ExpectAll({{"/tmp/x", "/tmp/", true},
              {"/tmp/", "/tmp/", true},
              {"/tmp", "/tmp/", false},
              {"/tmpx/y", "/tmp/", false}});
 }
 
-TEST(Basename, IsWhatFollowsTheLastSlash) {
+TEST(CommonPathBasename, IsWhatFollowsTheLastSlash) {
   for (auto [path, base] : {std::pair{"/usr/bin/node", "node"}, std::pair{"node", "node"},
                             std::pair{"/usr/bin/", ""}, std::pair{"", ""}}) {
     EXPECT_EQ(Basename(path), base) << path;
   }
 }
 
-TEST(RealPath, ResolvesLinksAndIsEmptyForWhatDoesNotExist) {
+TEST(CommonPathRealPath, ResolvesLinksAndIsEmptyForWhatDoesNotExist) {
   auto dir = std::filesystem::temp_directory_path() / ("gander-path-" + std::to_string(getpid()));
   std::filesystem::create_directories(dir / "real");
   std::filesystem::create_directory_symlink(dir / "real", dir / "link");
