@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <set>
 
+#include "common/path.h"
 #include "common/unique_fd.h"
 #include "launcher/shims.h"
 #include "sandbox/filesystem_plan.h"
@@ -16,20 +17,10 @@
 namespace gander::launcher {
 namespace {
 
-std::string Basename(const std::string& path) {
-  auto slash = path.rfind('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
-}
-
 std::string Dirname(const std::string& path) {
   auto slash = path.rfind('/');
   if (slash == std::string::npos) return ".";
   return slash == 0 ? "/" : path.substr(0, slash);
-}
-
-std::string RealPath(const std::string& path) {
-  char buf[PATH_MAX];
-  return realpath(path.c_str(), buf) ? std::string(buf) : path;
 }
 
 // The interpreter line of a script ("#!/usr/bin/env node" -> {"/usr/bin/env", "node"}).
@@ -148,7 +139,7 @@ Result<ResolvedCommand> ResolveCommand(const std::vector<std::string>& argv,
   };
   auto add = [&](const std::string& file) {
     grant(file);
-    grant(RealPath(file));
+    grant(RealPath(file).value_or(file));
     std::string dir = Dirname(file);
     if (std::find(out.path_dirs.begin(), out.path_dirs.end(), dir) == out.path_dirs.end()) {
       out.path_dirs.push_back(dir);
@@ -157,7 +148,7 @@ Result<ResolvedCommand> ResolveCommand(const std::vector<std::string>& argv,
   add(out.exec_path);
 
   // Follow the interpreter chain: script -> #!/usr/bin/env node -> node (at most 4 deep).
-  std::string current = RealPath(out.exec_path);
+  std::string current = RealPath(out.exec_path).value_or(out.exec_path);
   std::string interpreter = Basename(current);
   for (int depth = 0; depth < 4; ++depth) {
     std::vector<std::string> shebang = ReadShebang(current);
@@ -173,7 +164,7 @@ Result<ResolvedCommand> ResolveCommand(const std::vector<std::string>& argv,
       next = unshim(*via_path);
     }
     add(next);
-    current = RealPath(next);
+    current = RealPath(next).value_or(next);
     interpreter = Basename(current);
   }
 
@@ -184,7 +175,7 @@ Result<ResolvedCommand> ResolveCommand(const std::vector<std::string>& argv,
       std::string script = argv[k][0] == '/' ? argv[k] : cwd + "/" + argv[k];
       if (IsRegularFile(script)) {
         grant(script);
-        grant(RealPath(script));
+        grant(RealPath(script).value_or(script));
       }
       break;
     }

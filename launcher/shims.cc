@@ -11,6 +11,7 @@
 #include <chrono>
 #include <csignal>
 
+#include "common/path.h"
 #include "common/unique_fd.h"
 
 namespace gander::launcher {
@@ -19,11 +20,6 @@ namespace {
 std::string Dirname(const std::string& path) {
   auto slash = path.rfind('/');
   return slash == std::string::npos || slash == 0 ? "/" : path.substr(0, slash);
-}
-
-std::string Basename(const std::string& path) {
-  auto slash = path.rfind('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
 bool Executable(const std::string& path) {

@@ -8,6 +8,7 @@
 #include <tuple>
 #include <vector>
 
+#include "common/path.h"
 #include "monitor/path_classifier.h"
 #include "policies/denied_syscalls.h"
 #include "policies/network_matcher.h"
@@ -53,8 +54,6 @@ std::string Parent(const std::string& path) {
   size_t slash = path.rfind('/');
   return slash == 0 || slash == std::string::npos ? "/" : path.substr(0, slash);
 }
-
-std::string Basename(const std::string& path) { return path.substr(path.rfind('/') + 1); }
 
 const char* NeedWord(Need need) {
   switch (need) {

@@ -8,6 +8,7 @@
 #include <climits>
 #include <ctime>
 
+#include "common/path.h"
 #include "common/unique_fd.h"
 #include "mcp/tree_copy.h"
 #include "mcp/workspace_path.h"
@@ -41,17 +42,6 @@ std::string Iso8601(std::chrono::system_clock::time_point t) {
 std::string StringArg(const json& args, const char* key, const std::string& fallback = "") {
   auto it = args.find(key);
   return it != args.end() && it->is_string() ? it->get<std::string>() : fallback;
-}
-
-std::optional<std::string> RealPath(const std::string& path) {
-  char buf[PATH_MAX];
-  if (!realpath(path.c_str(), buf)) return std::nullopt;
-  return std::string(buf);
-}
-
-bool IsWithin(const std::string& path, const std::string& root) {
-  return path == root ||
-         (path.starts_with(root) && (root.ends_with("/") || path[root.size()] == '/'));
 }
 
 // Names no copy-in may carry, even inside an allowed root: keys and tokens (the default

@@ -3,17 +3,12 @@
 
 #include <algorithm>
 
+#include "common/path.h"
 #include "events/event_json.h"
 #include "policies/expand.h"
 
 namespace gander::monitor {
 namespace {
-
-bool IsWithin(std::string_view path, std::string_view dir) {
-  if (dir == "/") return !path.empty() && path[0] == '/';
-  return path.size() >= dir.size() && path.compare(0, dir.size(), dir) == 0 &&
-         (path.size() == dir.size() || path[dir.size()] == '/');
-}
 
 // Lower wins between rules on the same path.
 int Precedence(PathClass c) {

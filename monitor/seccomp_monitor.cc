@@ -22,12 +22,12 @@ std::optional<std::string> ReadLink(const std::string& path) {
 }
 
 // "Tgid:" and the last "NSpid:" field of /proc/TID/status.
-struct Status {
+struct ProcStatus {
   pid_t tgid = 0;
   std::optional<int32_t> nspid;
 };
-Status ReadStatus(pid_t tid) {
-  Status st;
+ProcStatus ReadStatus(pid_t tid) {
+  ProcStatus st;
   std::ifstream in("/proc/" + std::to_string(tid) + "/status");
   std::string line;
   while (std::getline(in, line)) {
@@ -125,7 +125,7 @@ std::unique_ptr<ProcessView> ProcfsProcesses::View(pid_t tid) {
 }
 
 ProcessIdentity ProcfsProcesses::Identify(pid_t tid) {
-  Status thread = ReadStatus(tid);
+  ProcStatus thread = ReadStatus(tid);
   ProcessIdentity id;
   id.pid = thread.tgid > 0 ? thread.tgid : tid;
   id.sandbox_pid = id.pid == tid ? thread.nspid : ReadStatus(id.pid).nspid;
@@ -321,6 +321,19 @@ void SeccompMonitor::DecideExit(const Notification& n, std::vector<Event>& event
   events.push_back(std::move(e));
 }
 
+// Refuses the call with `error`, on record: a denied syscall event.
+Response SeccompMonitor::Deny(const Notification& n, int error, std::vector<Event>& events) {
+  Event e = BaseEvent(n.pid);
+  SyscallEvent s;
+  s.name = Name(n.nr);
+  s.nr = n.nr;
+  s.error = error;
+  s.action = SyscallAction::kDenied;
+  e.payload = std::move(s);
+  events.push_back(std::move(e));
+  return Response{false, error};
+}
+
 Response SeccompMonitor::Decide(const Notification& n, std::vector<Event>& events) {
   if (config_.count_syscalls) ++counts_[n.nr];
   // The same patterns as the filter's: outside census mode only matching calls get here.
@@ -328,27 +341,9 @@ Response SeccompMonitor::Decide(const Notification& n, std::vector<Event>& event
   for (auto it = first; it != last; ++it) {
     const DeniedSyscall& denied = *it->second;
     if (!Matches(denied, n.args)) continue;
-    Event e = BaseEvent(n.pid);
-    SyscallEvent s;
-    s.name = Name(n.nr);
-    s.nr = n.nr;
-    s.error = denied.error;
-    s.action = SyscallAction::kDenied;
-    e.payload = std::move(s);
-    events.push_back(std::move(e));
-    return Response{false, denied.error};
+    return Deny(n, denied.error, events);
   }
-  if (config_.unlisted.contains(n.nr)) {
-    Event e = BaseEvent(n.pid);
-    SyscallEvent s;
-    s.name = Name(n.nr);
-    s.nr = n.nr;
-    s.error = config_.unlisted_errno;
-    s.action = SyscallAction::kDenied;
-    e.payload = std::move(s);
-    events.push_back(std::move(e));
-    return Response{false, config_.unlisted_errno};
-  }
+  if (config_.unlisted.contains(n.nr)) return Deny(n, config_.unlisted_errno, events);
   if (auto network = network_nrs_.find(n.nr); network != network_nrs_.end()) {
     std::optional<Response> answer =
         config_.network->OnSyscall(n, network->second, BaseEvent(n.pid), events);

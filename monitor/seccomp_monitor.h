@@ -115,6 +115,7 @@ class SeccompMonitor {
 
  private:
   Event BaseEvent(pid_t pid);
+  Response Deny(const Notification& n, int error, std::vector<Event>& events);
   void DecideFile(const Notification& n, const WatchedSyscall& w, std::vector<Event>& events);
   void DecideExit(const Notification& n, std::vector<Event>& events);
   const ProcessIdentity& Identify(pid_t tid);

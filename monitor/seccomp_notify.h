@@ -1,5 +1,6 @@
 // The kernel side of seccomp user notification, behind a small interface so that the
-// decisions made on notifications are tested without a kernel (see decisions.h).
+// decisions made on notifications (SeccompMonitor::Decide) are tested without a kernel, with
+// the fakes of tests/unit/monitor/seccomp_monitor_test.cc.
 #pragma once
 
 #include <linux/seccomp.h>

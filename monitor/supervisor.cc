@@ -13,18 +13,13 @@
 #include <cerrno>
 #include <cstdint>
 
+#include "common/clock.h"
 #include "common/unique_fd.h"
 #include "relay/line_relay.h"
 #include "relay/rpc_monitor.h"
 
 namespace gander::monitor {
 namespace {
-
-int64_t NowMs() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<int64_t>(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
-}
 
 constexpr int64_t kNever = INT64_MAX;
 
@@ -142,13 +137,13 @@ int Supervise(const SupervisorOptions& options) {
         {signal_fd.get(), POLLIN, 0},
     });
     for (const Watch& w : watches) fds.push_back({w.fd, POLLIN, 0});
-    int64_t now = NowMs();
+    int64_t now = MonotonicMs();
     int64_t deadline = std::min({shutdown.NextDeadline(), drain_deadline, down.HoldDeadline(),
                                  relay_err ? err.HoldDeadline() : kNever});
     int timeout = deadline == kNever ? -1 : static_cast<int>(std::max<int64_t>(0, deadline - now));
     int ready = poll(fds.data(), fds.size(), timeout);
     if (ready < 0 && errno != EINTR) break;
-    now = NowMs();
+    now = MonotonicMs();
     if (options.before_relay) options.before_relay();
 
     if (fds[kClientIn].revents) {

@@ -1,4 +1,4 @@
-// The DNS wire format, as much as the stub needs (network/egress.cc serves it to the
+// The DNS wire format, as much as the stub needs (network/dns_stub.cc serves it to the
 // sandbox). Pure; every byte comes from the sandbox, so it is fuzzed (tests/fuzz/dns_fuzz.cc).
 #pragma once
 

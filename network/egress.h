@@ -1,4 +1,8 @@
 // The egress broker and DNS stub: the kernel side of the network decisions (network_decision.h).
+// One class, its members defined by job: the decisions and the poll loop in egress.cc, TCP in
+// tcp_broker.cc, UDP in udp_relay.cc, DNS in dns_stub.cc, the socket helper in
+// socket_factory.cc, failing a parked connect in raw_reply.cc; the sockets made inside the
+// sandbox's namespace in netns_sockets.h.
 //
 // An allowed TCP connect: the supervisor copies the address once (the decision is made on the
 // copy), takes the child's socket (pidfd_getfd), connects its own socket to the validated
@@ -53,36 +57,14 @@
 #include "events/event_queue.h"
 #include "monitor/network_handler.h"
 #include "network/dns_wire.h"
+#include "network/netns_sockets.h"
 #include "network/network_decision.h"
 #include "policies/network_matcher.h"
 #include "relay/tool_call_tracker.h"
 
 namespace gander::monitor {
 
-// The loopback sockets the broker serves, opened in the network namespace the child's sockets
-// live in (the sandbox's, by its init; or the host's without one). Any may be invalid.
-struct EgressSockets {
-  // Listening TCP sockets the child's sockets are connected to (127.0.0.1 and ::1).
-  UniqueFd relay_v4, relay_v6;
-  // Listeners whose accept queue is full and never drained: a connect to one stays in SYN_SENT
-  // (its SYNs are dropped), which is where a non-blocking connect waits while the broker
-  // connects to the destination, so that poll() does not report it writable yet.
-  UniqueFd park_v4, park_v6;
-  // Bound, not listening: a connect to one is refused (RST). Where gander cannot fail a parked
-  // connect in place (Egress::FailParked), how a refusal reaches a non-blocking connect's
-  // SO_ERROR; and what a retried connect after a failure is answered with by the kernel.
-  UniqueFd refuse_v4, refuse_v6;
-  // The DNS stub's UDP socket and TCP listener, on 127.0.0.1:53 in the sandbox's namespace.
-  // Without one: only the TCP listener, on a free port of host loopback (see nameservers).
-  UniqueFd dns_udp, dns_tcp;
-};
-
-// Opens the relay, park and refuse sockets (not the DNS socket) on loopback in the calling
-// process's network namespace; IPv6 ones only where ::1 exists. Async-signal-safe (the
-// sandbox init calls it between clone and exec). Returns 0 or the errno of the IPv4 relay.
-int OpenEgressSockets(EgressSockets& out);
-
-struct DnsOrigin;  // egress.cc
+struct DnsOrigin;  // egress_internal.h
 
 // One loopback socket address per family; ss_family 0 when there is none.
 struct LoopbackPair {

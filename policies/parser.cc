@@ -1,5 +1,5 @@
-// Parsing and writing policy YAML; see parser.h. yaml-cpp stays inside this file: every
-// yaml-cpp exception is caught here and becomes an Error with the file, line and column.
+// Parsing policy YAML; see parser.h. yaml-cpp exceptions stop here: every one is caught and
+// becomes an Error with the file, line and column. Writing it back: yaml_writer.cc.
 #include "policies/parser.h"
 
 #include <seccomp.h>
@@ -145,29 +145,7 @@ Result<T> ParseWord(const Word<T> (&words)[N], std::string_view text, std::strin
                    " (expected one of: " + names + ")");
 }
 
-struct DurationUnit {
-  char name;
-  uint64_t seconds;
-};
-constexpr DurationUnit kDurationUnits[] = {{'d', 86400}, {'h', 3600}, {'m', 60}, {'s', 1}};
-
 constexpr std::string_view kEnvNameSyntax = "[A-Za-z_][A-Za-z0-9_]*";
-
-struct SizeUnit {
-  std::string_view name;
-  uint64_t bytes;
-};
-constexpr SizeUnit kSizeUnits[] = {
-    {"B", 1},
-    {"KiB", 1ULL << 10},
-    {"MiB", 1ULL << 20},
-    {"GiB", 1ULL << 30},
-    {"TiB", 1ULL << 40},
-    {"K", 1ULL << 10},
-    {"M", 1ULL << 20},
-    {"G", 1ULL << 30},
-    {"T", 1ULL << 40},
-};
 
 std::string JoinNames(std::span<const KeySpec> keys) {
   std::string out;
@@ -182,17 +160,6 @@ std::string Quote(std::string_view s) { return "'" + std::string(s) + "'"; }
 
 // Plain (unquoted) scalars only: `processes: "10"` is a string, not a number.
 bool IsPlainScalar(const YAML::Node& node) { return node.IsScalar() && node.Tag() != "!"; }
-
-std::optional<uint64_t> ParseUnsigned(std::string_view text) {
-  if (text.empty() || !std::all_of(text.begin(), text.end(),
-                                   [](unsigned char c) { return std::isdigit(c) != 0; })) {
-    return std::nullopt;
-  }
-  uint64_t value = 0;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
-  return value;
-}
 
 // Paths must be able to become absolute: "/...", "~", "~/..." or "${VAR}...".
 Status CheckPathSyntax(const std::string& path) {
@@ -834,54 +801,6 @@ bool HasDocumentMarker(std::string_view text) {
   return false;
 }
 
-// Writes `s` plain when that is unambiguous, else double-quoted (e.g. "${WORKSPACE}", "~").
-void EmitString(YAML::Emitter& out, const std::string& s) {
-  bool plain =
-      !s.empty() && (std::isalnum(static_cast<unsigned char>(s[0])) != 0 || s[0] == '/' ||
-                     s[0] == '_' || s[0] == '.' || (s[0] == '~' && s.size() > 1 && s[1] == '/'));
-  plain = plain && std::all_of(s.begin(), s.end(), [](unsigned char c) {
-            return std::isalnum(c) != 0 ||
-                   std::string_view("/_.~+@=-").find(c) != std::string_view::npos;
-          });
-  plain = plain && s != "null" && s != "Null" && s != "NULL";
-  if (plain) {
-    out << s;
-  } else {
-    out << YAML::DoubleQuoted << s;
-  }
-}
-
-void EmitList(YAML::Emitter& out, const std::vector<std::string>& items) {
-  if (items.empty()) out << YAML::Flow;
-  out << YAML::BeginSeq;
-  for (const std::string& item : items) EmitString(out, item);
-  out << YAML::EndSeq;
-}
-
-void EmitPaths(YAML::Emitter& out, const std::vector<PathEntry>& entries) {
-  std::vector<std::string> paths;
-  for (const PathEntry& entry : entries) paths.push_back(entry.path);
-  EmitList(out, paths);
-}
-
-void EmitRules(YAML::Emitter& out, const std::vector<NetworkRule>& rules) {
-  if (rules.empty()) out << YAML::Flow;
-  out << YAML::BeginSeq;
-  for (const NetworkRule& rule : rules) {
-    out << YAML::Flow << YAML::BeginMap << YAML::Key << "host" << YAML::Value;
-    EmitString(out, rule.host);
-    if (!rule.ports.empty()) {
-      out << YAML::Key << "ports" << YAML::Value << YAML::Flow << YAML::BeginSeq;
-      for (uint16_t port : rule.ports) out << static_cast<unsigned>(port);
-      out << YAML::EndSeq;
-    }
-    if (rule.protocol)
-      out << YAML::Key << "protocol" << YAML::Value << ProtocolName(*rule.protocol);
-    out << YAML::EndMap;
-  }
-  out << YAML::EndSeq;
-}
-
 }  // namespace
 
 Result<Policy> ParsePolicy(std::string_view yaml_text, const std::string& source_name) {
@@ -910,98 +829,6 @@ Result<Policy> ParsePolicy(std::string_view yaml_text, const std::string& source
   } catch (const std::exception& e) {
     return MakeError(source_name + ": cannot parse policy: " + e.what());
   }
-}
-
-Result<uint64_t> ParseSize(std::string_view text) {
-  const std::string expected = " (expected bytes, or a number with a unit: 512MiB, 2GiB)";
-  size_t digits = 0;
-  while (digits < text.size() && std::isdigit(static_cast<unsigned char>(text[digits])) != 0) {
-    ++digits;
-  }
-  if (digits == 0) return MakeError(Quote(text) + " is not a size" + expected);
-  std::optional<uint64_t> number = ParseUnsigned(text.substr(0, digits));
-  if (!number) return MakeError(Quote(text) + " is too large");
-  std::string_view unit = text.substr(digits);
-  while (unit.starts_with(' ')) unit.remove_prefix(1);
-  if (unit.empty()) return *number;
-  for (const SizeUnit& known : kSizeUnits) {
-    if (known.name != unit) continue;
-    if (*number > std::numeric_limits<uint64_t>::max() / known.bytes) {
-      return MakeError(Quote(text) + " is too large");
-    }
-    return *number * known.bytes;
-  }
-  if (unit.starts_with('.') || unit.starts_with(',')) {
-    return MakeError(Quote(text) + ": fractions are not supported; use a smaller unit (1536MiB)");
-  }
-  if (unit == "KB" || unit == "kB" || unit == "MB" || unit == "GB" || unit == "TB") {
-    return MakeError(Quote(text) + ": decimal unit " + Quote(unit) +
-                     " is ambiguous; use KiB, MiB, GiB or TiB (powers of 1024)");
-  }
-  return MakeError(Quote(text) + ": unknown unit " + Quote(unit) +
-                   " (expected B, KiB, MiB, GiB, TiB, or K, M, G, T for the same)");
-}
-
-std::string FormatSize(uint64_t bytes) {
-  constexpr SizeUnit kLargestFirst[] = {
-      {"TiB", 1ULL << 40}, {"GiB", 1ULL << 30}, {"MiB", 1ULL << 20}, {"KiB", 1ULL << 10}};
-  for (const SizeUnit& unit : kLargestFirst) {
-    if (bytes != 0 && bytes % unit.bytes == 0) {
-      return std::to_string(bytes / unit.bytes) + std::string(unit.name);
-    }
-  }
-  return std::to_string(bytes);
-}
-
-Result<uint64_t> ParseDuration(std::string_view text) {
-  const std::string expected = " (expected d, h, m or s, e.g. 30s, 5m, 8h, 1h30m)";
-  if (text.empty()) return MakeError("empty duration" + expected);
-  uint64_t total = 0;
-  size_t next_unit = 0;  // units must come largest first, each once
-  std::string_view rest = text;
-  while (!rest.empty()) {
-    size_t digits = 0;
-    while (digits < rest.size() && std::isdigit(static_cast<unsigned char>(rest[digits])) != 0) {
-      ++digits;
-    }
-    if (digits == 0) return MakeError(Quote(text) + " is not a duration" + expected);
-    if (digits > 9) return MakeError(Quote(text) + " is too long a duration");
-    uint64_t number = *ParseUnsigned(rest.substr(0, digits));
-    rest.remove_prefix(digits);
-    if (rest.empty()) {
-      return MakeError(Quote(text) + ": a number needs a unit" + expected);
-    }
-    if (rest[0] == '.' || rest[0] == ',') {
-      return MakeError(Quote(text) + ": fractions are not supported; use a smaller unit (90m)");
-    }
-    size_t unit = next_unit;
-    while (unit < std::size(kDurationUnits) && kDurationUnits[unit].name != rest[0]) ++unit;
-    if (unit == std::size(kDurationUnits)) {
-      bool known = std::any_of(std::begin(kDurationUnits), std::end(kDurationUnits),
-                               [&](const DurationUnit& u) { return u.name == rest[0]; });
-      if (known) {
-        return MakeError(Quote(text) + ": units go largest first, each once (1h30m, not 30m1h)");
-      }
-      return MakeError(Quote(text) + ": unknown duration unit " + Quote(rest.substr(0, 1)) +
-                       expected);
-    }
-    total += number * kDurationUnits[unit].seconds;
-    next_unit = unit + 1;
-    rest.remove_prefix(1);
-  }
-  return total;
-}
-
-std::string FormatDuration(uint64_t seconds) {
-  if (seconds == 0) return "0s";
-  std::string out;
-  for (const DurationUnit& unit : kDurationUnits) {
-    if (seconds >= unit.seconds) {
-      out += std::to_string(seconds / unit.seconds) + unit.name;
-      seconds %= unit.seconds;
-    }
-  }
-  return out;
 }
 
 std::string_view ToString(SecretSource source) { return WordOf(kSecretSources, source); }
@@ -1034,157 +861,6 @@ Result<Backend> ParseBackend(std::string_view text) {
   if (text == "native") return Backend::kNative;
   if (text == "gvisor") return Backend::kGvisor;
   return MakeError(Quote(text) + ": unknown backend (expected one of: native, gvisor)");
-}
-
-std::string ToYaml(const Policy& policy) {
-  YAML::Emitter out;
-  out << YAML::BeginMap;
-  out << YAML::Key << "version" << YAML::Value << kPolicyVersion;
-  if (policy.extends) {
-    out << YAML::Key << "extends" << YAML::Value;
-    EmitString(out, *policy.extends);
-  }
-
-  const FilesystemRules& fs = policy.filesystem;
-  out << YAML::Key << "filesystem" << YAML::Value << YAML::BeginMap;
-  out << YAML::Key << "read" << YAML::Value;
-  EmitPaths(out, fs.read);
-  out << YAML::Key << "exec" << YAML::Value;
-  EmitPaths(out, fs.exec);
-  out << YAML::Key << "write" << YAML::Value;
-  EmitPaths(out, fs.write);
-  out << YAML::Key << "private" << YAML::Value;
-  EmitPaths(out, fs.private_);
-  out << YAML::Key << "deny" << YAML::Value;
-  EmitPaths(out, fs.deny);
-  out << YAML::EndMap;
-
-  out << YAML::Key << "env" << YAML::Value << YAML::BeginMap;
-  out << YAML::Key << "pass" << YAML::Value;
-  EmitList(out, policy.env.pass);
-  out << YAML::Key << "set" << YAML::Value;
-  if (policy.env.set.empty()) out << YAML::Flow;
-  out << YAML::BeginMap;
-  for (const auto& [name, value] : policy.env.set) {
-    out << YAML::Key << name << YAML::Value;
-    EmitString(out, value);
-  }
-  out << YAML::EndMap << YAML::EndMap;
-
-  const Limits& limits = policy.limits;
-  out << YAML::Key << "limits" << YAML::Value;
-  if (!limits.processes && !limits.open_files && !limits.file_size && !limits.memory &&
-      !limits.tmpfs_size && !limits.tmpfs_inodes && !limits.core_dumps) {
-    out << YAML::Flow;
-  }
-  out << YAML::BeginMap;
-  if (limits.processes) out << YAML::Key << "processes" << YAML::Value << *limits.processes;
-  if (limits.open_files) out << YAML::Key << "open_files" << YAML::Value << *limits.open_files;
-  if (limits.file_size) {
-    out << YAML::Key << "file_size" << YAML::Value << FormatSize(*limits.file_size);
-  }
-  if (limits.memory) out << YAML::Key << "memory" << YAML::Value << FormatSize(*limits.memory);
-  if (limits.tmpfs_size) {
-    out << YAML::Key << "tmpfs_size" << YAML::Value << FormatSize(*limits.tmpfs_size);
-  }
-  if (limits.tmpfs_inodes) {
-    out << YAML::Key << "tmpfs_inodes" << YAML::Value << *limits.tmpfs_inodes;
-  }
-  if (limits.core_dumps) {
-    out << YAML::Key << "core_dumps" << YAML::Value << (*limits.core_dumps ? "true" : "false");
-  }
-  out << YAML::EndMap;
-
-  out << YAML::Key << "network" << YAML::Value << YAML::BeginMap;
-  out << YAML::Key << "allow" << YAML::Value;
-  EmitRules(out, policy.network.allow);
-  out << YAML::Key << "deny" << YAML::Value;
-  EmitRules(out, policy.network.deny);
-  if (policy.network.deny_errno) {
-    out << YAML::Key << "deny_errno" << YAML::Value << *policy.network.deny_errno;
-  }
-  out << YAML::EndMap;
-
-  const MonitorRules& monitor = policy.monitor;
-  out << YAML::Key << "monitor" << YAML::Value;
-  if (!monitor.files && !monitor.audit_log && !monitor.audit_log_max_size &&
-      !monitor.audit_log_files && !monitor.osv_endpoint) {
-    out << YAML::Flow;
-  }
-  out << YAML::BeginMap;
-  if (monitor.files) {
-    out << YAML::Key << "files" << YAML::Value << std::string(ToString(*monitor.files));
-  }
-  if (monitor.audit_log) {
-    out << YAML::Key << "audit_log" << YAML::Value;
-    EmitString(out, monitor.audit_log->path);
-  }
-  if (monitor.audit_log_max_size) {
-    out << YAML::Key << "audit_log_max_size" << YAML::Value
-        << FormatSize(*monitor.audit_log_max_size);
-  }
-  if (monitor.audit_log_files) {
-    out << YAML::Key << "audit_log_files" << YAML::Value << *monitor.audit_log_files;
-  }
-  if (monitor.osv_endpoint) {
-    out << YAML::Key << "osv_endpoint" << YAML::Value;
-    EmitString(out, *monitor.osv_endpoint);
-  }
-  out << YAML::EndMap;
-
-  if (policy.backend) {
-    out << YAML::Key << "backend" << YAML::Value << std::string(ToString(*policy.backend));
-  }
-  if (policy.install) {
-    out << YAML::Key << "install" << YAML::Value << (*policy.install ? "auto" : "off");
-  }
-
-  if (policy.syscalls.allow) {
-    std::vector<std::string> names;
-    for (const SyscallEntry& entry : *policy.syscalls.allow) names.push_back(entry.name);
-    std::sort(names.begin(), names.end());
-    names.erase(std::unique(names.begin(), names.end()), names.end());
-    out << YAML::Key << "syscalls" << YAML::Value << YAML::BeginMap;
-    out << YAML::Key << "allow" << YAML::Value << YAML::Flow;
-    EmitList(out, names);
-    out << YAML::EndMap;
-  }
-
-  out << YAML::Key << "secrets" << YAML::Value;
-  if (policy.secrets.empty()) out << YAML::Flow;
-  out << YAML::BeginMap;
-  for (const auto& [name, rule] : policy.secrets) {
-    out << YAML::Key << name << YAML::Value << YAML::Flow << YAML::BeginMap;
-    out << YAML::Key << "from" << YAML::Value << std::string(ToString(rule.from));
-    auto string_key = [&](const char* key, const std::string& value) {
-      if (value.empty()) return;
-      out << YAML::Key << key << YAML::Value;
-      EmitString(out, value);
-    };
-    string_key("name", rule.env_name);
-    string_key("path", rule.path.path);
-    string_key("run", rule.run);
-    string_key("json", rule.json);
-    string_key("expires", rule.expires);
-    if (rule.timeout_ms) {
-      out << YAML::Key << "timeout" << YAML::Value << FormatDuration(*rule.timeout_ms / 1000);
-    }
-    if (rule.ttl_s) out << YAML::Key << "ttl" << YAML::Value << FormatDuration(*rule.ttl_s);
-    if (rule.on_expiry) {
-      out << YAML::Key << "on_expiry" << YAML::Value << std::string(ToString(*rule.on_expiry));
-    }
-    string_key("revoke", rule.revoke);
-    if (rule.as != SecretDelivery::kEnv) {
-      out << YAML::Key << "as" << YAML::Value << std::string(ToString(rule.as));
-    }
-    out << YAML::EndMap;
-  }
-  out << YAML::EndMap;
-  out << YAML::EndMap;
-
-  std::string source = policy.source;
-  std::replace(source.begin(), source.end(), '\n', ' ');
-  return "# effective policy: " + source + "\n" + out.c_str() + "\n";
 }
 
 bool IsSyscallName(const std::string& name) {

@@ -14,6 +14,7 @@
 
 #include "common/result.h"
 #include "policies/policy.h"
+#include "policies/units.h"
 
 namespace gander::policies {
 
@@ -23,25 +24,6 @@ inline constexpr int kPolicyVersion = 1;
 // Parses one policy document. `source_name` names it in marks and errors (a path, or
 // "profile:NAME" for a built-in profile); it becomes Policy::source and Policy::chain.
 Result<Policy> ParsePolicy(std::string_view yaml_text, const std::string& source_name);
-
-// Parses a size: an integer number of bytes, optionally followed by a unit (spaces allowed in
-// between): B, KiB, MiB, GiB, TiB, or the shorthands K, M, G, T for the same binary units.
-// "512MiB" = 512 * 2^20. Decimal units (KB, MB, GB, TB), fractions, signs and lower-case units
-// are rejected (KB is ambiguous; say what you mean). Zero parses; callers decide if it is legal.
-Result<uint64_t> ParseSize(std::string_view text);
-
-// The inverse for display: "1GiB" when `bytes` is an exact multiple of a unit, else "12345".
-std::string FormatSize(uint64_t bytes);
-
-// Parses a duration: one or more whole numbers each followed by a unit, largest unit first,
-// each unit at most once, no spaces: d (days), h, m, s. "30s", "5m", "8h", "1h30m", "2d12h".
-// Returns seconds. A bare number, fractions ("1.5h"), signs and unknown units are rejected:
-//   '8x': unknown duration unit 'x' (expected d, h, m or s, e.g. 30s, 5m, 8h, 1h30m)
-// Zero parses ("0s"); callers decide if it is legal.
-Result<uint64_t> ParseDuration(std::string_view text);
-
-// The inverse for display: 5400 -> "1h30m", 0 -> "0s".
-std::string FormatDuration(uint64_t seconds);
 
 // YAML words of the secrets keys: env, file, command / refresh, kill, warn / env, file.
 std::string_view ToString(SecretSource source);

@@ -8,15 +8,13 @@
 #include <string_view>
 
 #include "events/event.h"
+#include "policies/policy.h"
 
 namespace gander::monitor {
 
-// `monitor.files` in the policy (the same order as policies::FilesMonitoring).
-enum class FilesWatch {
-  kOff,    // nothing watched: no notification cost at all
-  kOpens,  // the open family, exec and path-changing syscalls (the default)
-  kAll,    // + the stat family, access probes and readlink
-};
+// Which file syscalls are watched: the policy's `monitor.files` itself (one type; the monitor's
+// older name for it stays as an alias).
+using FilesWatch = policies::FilesMonitoring;
 
 // One path a syscall names: its argument, and the dirfd argument it is relative to
 // (-1: relative to the cwd, as AT_FDCWD).

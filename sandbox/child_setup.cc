@@ -417,7 +417,7 @@ const int kParentDeathSignal = SIGRTMIN + 1;
 
 // The init's life after the extension started: reap every child, forward signals to the
 // whole tree, and when the extension exits kill what is left and exit with its status.
-[[noreturn]] void Supervise(const SandboxSpec& spec, pid_t extension) {
+[[noreturn]] void RunInitLoop(const SandboxSpec& spec, pid_t extension) {
   sigset_t all;
   sigfillset(&all);
   int extension_status = 0;
@@ -442,40 +442,6 @@ const int kParentDeathSignal = SIGRTMIN + 1;
 }
 
 }  // namespace
-
-int BringUpLoopback() {
-  int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return errno;
-  struct ifreq ifr {};
-  memcpy(ifr.ifr_name, "lo", 3);
-  int err = 0;
-  if (ioctl(fd, SIOCGIFFLAGS, &ifr) != 0) {
-    err = errno;
-  } else {
-    ifr.ifr_flags |= IFF_UP | IFF_RUNNING;
-    if (ioctl(fd, SIOCSIFFLAGS, &ifr) != 0) err = errno;
-  }
-  close(fd);
-  return err;
-}
-
-void OpenDnsStub(monitor::EgressSockets& sockets, bool host_loopback) {
-  sockaddr_in dns{};
-  dns.sin_family = AF_INET;
-  dns.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  dns.sin_port = htons(host_loopback ? 0 : 53);
-  if (!host_loopback) sockets.dns_udp = UniqueFd(socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0));
-  if (sockets.dns_udp &&
-      bind(sockets.dns_udp.get(), reinterpret_cast<sockaddr*>(&dns), sizeof(dns)) != 0) {
-    sockets.dns_udp.Reset();
-  }
-  sockets.dns_tcp = UniqueFd(socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
-  if (sockets.dns_tcp &&
-      (bind(sockets.dns_tcp.get(), reinterpret_cast<sockaddr*>(&dns), sizeof(dns)) != 0 ||
-       listen(sockets.dns_tcp.get(), SOMAXCONN) != 0)) {
-    sockets.dns_tcp.Reset();
-  }
-}
 
 void ChildMain(const ChildPlan& plan) {
   const SandboxSpec& spec = *plan.spec;
@@ -565,7 +531,7 @@ void ChildMain(const ChildPlan& plan) {
   // is written and the extension has exec'd, nothing needs its /proc files, so no other
   // process of the user may read its memory or make it dump core.
   prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
-  Supervise(spec, extension);
+  RunInitLoop(spec, extension);
 }
 
 }  // namespace gander::launcher

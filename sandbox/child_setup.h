@@ -7,19 +7,17 @@
 #include <cstdint>
 #include <vector>
 
+#include "network/netns_sockets.h"
 #include "sandbox/child_step.h"
 #include "sandbox/landlock.h"
 #include "sandbox/sandbox.h"
 
 namespace gander::launcher {
 
-// Brings up `lo` in the calling process's network namespace; returns 0 or the errno.
-// Async-signal-safe (also used by the gVisor backend between fork and exec).
-int BringUpLoopback();
-// Opens the DNS stub's sockets (UDP and a TCP listener on 127.0.0.1:53) in the calling
-// process's network namespace; left invalid where that fails. Async-signal-safe. With
-// `host_loopback` (no network namespace): only the TCP listener, on a free port.
-void OpenDnsStub(monitor::EgressSockets& sockets, bool host_loopback = false);
+// The init and the gVisor start open the broker's sockets in the sandbox's network namespace
+// (BringUpLoopback, OpenDnsStub, OpenEgressSockets): network/netns_sockets.h.
+using monitor::BringUpLoopback;
+using monitor::OpenDnsStub;
 
 // A mount with its paths already joined to the staging directories.
 struct PreparedMount {

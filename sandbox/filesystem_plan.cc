@@ -56,12 +56,6 @@ void Carve(const std::string& dir, uint64_t rights, const std::vector<std::strin
 
 }  // namespace
 
-bool IsWithin(const std::string& path, const std::string& dir) {
-  if (dir == "/") return true;
-  return path == dir || (path.size() > dir.size() && path.compare(0, dir.size(), dir) == 0 &&
-                         path[dir.size()] == '/');
-}
-
 PathInfo ProbeHostPath(const std::string& path) {
   PathInfo info;
   struct stat st;

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "common/path.h"
 #include "policies/policy.h"
 #include "sandbox/cgroup_view.h"
 #include "sandbox/landlock.h"
@@ -77,7 +78,6 @@ struct FilesystemPlan {
 FilesystemPlan PlanFilesystem(const FilesystemInputs& in, bool with_mount_namespace,
                               const PathProbe& probe, const DirLister& lister);
 
-// True when `path` is `dir` or lies beneath it (both normalised absolute paths).
-bool IsWithin(const std::string& path, const std::string& dir);
+// IsWithin (is `path` `dir` or beneath it) is common/path.h's.
 
 }  // namespace gander::launcher

@@ -15,6 +15,7 @@
 #include <string>
 
 #include "common/fd_passing.h"
+#include "common/path.h"
 #include "sandbox/child_setup.h"
 
 namespace gander::launcher {
@@ -23,15 +24,6 @@ namespace {
 constexpr unsigned long kNamespaceFlags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID |
                                           CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS |
                                           CLONE_NEWCGROUP;
-
-Status WriteFile(const std::string& path, const std::string& text) {
-  UniqueFd fd(open(path.c_str(), O_WRONLY | O_CLOEXEC));
-  if (!fd) return ErrnoError("open " + path);
-  if (write(fd.get(), text.data(), text.size()) != static_cast<ssize_t>(text.size())) {
-    return ErrnoError("write " + path);
-  }
-  return {};
-}
 
 // Maps the caller's uid and gid to themselves, so workspace files keep their owner.
 Status WriteIdMaps(pid_t pid, uid_t uid, gid_t gid) {

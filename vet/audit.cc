@@ -15,6 +15,7 @@
 #include <sstream>
 #include <thread>
 
+#include "common/path.h"
 #include "vet/description_check.h"
 #include "vet/log_findings.h"
 #include "vet/mcp_client.h"
@@ -31,22 +32,12 @@ namespace fs = std::filesystem;
 constexpr int kExitUsage = 2;
 constexpr const char* kProtocolVersion = "2025-06-18";
 
-std::string RealPath(const std::string& path) {
-  char buf[PATH_MAX];
-  return realpath(path.c_str(), buf) ? std::string(buf) : path;
-}
-
-Result<void> WriteFile(const std::string& path, const std::string& content, mode_t mode) {
+// The file and the directories above it.
+Result<void> WriteFileAndParents(const std::string& path, const std::string& content, mode_t mode) {
   std::error_code ec;
   fs::create_directories(fs::path(path).parent_path(), ec);
   if (ec) return Error{ec.value(), "mkdir " + fs::path(path).parent_path().string()};
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
-  if (fd < 0) return ErrnoError("create " + path);
-  UniqueFd owned(fd);
-  if (::write(fd, content.data(), content.size()) != static_cast<ssize_t>(content.size())) {
-    return ErrnoError("write " + path);
-  }
-  return {};
+  return WriteFile(path, content, mode);
 }
 
 // The temporary directory of one audit: home/ (the fake home), workspace/, audit.jsonl,
@@ -58,7 +49,7 @@ class AuditDir {
     std::string templ = std::string(tmp && *tmp ? tmp : "/tmp") + "/gander-audit-XXXXXX";
     if (mkdtemp(templ.data()) == nullptr) return ErrnoError("mkdtemp " + templ);
     AuditDir dir;
-    dir.path_ = RealPath(templ);
+    dir.path_ = RealPath(templ).value_or(templ);
     return dir;
   }
   AuditDir() = default;
@@ -414,7 +405,7 @@ int RunAudit(const AuditOptions& o, std::ostream& out) {
       std::cerr << "gander: audit: --workspace " << o.workspace << ": not a directory\n";
       return kExitUsage;
     }
-    workspace = RealPath(o.workspace);
+    workspace = RealPath(o.workspace).value_or(o.workspace);
   }
   auto dir = AuditDir::Create();
   if (!dir) {
@@ -437,7 +428,7 @@ int RunAudit(const AuditOptions& o, std::ostream& out) {
   report.fail_on = o.fail_on;
   for (const auto& bait : BaitFiles()) {
     std::string path = home + "/" + bait.path;
-    if (auto written = WriteFile(path, bait.content, 0600); !written) {
+    if (auto written = WriteFileAndParents(path, bait.content, 0600); !written) {
       std::cerr << "gander: audit: " << written.error().Describe() << "\n";
       return kExitIncomplete;
     }

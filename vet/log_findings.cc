@@ -7,6 +7,8 @@
 #include <set>
 #include <tuple>
 
+#include "common/path.h"
+
 namespace gander::vet {
 namespace {
 
@@ -29,11 +31,6 @@ bool Within(const std::string& path, const std::string& dir) {
   if (path == dir) return true;
   return path.size() > dir.size() && path.compare(0, dir.size(), dir) == 0 &&
          (dir.back() == '/' || path[dir.size()] == '/');
-}
-
-std::string Basename(const std::string& path) {
-  auto slash = path.rfind('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
 // Which tool call an event happened in, as the report names it.

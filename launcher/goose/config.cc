@@ -8,6 +8,7 @@
 #include <set>
 #include <sstream>
 
+#include "common/path.h"
 #include "launcher/goose/envs.h"
 
 namespace gander::launcher::goose {
@@ -168,11 +169,6 @@ std::string ForFlow(const std::string& raw, const std::string& value) {
 std::string Scalar(const YAML::Node& map, const char* key) {
   YAML::Node v = map[key];
   return v && v.IsScalar() ? v.Scalar() : std::string();
-}
-
-std::string Basename(const std::string& path) {
-  size_t slash = path.rfind('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
 // The items of a `gander run ... -- CMD ARGS` argument list: where `--` is, and the options.

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "common/path.h"
 #include "common/unique_fd.h"
 #include "exporters/audit_log.h"
 #include "exporters/collector_client.h"
@@ -41,12 +42,6 @@ std::optional<std::string> ReadFile(const std::string& path) {
   std::stringstream text;
   text << in.rdbuf();
   return text.str();
-}
-
-Status WriteFile(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out || !(out << text) || !out.flush()) return Error{errno, "write " + path};
-  return {};
 }
 
 Status ValidName(const std::string& name) {

@@ -6,13 +6,10 @@
 #include <regex>
 #include <sstream>
 
+#include "common/path.h"
+
 namespace gander::launcher::install {
 namespace {
-
-std::string Basename(const std::string& path) {
-  auto slash = path.rfind('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
-}
 
 std::string Trim(const std::string& s) {
   auto begin = s.find_first_not_of(" \t\r");

@@ -14,6 +14,7 @@
 #include <cstdlib>
 
 #include "common/install_paths.h"
+#include "common/path.h"
 #include "policies/backend.h"
 #include "policies/loader.h"
 #include "policies/parser.h"
@@ -24,17 +25,6 @@
 
 namespace gander::launcher {
 namespace {
-
-std::string Basename(const std::string& path) {
-  auto slash = path.rfind('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
-}
-
-std::optional<std::string> RealPath(const std::string& path) {
-  char buf[PATH_MAX];
-  if (!realpath(path.c_str(), buf)) return std::nullopt;
-  return std::string(buf);
-}
 
 std::string CurrentDirectory() {
   char buf[PATH_MAX];

@@ -18,6 +18,7 @@
 #include <cstring>
 #include <fstream>
 
+#include "common/path.h"
 #include "sandbox/child_setup.h"
 #include "sandbox/sandbox.h"
 #include "sandbox/spawn.h"
@@ -31,14 +32,6 @@ void RemoveTree(const std::string& dir) {
   nftw(
       dir.c_str(), [](const char* path, const struct stat*, int, FTW*) { return remove(path); }, 16,
       FTW_DEPTH | FTW_PHYS);
-}
-
-Status WriteFile(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << text;
-  out.close();
-  if (!out) return MakeError("cannot write " + path);
-  return {};
 }
 
 // mkdir -p inside the root directory (for the parents of a symlink).

@@ -6,12 +6,9 @@
 set -u
 GANDER=$(realpath "$1")
 COLLECT=$(realpath "$2")
-fails=0
-ok() { echo "ok   - $1"; }
-bad() {
-  echo "FAIL - $1" >&2
-  fails=$((fails + 1))
-}
+TEST_NAME=cli_test
+# shellcheck source=../scripts/preamble.sh
+. "$(dirname "$(realpath "$0")")/../scripts/preamble.sh"
 # expect DESCRIPTION STATUS STDOUT-TEXT STDERR-TEXT -- ARGS... (empty text: not checked)
 expect() {
   local what=$1 status=$2 out=$3 err=$4

@@ -9,17 +9,9 @@
 set -u
 BUILD=$(realpath "$1")
 SRC=$(realpath "$2")
-fails=0
-ok() { echo "ok   - $1"; }
-bad() {
-  echo "FAIL - $1" >&2
-  fails=$((fails + 1))
-}
-skip() {
-  echo "deb_test: SKIPPED: $1" >&2
-  [ "${CI:-}" = true ] && { echo "deb_test: CI=true: a skip is a failure" >&2; exit 1; }
-  exit 77
-}
+TEST_NAME=deb_test
+# shellcheck source=../scripts/preamble.sh
+. "$(dirname "$(realpath "$0")")/../scripts/preamble.sh"
 [ "$(id -u)" = 0 ] || skip "needs root (dpkg -i)"
 for tool in cpack dpkg lintian; do command -v $tool >/dev/null || skip "$tool is not installed"; done
 if dpkg-query -W -f='${Status}' gander 2>/dev/null | grep -q "ok installed"; then

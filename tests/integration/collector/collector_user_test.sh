@@ -8,17 +8,9 @@
 #   tests/integration/collector/collector_user_test.sh GANDER SCRATCH
 set -u
 GANDER=$(realpath "$1")
-fails=0
-ok() { echo "ok   - $1"; }
-bad() {
-  echo "FAIL - $1" >&2
-  fails=$((fails + 1))
-}
-skip() {
-  echo "collector_user_test: SKIPPED: $1" >&2
-  [ "${CI:-}" = true ] && { echo "collector_user_test: CI=true: a skip is a failure" >&2; exit 1; }
-  exit 77
-}
+TEST_NAME=collector_user_test
+# shellcheck source=../../scripts/preamble.sh
+. "$(dirname "$(realpath "$0")")/../../scripts/preamble.sh"
 [ "$(id -u)" = 0 ] || skip "needs root (to run as uid 65534 too)"
 command -v setpriv >/dev/null || skip "setpriv is not installed"
 world=$(mktemp -d "$2/users.XXXXXX")

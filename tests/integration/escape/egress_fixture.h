@@ -1,7 +1,7 @@
 // Shared by the egress suites (egress_test.cc, egress_confinement_test.cc, egress_core_test.cc):
 // "remote" servers on
 // other loopback addresses of this machine that count every byte they see, and `gander run`
-// with a policy, its audit log's network events read back. Moved here from egress_test.cc.
+// with a policy, its audit log's network events read back.
 #pragma once
 
 #include <arpa/inet.h>

@@ -1,7 +1,7 @@
 // Shared by the escape suite (escape_test.cc) and the audit-log suite (audit_log_test.cc):
 // running commands, users and kernel features, the planted world, the SandboxTest base and
-// the table of escape attempts. Moved here from escape_test.cc as they were (functions made
-// `inline`, in a named namespace, so a test file that uses only some of them builds cleanly).
+// the table of escape attempts. Functions are `inline`, in a named namespace, so a test file
+// that uses only some of them builds cleanly.
 #pragma once
 
 #include <arpa/inet.h>

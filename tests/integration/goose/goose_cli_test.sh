@@ -10,27 +10,9 @@ COLLECT=$(realpath "$2")
 E2E=$(realpath "$3")
 SELF=$(realpath "$0")
 CLIENT=$(dirname "$SELF")/goose_stdio_client.py
-fails=0
-
-skip() {
-  echo "goose_cli_test: SKIPPED: $1" >&2
-  if [ "${CI:-}" = true ]; then
-    echo "goose_cli_test: CI=true: a skip is a failure" >&2
-    exit 1
-  fi
-  exit 77
-}
-ok() { echo "ok   - $1"; }
-bad() {
-  echo "FAIL - $1" >&2
-  fails=$((fails + 1))
-}
-check() {  # check DESCRIPTION COMMAND...
-  local what=$1
-  shift
-  if "$@"; then ok "$what"; else bad "$what"; fi
-}
-has() { grep -qF -- "$2" "$1"; }  # has FILE TEXT
+TEST_NAME=goose_cli_test
+# shellcheck source=../../scripts/preamble.sh
+. "$(dirname "$(realpath "$0")")/../../scripts/preamble.sh"
 
 MEMORY_BIN=$E2E/node_modules/.bin/mcp-server-memory
 FS_JS=$E2E/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js
@@ -220,14 +202,5 @@ if [ "$fails" -ne 0 ]; then
 fi
 echo "goose_cli_test: all checks passed (uid $(id -u))"
 
-# Again as uid 65534 when run as root.
-if [ "$(id -u)" = 0 ] && [ -z "${GANDER_AS_NOBODY:-}" ] && command -v setpriv >/dev/null; then
-  nobody=$(mktemp -d "$4/nobody.XXXXXX")
-  chmod 777 "$nobody"
-  GANDER_AS_NOBODY=1 setpriv --reuid=65534 --regid=65534 --clear-groups \
-    "$SELF" "$GANDER" "$COLLECT" "$E2E" "$nobody"
-  status=$?
-  rm -rf "$nobody"
-  [ "$status" -eq 0 ] || { echo "goose_cli_test: FAIL as uid 65534" >&2; exit 1; }
-fi
+again_as_nobody "$4" "$GANDER" "$COLLECT" "$E2E"
 exit 0

@@ -10,29 +10,12 @@ set -u
 GANDER=$(realpath "$1")
 COLLECT=$(realpath "$2")
 SELF=$(realpath "$0")
-fails=0
+TEST_NAME=gvisor_metrics_test
+# shellcheck source=../../scripts/preamble.sh
+. "$(dirname "$(realpath "$0")")/../../scripts/preamble.sh"
 
-skip() {
-  echo "gvisor_metrics_test: SKIPPED: $1" >&2
-  if [ "${CI:-}" = true ]; then
-    echo "gvisor_metrics_test: CI=true: a skip is a failure" >&2
-    exit 1
-  fi
-  exit 77
-}
 command -v runsc >/dev/null 2>&1 || skip "runsc is not installed (apt-get install runsc)"
 for tool in curl python3; do command -v $tool >/dev/null || skip "$tool is not installed"; done
-
-ok() { echo "ok   - $1"; }
-bad() {
-  echo "FAIL - $1" >&2
-  fails=$((fails + 1))
-}
-check() {  # check DESCRIPTION COMMAND...
-  local what=$1
-  shift
-  if "$@"; then ok "$what"; else bad "$what"; fi
-}
 
 # Not under /tmp: the sandbox's /tmp is a private tmpfs, so "outside" must be elsewhere.
 world=$(mktemp -d /var/tmp/gander-gvisor-metrics-XXXXXX)
@@ -103,13 +86,5 @@ if [ "$fails" -ne 0 ]; then
 fi
 echo "gvisor_metrics_test: all checks passed (uid $(id -u))"
 
-if [ "$(id -u)" = 0 ] && [ -z "${GANDER_AS_NOBODY:-}" ] && command -v setpriv >/dev/null; then
-  nobody=$(mktemp -d "$3/nobody.XXXXXX")
-  chmod 777 "$nobody"
-  GANDER_AS_NOBODY=1 setpriv --reuid=65534 --regid=65534 --clear-groups \
-    "$SELF" "$GANDER" "$COLLECT" "$nobody"
-  status=$?
-  rm -rf "$nobody"
-  [ "$status" -eq 0 ] || { echo "gvisor_metrics_test: FAIL as uid 65534" >&2; exit 1; }
-fi
+again_as_nobody "$3" "$GANDER" "$COLLECT"
 exit 0

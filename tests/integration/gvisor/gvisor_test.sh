@@ -5,29 +5,12 @@
 set -u
 GANDER=$(realpath "$1")
 SELF=$(realpath "$0")
-fails=0
+TEST_NAME=gvisor_test
+# shellcheck source=../../scripts/preamble.sh
+. "$(dirname "$(realpath "$0")")/../../scripts/preamble.sh"
 
-skip() {
-  echo "gvisor_test: SKIPPED: $1" >&2
-  if [ "${CI:-}" = true ]; then
-    echo "gvisor_test: CI=true: a skip is a failure" >&2
-    exit 1
-  fi
-  exit 77
-}
 command -v runsc >/dev/null 2>&1 || skip "runsc is not installed (apt-get install runsc)"
 command -v jq >/dev/null 2>&1 || skip "jq is not installed"
-
-ok() { echo "ok   - $1"; }
-bad() {
-  echo "FAIL - $1" >&2
-  fails=$((fails + 1))
-}
-check() {  # check DESCRIPTION COMMAND...
-  local what=$1
-  shift
-  if "$@"; then ok "$what"; else bad "$what"; fi
-}
 
 # Not under /tmp: the sandbox's /tmp is a private tmpfs, so "outside" must be elsewhere.
 world=$(mktemp -d /var/tmp/gander-gvisor-test-XXXXXX)
