@@ -31,6 +31,7 @@
 #include "exporters/collector_paths.h"
 #include "launcher/command.h"
 #include "launcher/denial_notice.h"
+#include "launcher/limits_notice.h"
 #include "launcher/secrets.h"
 #include "monitor/path_classifier.h"
 #include "monitor/seccomp_monitor.h"
@@ -129,7 +130,8 @@ std::vector<std::pair<int, rlim_t>> Rlimits(const policies::Limits& limits) {
   if (limits.open_files) out.emplace_back(RLIMIT_NOFILE, *limits.open_files);
   if (limits.file_size) out.emplace_back(RLIMIT_FSIZE, *limits.file_size);
   if (limits.core_dumps && !*limits.core_dumps) out.emplace_back(RLIMIT_CORE, 0);
-  // Per process: a whole-sandbox memory cap needs a delegated cgroup (not yet).
+  // Per process, beside the run's cgroup (sandbox/cgroup_limit.h), which binds the whole
+  // sandbox where one can be had.
   if (limits.memory) out.emplace_back(RLIMIT_DATA, *limits.memory);
   return out;
 }
@@ -195,6 +197,8 @@ Result<std::unique_ptr<gvisor::GvisorRun>> StartGvisorSandbox(
   spec.rlimits = Rlimits(p.policy.limits);
   spec.tmpfs_size = policies::TmpfsSize(p.policy.limits);
   spec.tmpfs_inodes = policies::TmpfsInodes(p.policy.limits);
+  spec.memory_limit = p.policy.limits.memory.value_or(0);
+  spec.pids_limit = p.policy.limits.processes.value_or(0);
   // The allowlist as in the native filter: enforce mode only (learning counts every syscall).
   if (p.mode != RunMode::kLearn) spec.syscalls_allow = p.policy.syscalls_allow;
   options.oci_seccomp = true;  // the floor, always (bundle.cc: SeccompSection)
@@ -280,6 +284,8 @@ Result<SandboxSpec> BuildSpec(const Prepared& p, bool use_namespaces, PrivateDir
   spec.rlimits = Rlimits(p.policy.limits);
   spec.tmpfs_size = policies::TmpfsSize(p.policy.limits);
   spec.tmpfs_inodes = policies::TmpfsInodes(p.policy.limits);
+  spec.cgroup = HostCgroupPlace();
+  spec.cgroup_limits = CgroupLimitsOf(p.policy.limits.memory, p.policy.limits.processes);
   if (use_namespaces && p.policy.limits.processes) {
     // pid_max bounds pid numbers (1..pid_max-1); the kernel refuses values below 301.
     spec.pid_max = std::max<uint64_t>(*p.policy.limits.processes + 1, 301);
@@ -819,6 +825,7 @@ int Run(const RunOptions& o) {
   PrivateDirs private_dirs;
   std::unique_ptr<Extension> current;
   IsolationLevel level = IsolationLevel::kBasic;
+  std::string limits_said;  // the start line about limits, said once
   for (;;) {
     level = gvisor ? IsolationLevel::kFull : LevelOf(use_namespaces, p.landlock_abi > 0, true);
     if (level < required) {
@@ -827,6 +834,11 @@ int Run(const RunOptions& o) {
                       LevelName(level) + "'" +
                       (p.landlock_abi == 0 ? " (Landlock is not available)" : "") +
                       "; see `gander doctor`");
+    }
+    if (std::string refused = CheckLimits(p.name, p.policy.limits, use_namespaces || gvisor, gvisor,
+                                          o.require.has_value(), &limits_said);
+        !refused.empty()) {
+      return Fail(kExitSetupFailed, refused);
     }
     StartFailure failure;
     auto started = StartExtension(p, use_namespaces, private_dirs, &failure);
