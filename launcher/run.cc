@@ -216,6 +216,8 @@ Result<SandboxSpec> BuildSpec(const Prepared& p, bool use_namespaces, PrivateDir
   SandboxSpec spec;
   spec.use_namespaces = use_namespaces;
   spec.cgroups = HostCgroupMounts();
+  spec.cgroup = HostCgroupPlace();
+  PointAtRunCgroup(spec.cgroups, spec.cgroup, spec.cgroup_name);
   FilesystemInputs inputs{p.policy, p.command.readable, {}, spec.cgroups};
   std::map<std::string, std::string> fixed{{"HOME", p.home}};
   if (!use_namespaces) {
@@ -284,7 +286,6 @@ Result<SandboxSpec> BuildSpec(const Prepared& p, bool use_namespaces, PrivateDir
   spec.rlimits = Rlimits(p.policy.limits);
   spec.tmpfs_size = policies::TmpfsSize(p.policy.limits);
   spec.tmpfs_inodes = policies::TmpfsInodes(p.policy.limits);
-  spec.cgroup = HostCgroupPlace();
   spec.cgroup_limits = CgroupLimitsOf(p.policy.limits.memory, p.policy.limits.processes);
   if (use_namespaces && p.policy.limits.processes) {
     // pid_max bounds pid numbers (1..pid_max-1); the kernel refuses values below 301.

@@ -260,7 +260,26 @@ RunCgroup& RunCgroup::operator=(RunCgroup&& other) noexcept {
   return *this;
 }
 
-Result<RunCgroup> RunCgroup::Create(const CgroupPlace& place, const CgroupLimits& limits) {
+std::string RunCgroup::NextName() {
+  static std::atomic<int> sequence{0};
+  return kRunPrefix + std::to_string(getpid()) + "-" + std::to_string(sequence++);
+}
+
+void PointAtRunCgroup(std::vector<CgroupMount>& mounts, const CgroupPlace& place,
+                      const std::string& name) {
+  for (CgroupMount& m : mounts) {
+    if (place.kind == CgroupKind::kV1) {
+      for (const std::string& parent : place.parents) {
+        if (m.type == "cgroup" && m.own_dir == parent) m.own_dir = parent + "/" + name;
+      }
+    } else if (place.kind != CgroupKind::kNone && m.type == "cgroup2") {
+      m.own_dir = place.parents.front() + "/" + name;
+    }
+  }
+}
+
+Result<RunCgroup> RunCgroup::Create(const CgroupPlace& place, const CgroupLimits& limits,
+                                    const std::string& name) {
   if (place.kind == CgroupKind::kNone) return MakeError("no cgroup: " + place.why_not);
   RunCgroup run;
   run.v2_ = place.kind != CgroupKind::kV1;
@@ -276,8 +295,6 @@ Result<RunCgroup> RunCgroup::Create(const CgroupPlace& place, const CgroupLimits
     if (auto s = WriteText(parent + "/cgroup.subtree_control", wanted); !s) return s.error();
   }
   SweepStaleCgroups(place.parents);
-  static std::atomic<int> sequence{0};
-  const std::string name = kRunPrefix + std::to_string(getpid()) + "-" + std::to_string(sequence++);
   for (const std::string& parent : place.parents) {
     std::string dir = parent + "/" + name;
     if (mkdir(dir.c_str(), 0755) != 0) return ErrnoError("mkdir " + dir);

@@ -71,8 +71,13 @@ class RunCgroup {
   RunCgroup& operator=(const RunCgroup&) = delete;
   ~RunCgroup() { Remove(); }
 
-  // Makes the directories and writes the limits; removes stale ones first.
-  static Result<RunCgroup> Create(const CgroupPlace& place, const CgroupLimits& limits);
+  // A fresh name (gander-run-PID-N), known before the directories exist: the filesystem plan
+  // grants read of them (PointAtRunCgroup).
+  static std::string NextName();
+  // Makes the directories `name` in each parent and writes the limits; removes stale ones
+  // first.
+  static Result<RunCgroup> Create(const CgroupPlace& place, const CgroupLimits& limits,
+                                  const std::string& name);
 
   bool active() const { return !dirs_.empty(); }
   // Moves `pid` (and the threads of its process) into every directory.
@@ -90,6 +95,12 @@ class RunCgroup {
   bool v2_ = false;
   bool freezer_ = false;
 };
+
+// The sandbox's own cgroup directories as the sandbox will see them once moved into the run's
+// cgroup `name`: each hierarchy the run's cgroup is made in points at it (HostCgroupMounts gave
+// gander's own).
+void PointAtRunCgroup(std::vector<CgroupMount>& mounts, const CgroupPlace& place,
+                      const std::string& name);
 
 // Removes gander-run-PID-* (and runsc's gander-PID-*) directories of gander processes that are
 // gone, in each parent. Only empty cgroups can be removed; others are left as they are.

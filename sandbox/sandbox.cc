@@ -109,7 +109,7 @@ Result<SandboxProcess> StartSandbox(const SandboxSpec& spec, StartFailure* failu
   // The run's cgroup first, so the init can be moved in before it execs anything.
   RunCgroup cgroup;
   if (spec.cgroup.kind != CgroupKind::kNone) {
-    auto made = RunCgroup::Create(spec.cgroup, spec.cgroup_limits);
+    auto made = RunCgroup::Create(spec.cgroup, spec.cgroup_limits, spec.cgroup_name);
     if (!made) return Error{made.error().code, "cgroup: " + made.error().message};
     cgroup = std::move(made).value();
   }

@@ -37,6 +37,7 @@ struct SandboxSpec {
   // namespace only then (rooted at that cgroup).
   CgroupPlace cgroup;
   CgroupLimits cgroup_limits;
+  std::string cgroup_name = RunCgroup::NextName();  // what `cgroups` points at (own_dir)
   // vm.memfd_noexec=2 in the pid namespace (Linux 6.3+; with namespaces only): no memfd the
   // extension makes can be executed. Without it the seccomp filter refuses such memfds.
   bool memfd_noexec = false;

@@ -241,6 +241,26 @@ class CgroupTreeTest : public CgroupTest {
   }
 };
 
+// Without namespaces the sandbox may read its own (the run's) cgroup, never a hierarchy's
+// root: before, gander in the root cgroup granted the whole hierarchy, cgroup.procs listing
+// every host pid. With namespaces the fresh mounts are rooted at the run's cgroup.
+TEST_P(CgroupTreeTest, OnlyTheRunsOwnCgroupIsReadable) {
+  RunResult r = Gander(Flags(),
+                       {"/bin/sh", "-c",
+                        "for f in /sys/fs/cgroup/pids/cgroup.procs "
+                        "/sys/fs/cgroup/freezer/cgroup.procs; do "
+                        "n=$(cat $f 2>/dev/null | wc -l); echo $f=$n >&2; done"},
+                       w().ws);
+  EXPECT_EQ(r.status, 0) << Context(r);
+  // Only the sandbox's own processes (the init, sh, cat, wc: a handful), never the host's.
+  for (const char* file :
+       {"/sys/fs/cgroup/pids/cgroup.procs=", "/sys/fs/cgroup/freezer/cgroup.procs="}) {
+    size_t at = r.err.find(file);
+    ASSERT_NE(at, std::string::npos) << Context(r);
+    EXPECT_LT(std::atoi(r.err.c_str() + at + strlen(file)), 10) << Context(r);
+  }
+}
+
 TEST_P(CgroupTreeTest, EscapedGrandchildDiesAtNormalEnd) { Check(false); }
 TEST_P(CgroupTreeTest, EscapedGrandchildDiesWhenGanderIsKilled) { Check(true); }
 
