@@ -19,6 +19,7 @@ std::string CheckLimits(const std::string& name, const policies::Limits& limits,
     return "--require: " + shortfall.limits;
   }
   std::string text = shortfall.limits;
+  if (!shortfall.processes.empty()) text += (text.empty() ? "" : "; ") + shortfall.processes;
   if (!shortfall.tree.empty()) text += (text.empty() ? "" : "; ") + shortfall.tree;
   if (!text.empty() && *said != text) {
     spdlog::warn("{}: {}", name, text);

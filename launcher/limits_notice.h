@@ -11,8 +11,9 @@ namespace gander::launcher {
 
 // Warns once per distinct text (a fallback to --no-namespaces may change it) about what the
 // policy's limits or the run's process tracking lack here. With `require` (any --require), a
-// missing memory or process limit is a refusal instead: the text to fail with is returned
-// (empty: go on). `gvisor`: runsc applies the limits through a cgroup of its own.
+// memory limit that cannot be enforced is a refusal instead (a process count is only said:
+// RLIMIT_NPROC still binds a user, and the default profile sets one): the text to fail with is
+// returned (empty: go on). `gvisor`: runsc applies the limits through a cgroup of its own.
 std::string CheckLimits(const std::string& name, const policies::Limits& limits, bool pid_namespace,
                         bool gvisor, bool require, std::string* said);
 

@@ -203,8 +203,9 @@ CgroupShortfall DescribeShortfall(const CgroupPlace& place, const CgroupLimits& 
     out.limits = "limits.memory is not enforced: no cgroup can be had" + why +
                  "; only RLIMIT_DATA per process, which MAP_SHARED, memfds and tmpfs files go "
                  "around";
-  } else if (wanted.pids && !place.pids && !pid_namespace) {
-    out.limits =
+  }
+  if (wanted.pids && !place.pids && !pid_namespace) {
+    out.processes =
         "limits.processes is only RLIMIT_NPROC (per user, and not for root): no pids "
         "cgroup can be had" +
         why;

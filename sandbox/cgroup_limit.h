@@ -110,10 +110,11 @@ void SweepStaleCgroups(const std::vector<std::string>& parents);
 CgroupLimits CgroupLimitsOf(std::optional<uint64_t> memory, std::optional<uint64_t> processes);
 
 // What cannot be had here, each a clause for the start line and `gander doctor`; empty when
-// nothing is missing. `limits`: the policy's memory or process count cannot bind the whole
-// sandbox. `tree`: neither a pid namespace nor a cgroup holds every descendant.
+// nothing is missing. `limits`/`processes`: the policy's memory or process count cannot bind
+// the whole sandbox. `tree`: neither a pid namespace nor a cgroup holds every descendant.
 struct CgroupShortfall {
-  std::string limits;
+  std::string limits;     // limits.memory: refused with --require
+  std::string processes;  // limits.processes: said only (RLIMIT_NPROC still binds a user)
   std::string tree;
 };
 CgroupShortfall DescribeShortfall(const CgroupPlace& place, const CgroupLimits& wanted,
