@@ -198,7 +198,8 @@ Result<std::unique_ptr<gvisor::GvisorRun>> StartGvisorSandbox(
   spec.tmpfs_size = policies::TmpfsSize(p.policy.limits);
   spec.tmpfs_inodes = policies::TmpfsInodes(p.policy.limits);
   spec.memory_limit = p.policy.limits.memory.value_or(0);
-  spec.pids_limit = p.policy.limits.processes.value_or(0);
+  // No pids.limit: runsc's cgroup holds the sentry's threads and the ptrace stubs too, and a
+  // fork bomb at the limit broke runsc itself (exit 2); gVisor applies RLIMIT_NPROC inside.
   // The allowlist as in the native filter: enforce mode only (learning counts every syscall).
   if (p.mode != RunMode::kLearn) spec.syscalls_allow = p.policy.syscalls_allow;
   options.oci_seccomp = true;  // the floor, always (bundle.cc: SeccompSection)
