@@ -5,6 +5,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "sandbox/cgroup_limit.h"
 #include "sandbox/gvisor/probe.h"
 #include "sandbox/isolation.h"
 #include "sandbox/seccomp_filter.h"
@@ -37,6 +38,9 @@ int DoctorJson(const KernelFeatures& f, bool seccomp, IsolationLevel level, std:
   j["seccomp_notify"] = f.seccomp_user_notif;
   j["pid_max_per_namespace"] = f.pid_max_per_namespace;
   j["notes"] = f.notes;
+  const CgroupPlace cgroup = HostCgroupPlace();
+  j["run_cgroup"] = CgroupKindName(cgroup.kind);
+  if (!cgroup.why_not.empty()) j["run_cgroup_detail"] = cgroup.why_not;
   j["isolation_level"] = LevelName(level);
   j["egress"] =
       EgressModeName(EgressModeOf(f.user_namespaces, f.landlock_abi, f.seccomp_user_notif));
@@ -90,6 +94,21 @@ int Doctor(std::ostream& out, bool json, bool probe_kvm) {
       << "seccomp notify    " << YesNo(f.seccomp_user_notif) << "\n"
       << "pid cap for root  " << YesNo(f.pid_max_per_namespace)
       << " (per-namespace pid_max, Linux 6.14+; RLIMIT_NPROC otherwise, which root ignores)\n";
+  // The run's cgroup (sandbox/cgroup_limit.h): limits.memory for the whole sandbox, and
+  // without a pid namespace what holds the whole process tree.
+  const CgroupPlace cgroup = HostCgroupPlace();
+  out << "run cgroup        " << CgroupKindName(cgroup.kind);
+  if (cgroup.kind == CgroupKind::kNone) {
+    out << " (" << cgroup.why_not << ")\n"
+        << "  limits.memory is only RLIMIT_DATA per process (MAP_SHARED, memfds and tmpfs files "
+           "go around it); --require refuses a policy with limits.memory\n";
+    if (!f.user_namespaces) {
+      out << "  " << DescribeShortfall(cgroup, {}, false).tree << "\n";
+    }
+  } else {
+    out << " (limits.memory" << (cgroup.pids ? ", limits.processes" : "")
+        << " bind the whole sandbox; what is left in it at the end is killed)\n";
+  }
   for (const auto& note : f.notes) out << "note              " << note << "\n";
   if (auto advice = AppArmorUsernsAdvice(AppArmorRestrictsUserns(), f.user_namespaces, SelfExe());
       !advice.empty()) {

@@ -102,6 +102,9 @@ std::vector<std::string> CgroupReadPaths(const std::vector<CgroupMount>& mounts,
   std::vector<std::string> paths;
   for (const auto& m : mounts) {
     const std::string& path = with_mount_namespace ? m.mountpoint : m.own_dir;
+    // Without a mount namespace never a hierarchy's root: a process in the root cgroup would
+    // be granted every cgroup of the host (and each one's cgroup.procs: every host pid).
+    if (!with_mount_namespace && path == m.mountpoint) continue;
     if (!path.empty()) paths.push_back(path);
   }
   return paths;

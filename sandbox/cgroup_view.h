@@ -31,7 +31,8 @@ std::vector<CgroupMount> ParseCgroupMounts(const std::string& mountinfo, const s
 std::vector<CgroupMount> HostCgroupMounts();
 
 // The paths the sandbox reads its limits from: the mountpoints with a mount namespace (a fresh
-// mount's root is the sandbox's cgroup), the own directories without.
+// mount's root is the sandbox's cgroup), the own directories without, but never a hierarchy's
+// root (the run's cgroup, PointAtRunCgroup, is below it where one can be had).
 std::vector<std::string> CgroupReadPaths(const std::vector<CgroupMount>& mounts,
                                          bool with_mount_namespace);
 

@@ -10,6 +10,7 @@
 #include <linux/securebits.h>
 #include <net/if.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/ioctl.h>
@@ -341,10 +342,10 @@ int ExitCodeOf(int status) {
 
 // Without a pid namespace the extension's descendants are not confined to a namespace that
 // dies with the init; as child subreaper the init inherits every orphan among them. One round
-// SIGKILLs each child listed in /proc (read whole: a fork bomb lists more than a page).
-void KillListedChildren() {
-  char path[64];
-  snprintf(path, sizeof(path), "/proc/self/task/%d/children", static_cast<int>(getpid()));
+// SIGKILLs each child listed in /proc (read whole: a fork bomb lists more than a page), or
+// each pid listed in a cgroup.procs, but the init itself.
+void KillListedPids(const char* path) {
+  const long self = getpid();
   int fd = open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0) return;
   char buf[4096];
@@ -365,15 +366,23 @@ void KillListedChildren() {
         break;
       }
       long pid = strtol(digits, nullptr, 10);
-      if (pid > 0) kill(static_cast<pid_t>(pid), SIGKILL);
+      if (pid > 0 && pid != self) kill(static_cast<pid_t>(pid), SIGKILL);
     }
   }
   if (kept > 0) {
     buf[kept] = '\0';
     long pid = strtol(buf, nullptr, 10);
-    if (pid > 0) kill(static_cast<pid_t>(pid), SIGKILL);
+    if (pid > 0 && pid != self) kill(static_cast<pid_t>(pid), SIGKILL);
   }
   close(fd);
+}
+
+void KillListedChildren(const char* cgroup_procs) {
+  char path[64];
+  snprintf(path, sizeof(path), "/proc/self/task/%d/children", static_cast<int>(getpid()));
+  KillListedPids(path);
+  // The run's cgroup holds every descendant, also one whose reparenting is under way.
+  if (cgroup_procs) KillListedPids(cgroup_procs);
 }
 
 // Kills the whole tree and reaps it, returning only when the init has no child left. Why this
@@ -385,9 +394,9 @@ void KillListedChildren() {
 // therefore means no descendant is left. Replaces a bounded number of non-blocking rounds,
 // which lost the race against reparenting, and a final blocking waitpid(-1) that waited for
 // a child nobody had killed.
-void KillAndReapEverything() {
+void KillAndReapEverything(const char* cgroup_procs) {
   for (;;) {
-    KillListedChildren();
+    KillListedChildren(cgroup_procs);
     pid_t pid = waitpid(-1, nullptr, __WALL);
     if (pid < 0 && errno == ECHILD) return;
   }
@@ -400,7 +409,8 @@ void Noop(int) {}
 // gets a signal it can act on.
 const int kParentDeathSignal = SIGRTMIN + 1;
 
-[[noreturn]] void KillTreeAndExit(const SandboxSpec& spec, pid_t extension, int code) {
+[[noreturn]] void KillTreeAndExit(const ChildPlan& plan, pid_t extension, int code) {
+  const SandboxSpec& spec = *plan.spec;
   if (spec.use_namespaces) {
     kill(-1, SIGKILL);
   } else if (extension > 0) {
@@ -410,21 +420,22 @@ const int kParentDeathSignal = SIGRTMIN + 1;
     while (waitpid(-1, nullptr, __WALL) > 0 || errno == EINTR) {
     }
   } else {
-    KillAndReapEverything();
+    KillAndReapEverything(plan.cgroup_procs);
   }
   _exit(code);
 }
 
 // The init's life after the extension started: reap every child, forward signals to the
 // whole tree, and when the extension exits kill what is left and exit with its status.
-[[noreturn]] void RunInitLoop(const SandboxSpec& spec, pid_t extension) {
+[[noreturn]] void RunInitLoop(const ChildPlan& plan, pid_t extension) {
+  const SandboxSpec& spec = *plan.spec;
   sigset_t all;
   sigfillset(&all);
   int extension_status = 0;
   for (;;) {
     siginfo_t info;
     if (sigwaitinfo(&all, &info) < 0) continue;
-    if (info.si_signo == kParentDeathSignal) KillTreeAndExit(spec, extension, 137);
+    if (info.si_signo == kParentDeathSignal) KillTreeAndExit(plan, extension, 137);
     if (info.si_signo != SIGCHLD) {
       kill(spec.use_namespaces ? -1 : -extension, info.si_signo);
       continue;
@@ -437,7 +448,7 @@ const int kParentDeathSignal = SIGRTMIN + 1;
       }
     }
     if (!done) continue;
-    KillTreeAndExit(spec, extension, ExitCodeOf(extension_status));
+    KillTreeAndExit(plan, extension, ExitCodeOf(extension_status));
   }
 }
 
@@ -478,9 +489,19 @@ void ChildMain(const ChildPlan& plan) {
   // new user namespace and mounts would fail. EOF means the parent died.
   char go = 0;
   if (read(sync, &go, 1) != 1) _exit(125);
+  // gander keeps its end open for the whole run: a hang-up now means it died before
+  // PDEATHSIG was armed (its "g" was already buffered), and no signal will ever come.
+  struct pollfd peer {
+    sync, POLLRDHUP, 0
+  };
+  if (poll(&peer, 1, 0) > 0 && (peer.revents & (POLLHUP | POLLRDHUP))) _exit(125);
 
   // A new session: no controlling terminal, so no TIOCSTI into the user's shell.
   if (setsid() < 0) Fail(sync, ChildStep::kSetsid, errno);
+  // The parent has moved us into the run's cgroup: the namespace is rooted there.
+  if (plan.unshare_cgroup && unshare(CLONE_NEWCGROUP) != 0) {
+    Fail(sync, ChildStep::kCgroupNamespace, errno);
+  }
 
   if (spec.use_namespaces) {
     BuildRoot(plan);
@@ -531,7 +552,7 @@ void ChildMain(const ChildPlan& plan) {
   // is written and the extension has exec'd, nothing needs its /proc files, so no other
   // process of the user may read its memory or make it dump core.
   prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
-  RunInitLoop(spec, extension);
+  RunInitLoop(plan, extension);
 }
 
 }  // namespace gander::launcher

@@ -36,6 +36,10 @@ struct ChildPlan {
   std::vector<char*> argv;  // null-terminated, pointing into spec
   std::vector<char*> envp;
   int sync_fd;
+  pid_t parent = 0;  // gander: if it is gone by the time PDEATHSIG is armed, the init exits
+  // The run's cgroup.procs (no pid namespace: listed and killed at gander's death), or null.
+  const char* cgroup_procs = nullptr;
+  bool unshare_cgroup = false;  // a cgroup namespace after the parent moved the init
 };
 
 // The sync socket's number in the child, fixed so that the seccomp filter (compiled in the

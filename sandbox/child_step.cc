@@ -9,6 +9,7 @@ namespace {
 constexpr const char* kChildStepNames[] = {
     "wait for the parent",
     "setsid",
+    "cgroup namespace",
     "make mounts private",
     "mount staging tmpfs",
     "pivot_root to staging",

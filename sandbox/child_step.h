@@ -17,6 +17,7 @@ namespace gander::launcher {
 enum class ChildStep : int32_t {
   kWaitParent,
   kSetsid,
+  kCgroupNamespace,
   kMountPrivate,
   kMountBase,
   kPivotBase,

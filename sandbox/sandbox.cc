@@ -107,10 +107,22 @@ Result<SandboxProcess> StartSandbox(const SandboxSpec& spec, StartFailure* failu
   UniqueFd parent_end(pair[0]);
   UniqueFd child_end(pair[1]);
   ChildPlan plan = PrepareChildPlan(spec, child_end.get());
+  plan.parent = getpid();
+  // The run's cgroup first, so the init can be moved in before it execs anything.
+  RunCgroup cgroup;
+  if (spec.cgroup.kind != CgroupKind::kNone) {
+    auto made = RunCgroup::Create(spec.cgroup, spec.cgroup_limits, spec.cgroup_name);
+    if (!made) return Error{made.error().code, "cgroup: " + made.error().message};
+    cgroup = std::move(made).value();
+  }
+  const std::string procs = cgroup.ProcsPath();
+  if (!procs.empty() && !spec.use_namespaces) plan.cgroup_procs = procs.c_str();
+  plan.unshare_cgroup = spec.use_namespaces && cgroup.active();
 
   const uid_t uid = getuid();
   const gid_t gid = getgid();
   unsigned long flags = SIGCHLD | (spec.use_namespaces ? kNamespaceFlags : 0);
+  if (plan.unshare_cgroup) flags &= ~static_cast<unsigned long>(CLONE_NEWCGROUP);
   // gander may be non-dumpable (it holds secrets: SecretManager::Protect). The child inherits
   // that, and the /proc files of a non-dumpable process belong to root: we could not write
   // its uid map, nor the monitor read the extension's memory before its execve. So the clone
@@ -145,6 +157,10 @@ Result<SandboxProcess> StartSandbox(const SandboxSpec& spec, StartFailure* failu
   if (spec.use_namespaces) {
     if (auto s = WriteIdMaps(pid, uid, gid); !s) return abandon(std::move(s).error());
   }
+  // Into the run's cgroup while the init still waits for "g": nothing of the extension ever
+  // runs outside it.
+  if (auto s = cgroup.Enter(pid); !s) return abandon(MakeError("cgroup: " + s.error().message));
+  process.cgroup = std::move(cgroup);
   if (write(parent_end.get(), "g", 1) != 1) return abandon(ErrnoError("start the sandbox"));
 
   process.sync = std::move(parent_end);

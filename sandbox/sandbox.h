@@ -15,6 +15,7 @@
 #include "common/unique_fd.h"
 #include "network/egress.h"
 #include "sandbox/child_step.h"
+#include "sandbox/cgroup_limit.h"
 #include "sandbox/filesystem_plan.h"
 #include "sandbox/landlock.h"
 #include "sandbox/seccomp_filter.h"
@@ -33,6 +34,12 @@ struct SandboxSpec {
   uint64_t tmpfs_size = 0;
   uint64_t tmpfs_inodes = 0;
   uint64_t pid_max = 0;  // per-namespace pid cap (Linux 6.14+), 0: none
+  // A cgroup of the run's own (sandbox/cgroup_limit.h), when `cgroup.kind` is not kNone: the
+  // init is moved in before it may exec the extension, and with namespaces it makes its cgroup
+  // namespace only then (rooted at that cgroup).
+  CgroupPlace cgroup;
+  CgroupLimits cgroup_limits;
+  std::string cgroup_name = RunCgroup::NextName();  // what `cgroups` points at (own_dir)
   // vm.memfd_noexec=2 in the pid namespace (Linux 6.3+; with namespaces only): no memfd the
   // extension makes can be executed. Without it the seccomp filter refuses such memfds.
   bool memfd_noexec = false;
@@ -61,6 +68,9 @@ struct SandboxProcess {
   // With spec.egress and namespaces: sockets in the sandbox's network namespace.
   monitor::EgressSockets egress;
   bool started = false;  // the extension's execve is confirmed
+  // The run's cgroup, when spec.cgroup offered one: emptied (SIGKILL) and removed when this
+  // goes, after the init.
+  RunCgroup cgroup;
 };
 
 // The egress sockets the init hands over, in this order: bit i of the report's detail says

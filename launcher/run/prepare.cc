@@ -253,7 +253,16 @@ std::optional<Stop> CompilePolicy(Prepared& p, bool use_namespaces) {
     if (!trial) return Stop{kExitSetupFailed, "network policy on trial: " + trial.error().message};
     c.network_trial = std::move(trial).value();
   }
-  if (c.cgroups.empty() && !p.gvisor()) c.cgroups = HostCgroupMounts();
+  if (!p.gvisor()) {
+    if (!c.host_cgroups_read) {
+      c.host_cgroups = HostCgroupMounts();
+      c.cgroup_place = HostCgroupPlace();
+      c.host_cgroups_read = true;
+    }
+    c.cgroup_name = RunCgroup::NextName();
+    c.cgroups = c.host_cgroups;
+    PointAtRunCgroup(c.cgroups, c.cgroup_place, c.cgroup_name);
+  }
   // What the sandbox shows of its own cgroup is system, as /proc is (under gVisor: its
   // cgroupfs mountpoint).
   const std::vector<std::string> system = p.gvisor()

@@ -16,6 +16,7 @@
 #include "monitor/path_classifier.h"
 #include "policies/expand.h"
 #include "policies/network_matcher.h"
+#include "sandbox/cgroup_limit.h"
 #include "sandbox/cgroup_view.h"
 #include "sandbox/environment.h"
 
@@ -23,7 +24,13 @@ namespace gander::launcher {
 
 // The policy in the forms the watchers use, built in the compile stage.
 struct CompiledPolicy {
-  // The host's cgroup mounts, read once: the plan shows them, the classifier calls them system.
+  // The host's cgroup mounts and where a run's cgroup can be made, read once per run.
+  std::vector<CgroupMount> host_cgroups;
+  CgroupPlace cgroup_place;
+  bool host_cgroups_read = false;
+  // This start's cgroup (sandbox/cgroup_limit.h), a new name at every compile, and the host's
+  // mounts pointed at it: the plan shows them, the classifier calls them system.
+  std::string cgroup_name;
   std::vector<CgroupMount> cgroups;
   // The broker's: what the sandbox enforces, and the policy on trial (monitor and learn mode).
   policies::NetworkMatcher network = policies::NetworkMatcher::Everything();

@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "launcher/limits_notice.h"
 #include "policies/parser.h"
 #include "sandbox/child_setup.h"
 #include "sandbox/egress_setup.h"
@@ -59,7 +60,8 @@ std::vector<std::pair<int, rlim_t>> Rlimits(const policies::Limits& limits) {
   if (limits.open_files) out.emplace_back(RLIMIT_NOFILE, *limits.open_files);
   if (limits.file_size) out.emplace_back(RLIMIT_FSIZE, *limits.file_size);
   if (limits.core_dumps && !*limits.core_dumps) out.emplace_back(RLIMIT_CORE, 0);
-  // Per process: a whole-sandbox memory cap needs a delegated cgroup (not yet).
+  // Per process, beside the run's cgroup (sandbox/cgroup_limit.h), which binds the whole
+  // sandbox where one can be had.
   if (limits.memory) out.emplace_back(RLIMIT_DATA, *limits.memory);
   return out;
 }
@@ -113,6 +115,9 @@ Result<std::unique_ptr<gvisor::GvisorRun>> StartGvisorSandbox(
   spec.rlimits = Rlimits(p.policy.limits);
   spec.tmpfs_size = policies::TmpfsSize(p.policy.limits);
   spec.tmpfs_inodes = policies::TmpfsInodes(p.policy.limits);
+  spec.memory_limit = p.policy.limits.memory.value_or(0);
+  // No pids.limit: runsc's cgroup holds the sentry's threads and the ptrace stubs too, and a
+  // fork bomb at the limit broke runsc itself (exit 2); gVisor applies RLIMIT_NPROC inside.
   // The allowlist as in the native filter: enforce mode only (learning counts every syscall).
   if (p.mode != RunMode::kLearn) spec.syscalls_allow = p.policy.syscalls_allow;
   options.oci_seccomp = true;  // the floor, always (bundle.cc: SeccompSection)
@@ -130,6 +135,8 @@ Result<SandboxSpec> BuildSpec(const Prepared& p, bool use_namespaces, PrivateDir
   SandboxSpec spec;
   spec.use_namespaces = use_namespaces;
   spec.cgroups = p.compiled.cgroups;
+  spec.cgroup = p.compiled.cgroup_place;
+  spec.cgroup_name = p.compiled.cgroup_name;
   FilesystemInputs inputs{p.policy, p.command.readable, {}, spec.cgroups};
   std::map<std::string, std::string> fixed{{"HOME", p.home}};
   if (!use_namespaces) {
@@ -191,6 +198,7 @@ Result<SandboxSpec> BuildSpec(const Prepared& p, bool use_namespaces, PrivateDir
   spec.rlimits = Rlimits(p.policy.limits);
   spec.tmpfs_size = policies::TmpfsSize(p.policy.limits);
   spec.tmpfs_inodes = policies::TmpfsInodes(p.policy.limits);
+  spec.cgroup_limits = CgroupLimitsOf(p.policy.limits.memory, p.policy.limits.processes);
   if (use_namespaces && p.policy.limits.processes) {
     // pid_max bounds pid numbers (1..pid_max-1); the kernel refuses values below 301.
     spec.pid_max = std::max<uint64_t>(*p.policy.limits.processes + 1, 301);
@@ -263,6 +271,7 @@ Result<std::unique_ptr<Extension>> StartExtension(const Prepared& p, bool use_na
 std::optional<Stop> StartWithFallback(const RunOptions& o, Prepared& p, PrivateDirs& dirs,
                                       Started& out) {
   const IsolationLevel required = o.require.value_or(IsolationLevel::kBasic);
+  std::string limits_said;  // the start line about limits, said once
   out.use_namespaces = !o.no_namespaces;
   if (!out.use_namespaces && required == IsolationLevel::kFull) {
     return Stop{kExitSetupFailed, "--require full refuses --no-namespaces"};
@@ -276,6 +285,12 @@ std::optional<Stop> StartWithFallback(const RunOptions& o, Prepared& p, PrivateD
                       LevelName(out.level) + "'" +
                       (p.landlock_abi == 0 ? " (Landlock is not available)" : "") +
                       "; see `gander doctor`"};
+    }
+    if (std::string refused =
+            CheckLimits(p.name, p.policy.limits, out.use_namespaces || p.gvisor(), p.gvisor(),
+                        o.require.has_value(), &limits_said);
+        !refused.empty()) {
+      return Stop{kExitSetupFailed, refused};
     }
     StartFailure failure;
     auto started = StartExtension(p, out.use_namespaces, dirs, &failure);

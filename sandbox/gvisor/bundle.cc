@@ -228,6 +228,17 @@ std::string OciConfig(const BundleSpec& spec) {
     return out;
   };
   const std::string seccomp = SeccompSection(spec);
+  std::vector<std::string> resources;
+  if (spec.memory_limit) {
+    resources.push_back(fmt::format(R"("memory": {{"limit": {}, "swap": {}}})", spec.memory_limit,
+                                    spec.memory_limit));
+  }
+  if (spec.pids_limit)
+    resources.push_back(fmt::format(R"("pids": {{"limit": {}}})", spec.pids_limit));
+  std::string resources_section;
+  for (const auto& r : resources) resources_section += (resources_section.empty() ? "" : ", ") + r;
+  if (!resources_section.empty())
+    resources_section = ",\n    \"resources\": {" + resources_section + "}";
   // uid 0 inside gVisor's own user namespace: rootless runsc maps it to the caller, so what
   // the extension writes belongs to the user. No capabilities at all.
   return fmt::format(R"({{
@@ -248,13 +259,14 @@ std::string OciConfig(const BundleSpec& spec) {
   "mounts": [{}
   ],
   "linux": {{
-    "namespaces": [{{"type": "pid"}}, {}{{"type": "ipc"}}, {{"type": "uts"}}, {{"type": "mount"}}]{}
+    "namespaces": [{{"type": "pid"}}, {}{{"type": "ipc"}}, {{"type": "uts"}}, {{"type": "mount"}}]{}{}
   }}
 }}
 )",
                      JsonList(spec.argv), JsonList(spec.envp), Json(spec.cwd), join(rlimits),
                      Json(spec.root), Json(spec.hostname), join(mounts),
-                     spec.host_network ? "" : R"({"type": "network"}, )", seccomp);
+                     spec.host_network ? "" : R"({"type": "network"}, )", resources_section,
+                     seccomp);
 }
 
 }  // namespace gander::launcher::gvisor

@@ -23,6 +23,11 @@ struct BundleSpec {
   std::vector<std::pair<int, rlim_t>> rlimits;  // RLIMIT_* -> soft and hard value
   uint64_t tmpfs_size = 0;                      // size= and nr_inodes= of each private tmpfs
   uint64_t tmpfs_inodes = 0;                    // (0: none)
+  // linux.resources: runsc puts the sandbox (sentry, gofer and all) in a cgroup with these
+  // where it may make one (root here), which is what binds the extension's memory: the
+  // sentry's own accounting does not. 0: none.
+  uint64_t memory_limit = 0;  // memory.limit and memory.swap (the same: no swap beyond it)
+  uint64_t pids_limit = 0;
   std::string hostname = "gander";
   // No network namespace of the container's own: the sandbox uses runsc's (--network=host,
   // an empty namespace gander made for its egress broker).
