@@ -107,6 +107,11 @@ int Main(int argc, char** argv) {
                     "Do not use namespaces: Landlock and seccomp only (what gander falls back "
                     "to where user namespaces are refused); host names then resolve only for "
                     "resolvers honouring RES_OPTIONS=use-vc (glibc), over TCP");
+  run_cmd->add_flag("--allow-home-write", run.allow_home_write,
+                    "Let a workspace (or write grant) that is your home, or holds it, be "
+                    "writable; without it, it is shown read-only. Shell start-up files, ~/.ssh, "
+                    "~/.local/bin, autostart, systemd units and gander's own state stay "
+                    "read-only either way");
   std::string backend;
   run_cmd
       ->add_option("--backend", backend,

@@ -50,6 +50,7 @@
 #include "sandbox/filesystem_plan.h"
 #include "sandbox/gvisor/runsc.h"
 #include "sandbox/gvisor/strace.h"
+#include "sandbox/home_guard.h"
 #include "sandbox/landlock.h"
 #include "sandbox/sandbox.h"
 #include "sandbox/seccomp_filter.h"
@@ -148,6 +149,7 @@ struct Prepared {
   monitor::FilesWatch files = monitor::FilesWatch::kOpens;
   RunMode mode = RunMode::kEnforce;
   std::optional<policies::ExpandedPolicy> trial;  // --mode monitor: the policy on trial
+  std::vector<std::string> protected_paths;       // ProtectedHomePaths: never writable
   SecretManager* secrets = nullptr;               // the policy's secrets, fetched
   policies::Backend backend = policies::Backend::kNative;
 };
@@ -158,11 +160,8 @@ struct Prepared {
 // namespace of gander's with --network=host, the sentry's host connects notified (a filter
 // with only the broker's syscalls, `broker`), the DNS stub as the bundle's resolver.
 // `root_symlinks` receives the plan's symlinks in the new root, for the strace mapper.
-Result<std::unique_ptr<gvisor::GvisorRun>> StartGvisorSandbox(
-    const Prepared& p, int in, int out, int err, PrivateDirs& dirs, const SeccompProgram* broker,
-    std::vector<std::pair<std::string, std::string>>* root_symlinks) {
-  FilesystemPlan plan =
-      PlanFilesystem({p.policy, p.command.readable, {}, {}}, true, ProbeHostPath, ListHostDir);
+// What the filesystem plan gave less than the policy names, on stderr.
+void SayWhatThePlanLeftOut(const Prepared& p, const FilesystemPlan& plan) {
   for (const auto& note : plan.notes) spdlog::debug("filesystem: {}", note);
   for (const auto& path : plan.refused_links) {
     spdlog::warn(
@@ -170,6 +169,20 @@ Result<std::unique_ptr<gvisor::GvisorRun>> StartGvisorSandbox(
         "sandbox may write (name the real path in the policy)",
         p.name, path);
   }
+  for (const auto& path : plan.protected_writes) {
+    spdlog::warn(
+        "{}: write grant {} is read-only: shell start-up files, keys, autostart and gander's "
+        "own state are never writable from a sandbox",
+        p.name, path);
+  }
+}
+
+Result<std::unique_ptr<gvisor::GvisorRun>> StartGvisorSandbox(
+    const Prepared& p, int in, int out, int err, PrivateDirs& dirs, const SeccompProgram* broker,
+    std::vector<std::pair<std::string, std::string>>* root_symlinks) {
+  FilesystemPlan plan = PlanFilesystem({p.policy, p.command.readable, {}, {}, p.protected_paths},
+                                       true, ProbeHostPath, ListHostDir);
+  SayWhatThePlanLeftOut(p, plan);
   *root_symlinks = gvisor::RootSymlinks(plan.mounts);
   gvisor::BundleSpec spec;
   spec.mounts = std::move(plan.mounts);
@@ -212,7 +225,7 @@ Result<SandboxSpec> BuildSpec(const Prepared& p, bool use_namespaces, PrivateDir
   SandboxSpec spec;
   spec.use_namespaces = use_namespaces;
   spec.cgroups = HostCgroupMounts();
-  FilesystemInputs inputs{p.policy, p.command.readable, {}, spec.cgroups};
+  FilesystemInputs inputs{p.policy, p.command.readable, {}, spec.cgroups, p.protected_paths};
   std::map<std::string, std::string> fixed{{"HOME", p.home}};
   if (!use_namespaces) {
     for (const auto& path : p.policy.private_) {
@@ -224,13 +237,7 @@ Result<SandboxSpec> BuildSpec(const Prepared& p, bool use_namespaces, PrivateDir
     }
   }
   FilesystemPlan plan = PlanFilesystem(inputs, use_namespaces, ProbeHostPath, ListHostDir);
-  for (const auto& note : plan.notes) spdlog::debug("filesystem: {}", note);
-  for (const auto& path : plan.refused_links) {
-    spdlog::warn(
-        "{}: write grant {} left out: it goes through a symlink in a directory the "
-        "sandbox may write (name the real path in the policy)",
-        p.name, path);
-  }
+  SayWhatThePlanLeftOut(p, plan);
   spec.mounts = std::move(plan.mounts);
   // Egress: the broker needs notification. With namespaces the sandbox's resolver is the DNS
   // stub; without, the broker works on host loopback and only Landlock (ABI 4+) keeps the
@@ -762,6 +769,14 @@ int Run(const RunOptions& o) {
         "extensions you trust.",
         p.name, p.home);
   }
+  // A workspace (or write grant) that is $HOME or holds it is not writable without
+  // --allow-home-write; what is protected stays read-only in every mode (home_guard.h).
+  if (p.mode != RunMode::kLearn) {
+    for (const auto& line : NarrowHomeWrites(p.policy, p.home, o.allow_home_write)) {
+      spdlog::warn("{}: {}", p.name, line);
+    }
+  }
+  p.protected_paths = ProtectedHomePaths(p.home, p.environ);
   // gander's own configuration and state (policies, audit logs, the collector's socket when
   // there is no runtime directory) are never the extension's, whatever the policy grants: a
   // workspace that is $HOME (Goose's usual cwd) would otherwise let it plant a policy for its

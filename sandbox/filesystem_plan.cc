@@ -54,6 +54,35 @@ void Carve(const std::string& dir, uint64_t rights, const std::vector<std::strin
   }
 }
 
+// Splits a write grant on `dir` around the protected paths below it (`below`): `dir` itself
+// becomes read-only, so nothing new can be created in it (a missing ~/.bashrc stays missing),
+// and each entry keeps the write grant, except a protected one, a denied one, a symlink (it
+// stays as it is, read-only) and a directory on the way to a protected path deeper down
+// (split the same way).
+void CarveWrites(const std::string& dir, bool exec, const std::vector<std::string>& below,
+                 const PathProbe& probe, const DirLister& lister,
+                 const std::function<bool(const std::string&)>& denied,
+                 std::map<std::string, Access>& out) {
+  for (const std::string& name : lister(dir)) {
+    std::string child = JoinPath(dir, name);
+    if (std::any_of(below.begin(), below.end(),
+                    [&](const std::string& q) { return IsWithin(child, q); })) {
+      continue;
+    }
+    PathInfo info = probe(child);
+    if (!info.exists || info.is_symlink || denied(child)) continue;
+    std::vector<std::string> deeper;
+    for (const auto& q : below) {
+      if (IsWithin(q, child)) deeper.push_back(q);
+    }
+    if (deeper.empty()) {
+      out[child] = {.write = true, .exec = exec};
+    } else if (info.is_dir) {
+      CarveWrites(child, exec, deeper, probe, lister, denied, out);
+    }
+  }
+}
+
 }  // namespace
 
 bool IsWithin(const std::string& path, const std::string& dir) {
@@ -182,6 +211,41 @@ FilesystemPlan PlanFilesystem(const FilesystemInputs& in, bool with_mount_namesp
       }
     }
     Access& b = binds[canonical];
+    b.write |= access.write;
+    b.exec |= access.exec;
+  }
+
+  // 2b. Protected paths (home_guard.h): a write bind on or inside one is read-only; a write
+  //     bind that contains one is split around it (CarveWrites). Both the mount view and
+  //     Landlock follow from the split binds.
+  std::vector<std::string> protect = in.protected_paths;
+  for (const auto& q : in.protected_paths) {
+    PathInfo info = probe(q);
+    if (info.exists && !info.canonical.empty() && info.canonical != q) {
+      protect.push_back(info.canonical);
+    }
+  }
+  std::map<std::string, Access> carved;
+  for (auto& [path, access] : binds) {
+    if (!access.write) continue;
+    if (std::any_of(protect.begin(), protect.end(),
+                    [&](const std::string& q) { return IsWithin(path, q); })) {
+      access.write = false;
+      plan.notes.push_back(path + ": protected (shell start-up, keys, autostart...): read-only");
+      plan.protected_writes.push_back(path);
+      continue;
+    }
+    std::vector<std::string> below;
+    for (const auto& q : protect) {
+      if (q != path && IsWithin(q, path)) below.push_back(q);
+    }
+    if (below.empty()) continue;
+    access.write = false;
+    plan.notes.push_back(path + ": holds protected paths: read-only, its other entries writable");
+    CarveWrites(path, access.exec, below, probe, lister, denied, carved);
+  }
+  for (const auto& [path, access] : carved) {
+    Access& b = binds[path];
     b.write |= access.write;
     b.exec |= access.exec;
   }

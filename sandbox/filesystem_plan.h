@@ -60,6 +60,9 @@ struct FilesystemInputs {
   // their memory limits (with a mount namespace, mounted afresh; without, Landlock grants the
   // own cgroup directories).
   std::vector<CgroupMount> cgroups = {};
+  // Readable where a grant shows them, never writable nor creatable (ProtectedHomePaths in
+  // sandbox/home_guard.h): a write grant that contains one is split around it.
+  std::vector<std::string> protected_paths = {};
 };
 
 struct FilesystemPlan {
@@ -69,6 +72,8 @@ struct FilesystemPlan {
   // Write grants left out because they go through a symlink the sandbox could have planted
   // (said on stderr: the extension gets less than its policy names).
   std::vector<std::string> refused_links;
+  // Write grants on a protected path (or inside one), kept as read grants (said on stderr).
+  std::vector<std::string> protected_writes;
 };
 
 // Builds the plan. With `with_mount_namespace` false there are no mounts: private paths are
