@@ -776,7 +776,7 @@ int Run(const RunOptions& o) {
       spdlog::warn("{}: {}", p.name, line);
     }
   }
-  p.protected_paths = ProtectedHomePaths(p.home, p.environ);
+  p.protected_paths = ProtectedHomePaths(p.home, p.environ, o.install_phase);
   // gander's own configuration and state (policies, audit logs, the collector's socket when
   // there is no runtime directory) are never the extension's, whatever the policy grants: a
   // workspace that is $HOME (Goose's usual cwd) would otherwise let it plant a policy for its

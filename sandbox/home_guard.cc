@@ -19,7 +19,8 @@ void AddUnique(std::vector<std::string>& out, const std::string& path) {
 }  // namespace
 
 std::vector<std::string> ProtectedHomePaths(const std::string& home,
-                                            const std::map<std::string, std::string>& environ) {
+                                            const std::map<std::string, std::string>& environ,
+                                            bool installing) {
   std::vector<std::string> out;
   if (home.empty() || home[0] != '/' || home == "/") return out;
   // Shell start-up and log-out files (bash, sh, zsh), X and PAM session files.
@@ -45,7 +46,7 @@ std::vector<std::string> ProtectedHomePaths(const std::string& home,
   if (auto xdg = Get(environ, "XDG_DATA_HOME"); !xdg.empty()) data.push_back(xdg);
   for (const auto& d : data) {
     AddUnique(out, d + "/systemd");
-    AddUnique(out, d + "/gander/packages");  // every extension's install cache
+    if (!installing) AddUnique(out, d + "/gander/packages");  // every extension's install cache
   }
   std::vector<std::string> state = {home + "/.local/state"};
   if (auto xdg = Get(environ, "XDG_STATE_HOME"); !xdg.empty()) state.push_back(xdg);

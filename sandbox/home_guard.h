@@ -16,8 +16,11 @@ namespace gander::launcher {
 // session or Goose start, and gander's own configuration, state and other extensions' install
 // caches: readable where a grant shows them, never writable, and never creatable where they do
 // not exist yet. XDG_CONFIG_HOME / XDG_DATA_HOME / XDG_STATE_HOME add their own copies.
+// `installing`: the install phase, whose one write grant is its own cache: the install caches
+// are then left off (no grant reaches another extension's).
 std::vector<std::string> ProtectedHomePaths(const std::string& home,
-                                            const std::map<std::string, std::string>& environ);
+                                            const std::map<std::string, std::string>& environ,
+                                            bool installing = false);
 
 // A write grant that is `home`, an ancestor of it or `/` (the workspace when Goose starts from
 // ~) is not made recursively writable unless `allow_home_write`: it becomes a read grant, and

@@ -83,6 +83,8 @@ TEST(HomeGuard, ProtectedPathsCoverStartupFilesKeysAndGandersOwn) {
     EXPECT_TRUE(Has(paths, p)) << p;
   }
   EXPECT_FALSE(Has(paths, "/home/u/.local/share/gander/data")) << "${DATA} stays writable";
+  EXPECT_FALSE(Has(ProtectedHomePaths("/home/u", {}, true), "/home/u/.local/share/gander/packages"))
+      << "the install phase writes its own cache";
   EXPECT_TRUE(ProtectedHomePaths("/", {}).empty());
   EXPECT_TRUE(ProtectedHomePaths("", {}).empty());
 }
