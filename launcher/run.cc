@@ -165,7 +165,7 @@ void SayWhatThePlanLeftOut(const Prepared& p, const FilesystemPlan& plan) {
   for (const auto& note : plan.notes) spdlog::debug("filesystem: {}", note);
   for (const auto& path : plan.refused_links) {
     spdlog::warn(
-        "{}: write grant {} left out: it goes through a symlink in a directory the "
+        "{}: grant {} left out: it goes through a symlink in a directory the "
         "sandbox may write (name the real path in the policy)",
         p.name, path);
   }

@@ -164,8 +164,9 @@ FilesystemPlan PlanFilesystem(const FilesystemInputs& in, bool with_mount_namesp
   //    (/bin -> usr/bin on merged-/usr systems, /bin/sh -> dash) keeps its first symlink
   //    component in the view, as a symlink, so the path still resolves to the bind.
   //    A symlink in a directory the sandbox may write can have been planted by the extension
-  //    on an earlier run: a write grant through one is left out, never followed (it would
-  //    make whatever the link names, /etc say, writable at the next start).
+  //    on an earlier run: a grant through one is left out, never followed (a write grant would
+  //    make whatever the link names, /etc say, writable at the next start; a read grant would
+  //    show it).
   auto sandbox_writable = [&](const std::string& dir) {
     for (const auto& [g, a] : grants) {
       if (!a.write) continue;
@@ -196,10 +197,16 @@ FilesystemPlan PlanFilesystem(const FilesystemInputs& in, bool with_mount_namesp
         if (slash == std::string::npos) break;
       }
       const std::string parent = link.empty() ? "" : link.substr(0, link.rfind('/'));
-      if (access.write && !link.empty() && sandbox_writable(parent.empty() ? "/" : parent)) {
+      if (!link.empty() && sandbox_writable(parent.empty() ? "/" : parent)) {
+        // Read and exec grants too: a planted link would show whatever it names (another
+        // user's files, a key store outside the deny list) at the next start. What another
+        // grant shows anyway is not news; the rest is said on stderr.
         plan.notes.push_back(path + ": goes through the symlink " + link +
                              " in a directory the sandbox may write: left out");
-        plan.refused_links.push_back(path);
+        bool shown = !access.write && std::any_of(grants.begin(), grants.end(), [&](const auto& g) {
+          return g.first != path && IsWithin(canonical, g.first) && (!access.exec || g.second.exec);
+        });
+        if (!shown) plan.refused_links.push_back(path);
         continue;
       }
       if (!link.empty() && links.insert(link).second) {

@@ -69,8 +69,9 @@ struct FilesystemPlan {
   std::vector<MountOp> mounts;            // in order: parents before children, masks last
   std::vector<landlock::PathRule> rules;  // sandbox paths (== host paths for binds)
   std::vector<std::string> notes;         // what was skipped and why (for --log-level debug)
-  // Write grants left out because they go through a symlink the sandbox could have planted
-  // (said on stderr: the extension gets less than its policy names).
+  // Grants left out because they go through a symlink the sandbox could have planted (said on
+  // stderr: the extension gets less than its policy names). A read grant whose target another
+  // grant shows anyway is left out without a word.
   std::vector<std::string> refused_links;
   // Write grants on a protected path (or inside one), kept as read grants (said on stderr).
   std::vector<std::string> protected_writes;

@@ -174,6 +174,36 @@ TEST(FilesystemPlan, AWriteGrantThroughASymlinkTheSandboxCouldPlantIsLeftOut) {
   EXPECT_EQ(degraded.refused_links, std::vector<std::string>{"/home/u/proj/data"});
 }
 
+// Item 4 of the review: the same holds for read and exec grants. A link planted in the writable
+// workspace to another user's home would show it at the next start.
+TEST(FilesystemPlan, AReadGrantThroughASymlinkTheSandboxCouldPlantIsLeftOut) {
+  FakeHost host = DebianHost();
+  host.Dir("/home/v");
+  host.File("/home/v/secret");
+  host.Link("/home/u/proj/peek", "/home/v", "/home/v", true);
+  host.Link("/home/u/proj/tool", "/usr/bin/dash", "/usr/bin/dash", false);
+  policies::ExpandedPolicy p = DefaultLike("/home/u/proj");
+  p.read.push_back("/home/u/proj/peek");
+  p.exec.push_back("/home/u/proj/tool");
+  auto plan = PlanFilesystem({p, {}, {}}, true, host.Probe(), host.Lister());
+  EXPECT_EQ(FindMount(plan, "/home/v"), nullptr) << "the link's target is not shown";
+  EXPECT_EQ(RuleFor(plan, "/home/v"), 0u);
+  // The exec grant's target is shown by /usr anyway: left out without a word.
+  EXPECT_EQ(plan.refused_links, std::vector<std::string>{"/home/u/proj/peek"});
+  auto bare = PlanFilesystem({p, {}, {}}, false, host.Probe(), host.Lister());
+  EXPECT_EQ(RuleFor(bare, "/home/v"), 0u);
+  EXPECT_EQ(bare.refused_links, std::vector<std::string>{"/home/u/proj/peek"});
+  // Control: the same read grant through a link outside anything writable is followed.
+  FakeHost user = DebianHost();
+  user.Dir("/home/v");
+  user.Dir("/srv");
+  user.Link("/srv/peek", "/home/v", "/home/v", true);
+  policies::ExpandedPolicy q = DefaultLike("/home/u/proj");
+  q.read.push_back("/srv/peek");
+  auto followed = PlanFilesystem({q, {}, {}}, true, user.Probe(), user.Lister());
+  EXPECT_NE(FindMount(followed, "/home/v"), nullptr);
+}
+
 TEST(FilesystemPlan, DeniedPathsUnderABindAreMasked) {
   FakeHost host = DebianHost();
   auto plan = PlanFilesystem({DefaultLike("/home/u"), {}, {}}, true, host.Probe(), host.Lister());
