@@ -83,6 +83,44 @@ void CarveWrites(const std::string& dir, bool exec, const std::vector<std::strin
   }
 }
 
+// Step 2b of PlanFilesystem: makes each write bind on a protected path read-only and splits
+// each write bind that holds one (CarveWrites).
+void ProtectBinds(const std::vector<std::string>& protected_paths, const PathProbe& probe,
+                  const DirLister& lister, const std::function<bool(const std::string&)>& denied,
+                  std::map<std::string, Access>& binds, FilesystemPlan& plan) {
+  std::vector<std::string> protect = protected_paths;
+  for (const auto& q : protected_paths) {
+    PathInfo info = probe(q);
+    if (info.exists && !info.canonical.empty() && info.canonical != q) {
+      protect.push_back(info.canonical);
+    }
+  }
+  std::map<std::string, Access> carved;
+  for (auto& [path, access] : binds) {
+    if (!access.write) continue;
+    if (std::any_of(protect.begin(), protect.end(),
+                    [&](const std::string& q) { return IsWithin(path, q); })) {
+      access.write = false;
+      plan.notes.push_back(path + ": protected (shell start-up, keys, autostart...): read-only");
+      plan.protected_writes.push_back(path);
+      continue;
+    }
+    std::vector<std::string> below;
+    for (const auto& q : protect) {
+      if (q != path && IsWithin(q, path)) below.push_back(q);
+    }
+    if (below.empty()) continue;
+    access.write = false;
+    plan.notes.push_back(path + ": holds protected paths: read-only, its other entries writable");
+    CarveWrites(path, access.exec, below, probe, lister, denied, carved);
+  }
+  for (const auto& [path, access] : carved) {
+    Access& b = binds[path];
+    b.write |= access.write;
+    b.exec |= access.exec;
+  }
+}
+
 }  // namespace
 
 bool IsWithin(const std::string& path, const std::string& dir) {
@@ -225,37 +263,7 @@ FilesystemPlan PlanFilesystem(const FilesystemInputs& in, bool with_mount_namesp
   // 2b. Protected paths (home_guard.h): a write bind on or inside one is read-only; a write
   //     bind that contains one is split around it (CarveWrites). Both the mount view and
   //     Landlock follow from the split binds.
-  std::vector<std::string> protect = in.protected_paths;
-  for (const auto& q : in.protected_paths) {
-    PathInfo info = probe(q);
-    if (info.exists && !info.canonical.empty() && info.canonical != q) {
-      protect.push_back(info.canonical);
-    }
-  }
-  std::map<std::string, Access> carved;
-  for (auto& [path, access] : binds) {
-    if (!access.write) continue;
-    if (std::any_of(protect.begin(), protect.end(),
-                    [&](const std::string& q) { return IsWithin(path, q); })) {
-      access.write = false;
-      plan.notes.push_back(path + ": protected (shell start-up, keys, autostart...): read-only");
-      plan.protected_writes.push_back(path);
-      continue;
-    }
-    std::vector<std::string> below;
-    for (const auto& q : protect) {
-      if (q != path && IsWithin(q, path)) below.push_back(q);
-    }
-    if (below.empty()) continue;
-    access.write = false;
-    plan.notes.push_back(path + ": holds protected paths: read-only, its other entries writable");
-    CarveWrites(path, access.exec, below, probe, lister, denied, carved);
-  }
-  for (const auto& [path, access] : carved) {
-    Access& b = binds[path];
-    b.write |= access.write;
-    b.exec |= access.exec;
-  }
+  ProtectBinds(in.protected_paths, probe, lister, denied, binds, plan);
 
   // 3. Private tmpfs paths, unless an explicit rule already shows the host path there.
   std::vector<std::string> privates;
