@@ -150,7 +150,7 @@ int DoMount(const PreparedMount& m) {
   switch (m.kind) {
     case MountOp::Kind::kBind: {
       struct stat st;
-      if (stat(m.source.c_str(), &st) != 0) return errno;
+      if (stat(m.source.c_str(), &st) != 0) return m.optional && errno == ENOENT ? 0 : errno;
       if (int err = MakeMountPoint(target, S_ISDIR(st.st_mode))) return err;
       if (int err = Mount(m.source.c_str(), target, nullptr, MS_BIND | MS_REC, nullptr)) return err;
       uint64_t attrs = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;

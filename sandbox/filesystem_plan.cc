@@ -19,6 +19,7 @@ namespace ll = landlock;
 struct Access {
   bool write = false;
   bool exec = false;
+  bool optional = false;  // an entry of a split directory (MountOp::optional)
 };
 
 uint64_t LandlockRights(Access a) {
@@ -76,7 +77,7 @@ void CarveWrites(const std::string& dir, bool exec, const std::vector<std::strin
       if (IsWithin(q, child)) deeper.push_back(q);
     }
     if (deeper.empty()) {
-      out[child] = {.write = true, .exec = exec};
+      out[child] = {.write = true, .exec = exec, .optional = true};
     } else if (info.is_dir) {
       CarveWrites(child, exec, deeper, probe, lister, denied, out);
     }
@@ -115,9 +116,11 @@ void ProtectBinds(const std::vector<std::string>& protected_paths, const PathPro
     CarveWrites(path, access.exec, below, probe, lister, denied, carved);
   }
   for (const auto& [path, access] : carved) {
-    Access& b = binds[path];
-    b.write |= access.write;
-    b.exec |= access.exec;
+    auto [it, added] = binds.try_emplace(path, access);
+    if (!added) {
+      it->second.write |= access.write;
+      it->second.exec |= access.exec;
+    }
   }
 }
 
@@ -292,7 +295,8 @@ FilesystemPlan PlanFilesystem(const FilesystemInputs& in, bool with_mount_namesp
         enclosing->second.exec == access.exec) {
       continue;
     }
-    ops.push_back({MountOp::Kind::kBind, path, path, access.write, access.exec});
+    ops.push_back(
+        {MountOp::Kind::kBind, path, path, access.write, access.exec, "", access.optional});
   }
   for (const auto& path : privates) ops.push_back({MountOp::Kind::kTmpfs, "", path, true});
   ops.push_back({MountOp::Kind::kProc, "", "/proc"});

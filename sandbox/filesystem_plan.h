@@ -46,6 +46,9 @@ struct MountOp {
   bool writable = false;
   bool executable = false;
   std::string options = "";  // kCgroup: mount data
+  // kBind: an entry of a directory split around protected paths (ProtectBinds): gone by the
+  // time the child mounts it (a file the user deleted meanwhile), it is skipped, not a failure.
+  bool optional = false;
 };
 
 // Paths gander adds on top of the policy (the resolved command, its interpreter and their

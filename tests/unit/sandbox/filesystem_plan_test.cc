@@ -362,6 +362,10 @@ TEST(FilesystemPlan, AWritableHomeIsSplitAroundItsProtectedPaths) {
   const MountOp* home = FindMount(plan, "/home/u");
   ASSERT_NE(home, nullptr);
   EXPECT_FALSE(home->writable) << "no new entries at the top of ~ (a missing ~/.profile)";
+  EXPECT_FALSE(home->optional);
+  ASSERT_NE(FindMount(plan, "/home/u/notes.txt"), nullptr);
+  EXPECT_TRUE(FindMount(plan, "/home/u/notes.txt")->optional)
+      << "an entry deleted before the child mounts it must not fail the start";
   for (const char* writable :
        {"/home/u/proj", "/home/u/notes.txt", "/home/u/.cache", "/home/u/.config/app"}) {
     const MountOp* m = FindMount(plan, writable);
