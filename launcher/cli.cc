@@ -119,6 +119,11 @@ void AddRunCommand(CLI::App& app, Cli& c) {
                       "Do not use namespaces: Landlock and seccomp only (what gander falls back "
                       "to where user namespaces are refused); host names then resolve only for "
                       "resolvers honouring RES_OPTIONS=use-vc (glibc), over TCP");
+  c.run_cmd->add_flag("--allow-home-write", c.run.allow_home_write,
+                      "Let a workspace (or write grant) that is your home, or holds it, be "
+                      "writable; without it, it is shown read-only. Shell start-up files, ~/.ssh, "
+                      "~/.local/bin, autostart, systemd units and gander's own state stay "
+                      "read-only either way");
   c.run_cmd
       ->add_option("--backend", c.backend,
                    "native (gander's own sandbox) or gvisor (runsc, rootless; network through "

@@ -41,6 +41,9 @@ struct RunOptions {
   std::string workspace;            // --workspace; empty: the current directory
   std::optional<IsolationLevel> require;
   bool no_namespaces = false;  // run with Landlock + seccomp only
+  // --allow-home-write: a workspace or write grant that is $HOME or an ancestor of it stays
+  // writable (sandbox/home_guard.h); without it, it is shown read-only.
+  bool allow_home_write = false;
   // The install sandbox of launcher/install/: every event is marked install (Event).
   bool install_phase = false;
   RunMode mode = RunMode::kEnforce;

@@ -122,7 +122,7 @@ int DoMount(const PreparedMount& m) {
   switch (m.kind) {
     case MountOp::Kind::kBind: {
       struct stat st;
-      if (stat(m.source.c_str(), &st) != 0) return errno;
+      if (stat(m.source.c_str(), &st) != 0) return m.optional && errno == ENOENT ? 0 : errno;
       if (int err = MakeMountPoint(target, S_ISDIR(st.st_mode))) return err;
       if (int err = Mount(m.source.c_str(), target, nullptr, MS_BIND | MS_REC, nullptr)) return err;
       uint64_t attrs = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
@@ -185,6 +185,25 @@ int SetMemfdNoexec() {
   int err = write(fd, "2", 1) == 1 ? 0 : errno;
   close(fd);
   return err;
+}
+
+// The sandbox's /proc is its pid namespace's, but /proc/sys, /proc/sysrq-trigger, /proc/irq and
+// /proc/bus act on the host kernel: as root with namespaces (uid 0 inside is host uid 0) they
+// would be writable wherever Landlock is missing. Bound read-only over themselves, as bwrap and
+// runc do, after gander's own sysctl writes (pid_max, memfd_noexec). A path the kernel lacks
+// is skipped.
+int MakeProcSysReadOnly() {
+  for (const char* path : {"/newroot/proc/sys", "/newroot/proc/sysrq-trigger", "/newroot/proc/irq",
+                           "/newroot/proc/bus"}) {
+    if (access(path, F_OK) != 0) continue;
+    if (int err = Mount(path, path, nullptr, MS_BIND | MS_REC, nullptr)) return err;
+    if (int err = SetMountAttr(
+            path, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC,
+            true)) {
+      return err;
+    }
+  }
+  return 0;
 }
 
 // The sockets the supervisor serves inside the sandbox's network namespace, made here because
@@ -264,6 +283,7 @@ void BuildRoot(const ChildPlan& plan) {
   if (plan.spec->memfd_noexec) {
     if (int err = SetMemfdNoexec()) Fail(sync, ChildStep::kMemfdNoexec, err);
   }
+  if (int err = MakeProcSysReadOnly()) Fail(sync, ChildStep::kProcReadOnly, err);
 
   if (umount2("/oldroot", MNT_DETACH) != 0) Fail(sync, ChildStep::kUnmountOld, errno);
   // pivot_root(".", ".") stacks the staging root on top of newroot; detaching it leaves

@@ -27,6 +27,7 @@ struct PreparedMount {
   std::string options;  // tmpfs mount data
   bool writable;
   bool executable;
+  bool optional = false;  // MountOp::optional
 };
 
 // Everything ChildMain reads; built by the parent before clone, never modified after.

@@ -16,6 +16,7 @@ constexpr const char* kChildStepNames[] = {
     "mount",
     "set pid_max",
     "set vm.memfd_noexec",
+    "make /proc/sys read-only",
     "unmount old root",
     "pivot_root",
     "make root read-only",

@@ -24,6 +24,7 @@ enum class ChildStep : int32_t {
   kMount,
   kPidMax,
   kMemfdNoexec,
+  kProcReadOnly,
   kUnmountOld,
   kPivotRoot,
   kRootReadOnly,

@@ -19,6 +19,7 @@ namespace ll = landlock;
 struct Access {
   bool write = false;
   bool exec = false;
+  bool optional = false;  // an entry of a split directory (MountOp::optional)
 };
 
 uint64_t LandlockRights(Access a) {
@@ -50,6 +51,75 @@ void Carve(const std::string& dir, uint64_t rights, const std::vector<std::strin
       rules.push_back({child, rights});
     } else {
       Carve(child, rights, below, lister, rules);
+    }
+  }
+}
+
+// Splits a write grant on `dir` around the protected paths below it (`below`): `dir` itself
+// becomes read-only, so nothing new can be created in it (a missing ~/.bashrc stays missing),
+// and each entry keeps the write grant, except a protected one, a denied one, a symlink (it
+// stays as it is, read-only) and a directory on the way to a protected path deeper down
+// (split the same way).
+void CarveWrites(const std::string& dir, bool exec, const std::vector<std::string>& below,
+                 const PathProbe& probe, const DirLister& lister,
+                 const std::function<bool(const std::string&)>& denied,
+                 std::map<std::string, Access>& out) {
+  for (const std::string& name : lister(dir)) {
+    std::string child = JoinPath(dir, name);
+    if (std::any_of(below.begin(), below.end(),
+                    [&](const std::string& q) { return IsWithin(child, q); })) {
+      continue;
+    }
+    PathInfo info = probe(child);
+    if (!info.exists || info.is_symlink || denied(child)) continue;
+    std::vector<std::string> deeper;
+    for (const auto& q : below) {
+      if (IsWithin(q, child)) deeper.push_back(q);
+    }
+    if (deeper.empty()) {
+      out[child] = {.write = true, .exec = exec, .optional = true};
+    } else if (info.is_dir) {
+      CarveWrites(child, exec, deeper, probe, lister, denied, out);
+    }
+  }
+}
+
+// Step 2b of PlanFilesystem: makes each write bind on a protected path read-only and splits
+// each write bind that holds one (CarveWrites).
+void ProtectBinds(const std::vector<std::string>& protected_paths, const PathProbe& probe,
+                  const DirLister& lister, const std::function<bool(const std::string&)>& denied,
+                  std::map<std::string, Access>& binds, FilesystemPlan& plan) {
+  std::vector<std::string> protect = protected_paths;
+  for (const auto& q : protected_paths) {
+    PathInfo info = probe(q);
+    if (info.exists && !info.canonical.empty() && info.canonical != q) {
+      protect.push_back(info.canonical);
+    }
+  }
+  std::map<std::string, Access> carved;
+  for (auto& [path, access] : binds) {
+    if (!access.write) continue;
+    if (std::any_of(protect.begin(), protect.end(),
+                    [&](const std::string& q) { return IsWithin(path, q); })) {
+      access.write = false;
+      plan.notes.push_back(path + ": protected (shell start-up, keys, autostart...): read-only");
+      plan.protected_writes.push_back(path);
+      continue;
+    }
+    std::vector<std::string> below;
+    for (const auto& q : protect) {
+      if (q != path && IsWithin(q, path)) below.push_back(q);
+    }
+    if (below.empty()) continue;
+    access.write = false;
+    plan.notes.push_back(path + ": holds protected paths: read-only, its other entries writable");
+    CarveWrites(path, access.exec, below, probe, lister, denied, carved);
+  }
+  for (const auto& [path, access] : carved) {
+    auto [it, added] = binds.try_emplace(path, access);
+    if (!added) {
+      it->second.write |= access.write;
+      it->second.exec |= access.exec;
     }
   }
 }
@@ -129,8 +199,9 @@ FilesystemPlan PlanFilesystem(const FilesystemInputs& in, bool with_mount_namesp
   //    (/bin -> usr/bin on merged-/usr systems, /bin/sh -> dash) keeps its first symlink
   //    component in the view, as a symlink, so the path still resolves to the bind.
   //    A symlink in a directory the sandbox may write can have been planted by the extension
-  //    on an earlier run: a write grant through one is left out, never followed (it would
-  //    make whatever the link names, /etc say, writable at the next start).
+  //    on an earlier run: a grant through one is left out, never followed (a write grant would
+  //    make whatever the link names, /etc say, writable at the next start; a read grant would
+  //    show it).
   auto sandbox_writable = [&](const std::string& dir) {
     for (const auto& [g, a] : grants) {
       if (!a.write) continue;
@@ -161,10 +232,16 @@ FilesystemPlan PlanFilesystem(const FilesystemInputs& in, bool with_mount_namesp
         if (slash == std::string::npos) break;
       }
       const std::string parent = link.empty() ? "" : link.substr(0, link.rfind('/'));
-      if (access.write && !link.empty() && sandbox_writable(parent.empty() ? "/" : parent)) {
+      if (!link.empty() && sandbox_writable(parent.empty() ? "/" : parent)) {
+        // Read and exec grants too: a planted link would show whatever it names (another
+        // user's files, a key store outside the deny list) at the next start. What another
+        // grant shows anyway is not news; the rest is said on stderr.
         plan.notes.push_back(path + ": goes through the symlink " + link +
                              " in a directory the sandbox may write: left out");
-        plan.refused_links.push_back(path);
+        bool shown = !access.write && std::any_of(grants.begin(), grants.end(), [&](const auto& g) {
+          return g.first != path && IsWithin(canonical, g.first) && (!access.exec || g.second.exec);
+        });
+        if (!shown) plan.refused_links.push_back(path);
         continue;
       }
       if (!link.empty() && links.insert(link).second) {
@@ -179,6 +256,11 @@ FilesystemPlan PlanFilesystem(const FilesystemInputs& in, bool with_mount_namesp
     b.write |= access.write;
     b.exec |= access.exec;
   }
+
+  // 2b. Protected paths (home_guard.h): a write bind on or inside one is read-only; a write
+  //     bind that contains one is split around it (CarveWrites). Both the mount view and
+  //     Landlock follow from the split binds.
+  ProtectBinds(in.protected_paths, probe, lister, denied, binds, plan);
 
   // 3. Private tmpfs paths, unless an explicit rule already shows the host path there.
   std::vector<std::string> privates;
@@ -207,7 +289,8 @@ FilesystemPlan PlanFilesystem(const FilesystemInputs& in, bool with_mount_namesp
         enclosing->second.exec == access.exec) {
       continue;
     }
-    ops.push_back({MountOp::Kind::kBind, path, path, access.write, access.exec});
+    ops.push_back(
+        {MountOp::Kind::kBind, path, path, access.write, access.exec, "", access.optional});
   }
   for (const auto& path : privates) ops.push_back({MountOp::Kind::kTmpfs, "", path, true});
   ops.push_back({MountOp::Kind::kProc, "", "/proc"});

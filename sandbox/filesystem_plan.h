@@ -47,6 +47,9 @@ struct MountOp {
   bool writable = false;
   bool executable = false;
   std::string options = "";  // kCgroup: mount data
+  // kBind: an entry of a directory split around protected paths (ProtectBinds): gone by the
+  // time the child mounts it (a file the user deleted meanwhile), it is skipped, not a failure.
+  bool optional = false;
 };
 
 // Paths gander adds on top of the policy (the resolved command, its interpreter and their
@@ -61,15 +64,21 @@ struct FilesystemInputs {
   // their memory limits (with a mount namespace, mounted afresh; without, Landlock grants the
   // own cgroup directories).
   std::vector<CgroupMount> cgroups = {};
+  // Readable where a grant shows them, never writable nor creatable (ProtectedHomePaths in
+  // sandbox/home_guard.h): a write grant that contains one is split around it.
+  std::vector<std::string> protected_paths = {};
 };
 
 struct FilesystemPlan {
   std::vector<MountOp> mounts;            // in order: parents before children, masks last
   std::vector<landlock::PathRule> rules;  // sandbox paths (== host paths for binds)
   std::vector<std::string> notes;         // what was skipped and why (for --log-level debug)
-  // Write grants left out because they go through a symlink the sandbox could have planted
-  // (said on stderr: the extension gets less than its policy names).
+  // Grants left out because they go through a symlink the sandbox could have planted (said on
+  // stderr: the extension gets less than its policy names). A read grant whose target another
+  // grant shows anyway is left out without a word.
   std::vector<std::string> refused_links;
+  // Write grants on a protected path (or inside one), kept as read grants (said on stderr).
+  std::vector<std::string> protected_writes;
 };
 
 // Builds the plan. With `with_mount_namespace` false there are no mounts: private paths are

@@ -46,7 +46,8 @@ std::string TmpfsOptions(const std::string& target, const SandboxSpec& spec) {
 ChildPlan PrepareChildPlan(const SandboxSpec& spec, int sync_fd) {
   ChildPlan plan{&spec, {}, {}, {}, sync_fd};
   for (const MountOp& op : spec.mounts) {
-    PreparedMount m{op.kind, op.source, "/newroot" + op.target, "", op.writable, op.executable};
+    PreparedMount m{op.kind,       op.source,  "/newroot" + op.target, "", op.writable,
+                    op.executable, op.optional};
     if (op.kind == MountOp::Kind::kBind) m.source = "/oldroot" + op.source;
     if (op.kind == MountOp::Kind::kTmpfs) m.options = TmpfsOptions(op.target, spec);
     if (op.kind == MountOp::Kind::kCgroup) m.options = op.options;

@@ -446,6 +446,22 @@ std::string ProfileForCommand(const std::vector<std::string>& command) {
   return "default";
 }
 
+bool IsUnsafeWriteGrant(const std::string& path, const std::string& home) {
+  auto within = [](const std::string& p, const std::string& dir) {
+    return dir == "/" || p == dir || (p.starts_with(dir) && p[dir.size()] == '/');
+  };
+  if (!home.empty() && home != "/" && within(home, path)) return true;  // ~, /home, /
+  for (const char* system : {"/etc", "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32",
+                             "/boot", "/proc", "/sys", "/dev", "/run", "/root"}) {
+    if (within(path, system)) return true;
+  }
+  // /var/lib/app or /opt/tool can be a project; /var and /opt themselves are the system's.
+  for (const char* top : {"/", "/var", "/opt", "/home", "/srv", "/mnt", "/media", "/tmp"}) {
+    if (path == top) return true;
+  }
+  return false;
+}
+
 std::vector<std::string> DirectoryArguments(const std::vector<std::string>& command,
                                             const WrapSettings& settings) {
   std::vector<std::string> out;
@@ -473,6 +489,13 @@ std::string ExtensionPolicyYaml(const ExtensionEntry& e) {
         << "  # (server-filesystem serves exactly those): readable and writable in the sandbox.\n"
         << "  write:\n";
     for (const std::string& dir : e.directories) out << "    - " << YamlScalar(dir) << "\n";
+  }
+  if (!e.read_directories.empty()) {
+    if (e.directories.empty()) out << "filesystem:\n";
+    out << "  # System directories and your home (or a directory holding it) are never made\n"
+        << "  # writable by wrap: shown read-only. Name a project directory to write there.\n"
+        << "  read:\n";
+    for (const std::string& dir : e.read_directories) out << "    - " << YamlScalar(dir) << "\n";
   }
   std::vector<std::string> plain;
   for (const std::string& name : e.plain_envs) {
@@ -524,14 +547,29 @@ Result<Rewrite> WrapConfig(const std::string& text, const WrapSettings& settings
         }
         e.profile = ProfileForCommand(e.command);
         std::vector<std::string> prefix = {"run", "--name", e.key};
-        e.directories = DirectoryArguments(e.command, settings);
+        for (std::string& dir : DirectoryArguments(e.command, settings)) {
+          std::string path = dir.starts_with("~") ? settings.home + dir.substr(1) : dir;
+          while (path.size() > 1 && path.back() == '/') path.pop_back();
+          if (IsUnsafeWriteGrant(path, settings.home)) {
+            e.read_directories.push_back(std::move(dir));
+          } else {
+            e.directories.push_back(std::move(dir));
+          }
+        }
+        if (!e.read_directories.empty()) {
+          std::string list;
+          for (const auto& d : e.read_directories) list += (list.empty() ? "" : ", ") + d;
+          e.note = "directory arguments " + list +
+                   " are a system directory or your home: granted read-only, not writable";
+        }
         std::vector<std::string> bad;
         for (const auto* names : {&e.secrets, &e.plain_envs}) {
           for (const std::string& s : *names) {
             if (!IsValidName(s)) bad.push_back(s);
           }
         }
-        if (!e.secrets.empty() || !e.plain_envs.empty() || !e.directories.empty()) {
+        if (!e.secrets.empty() || !e.plain_envs.empty() || !e.directories.empty() ||
+            !e.read_directories.empty()) {
           std::string safe_key;
           for (char c : e.key)
             safe_key += std::isalnum(static_cast<unsigned char>(c)) || c == '-' ? c : '_';

@@ -42,7 +42,7 @@ struct ExtensionEntry {
   bool wrapped = false;              // runs under gander (after the operation)
   bool gander_mcp = false;           // `gander mcp`: its sandboxes are gander's own, never wrapped
   bool changed = false;              // this operation rewrote it
-  std::string note;                  // why it was left alone, when it was not expected to be
+  std::string note;                  // why it was left alone (or granted less), said on stderr
   std::string profile;               // wrapped: --profile value (empty when --policy)
   std::string policy;                // wrapped: --policy value
   std::vector<std::string> command;  // what the extension itself runs: cmd then args
@@ -53,6 +53,9 @@ struct ExtensionEntry {
   std::vector<std::string> secrets;      // env_keys, and the envs that are secrets (goose_envs.h)
   std::vector<std::string> plain_envs;   // the other envs: plain variables, passed as they are
   std::vector<std::string> directories;  // wrap: arguments naming existing directories
+  // wrap: the directory arguments that are system directories or your home (or hold it):
+  // granted read-only, never writable (IsUnsafeWriteGrant).
+  std::vector<std::string> read_directories;
   std::optional<PolicyFile> policy_file;
 };
 
@@ -82,6 +85,11 @@ std::string ExtensionPolicyYaml(const ExtensionEntry& e);
 // directories, as written: an extension's working set (server-filesystem's allowed dirs).
 std::vector<std::string> DirectoryArguments(const std::vector<std::string>& command,
                                             const WrapSettings& settings);
+
+// True when making `path` (absolute, normalised) writable would hand the sandbox the system
+// or the user's whole home: a system directory (/etc, /usr, /var, /boot ... and what lies
+// below them, but for /var's and /opt's subdirectories), or `home` or an ancestor of it.
+bool IsUnsafeWriteGrant(const std::string& path, const std::string& home);
 
 // A unified diff of two texts (3 lines of context), empty when they are equal.
 std::string UnifiedDiff(const std::string& before, const std::string& after,

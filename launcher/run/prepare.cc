@@ -21,6 +21,7 @@
 #include "policies/trial.h"
 #include "sandbox/filesystem_plan.h"
 #include "sandbox/gvisor/runsc.h"
+#include "sandbox/home_guard.h"
 #include "sandbox/landlock.h"
 
 namespace gander::launcher {
@@ -170,6 +171,14 @@ std::optional<Stop> PreparePolicy(const RunOptions& o, Prepared& p) {
         "extensions you trust.",
         p.name, p.home);
   }
+  // A workspace (or write grant) that is $HOME or holds it is not writable without
+  // --allow-home-write; what is protected stays read-only in every mode (home_guard.h).
+  if (p.mode != RunMode::kLearn) {
+    for (const auto& line : NarrowHomeWrites(p.policy, p.home, o.allow_home_write)) {
+      spdlog::warn("{}: {}", p.name, line);
+    }
+  }
+  p.protected_paths = ProtectedHomePaths(p.home, p.environ, o.install_phase);
   // gander's own configuration and state (policies, audit logs, the collector's socket when
   // there is no runtime directory) are never the extension's, whatever the policy grants: a
   // workspace that is $HOME (Goose's usual cwd) would otherwise let it plant a policy for its

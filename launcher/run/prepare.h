@@ -56,6 +56,7 @@ struct Prepared {
   monitor::FilesWatch files = monitor::FilesWatch::kOpens;
   RunMode mode = RunMode::kEnforce;
   std::optional<policies::ExpandedPolicy> trial;  // --mode monitor: the policy on trial
+  std::vector<std::string> protected_paths;       // ProtectedHomePaths: never writable
   std::unique_ptr<SecretManager> secrets_owner;   // revoked when the run ends
   SecretManager* secrets = nullptr;               // the policy's secrets, fetched
   policies::Backend backend = policies::Backend::kNative;

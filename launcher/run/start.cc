@@ -67,14 +67,20 @@ std::vector<std::pair<int, rlim_t>> Rlimits(const policies::Limits& limits) {
 }
 
 // The mount plan and Landlock rules on this host, with its notes logged and a warning per
-// write grant left out.
+// grant left out or made read-only.
 FilesystemPlan Plan(const Prepared& p, const FilesystemInputs& inputs, bool use_namespaces) {
   FilesystemPlan plan = PlanFilesystem(inputs, use_namespaces, ProbeHostPath, ListHostDir);
   for (const auto& note : plan.notes) spdlog::debug("filesystem: {}", note);
   for (const auto& path : plan.refused_links) {
     spdlog::warn(
-        "{}: write grant {} left out: it goes through a symlink in a directory the "
+        "{}: grant {} left out: it goes through a symlink in a directory the "
         "sandbox may write (name the real path in the policy)",
+        p.name, path);
+  }
+  for (const auto& path : plan.protected_writes) {
+    spdlog::warn(
+        "{}: write grant {} is read-only: shell start-up files, keys, autostart and gander's "
+        "own state are never writable from a sandbox",
         p.name, path);
   }
   return plan;
@@ -89,7 +95,7 @@ FilesystemPlan Plan(const Prepared& p, const FilesystemInputs& inputs, bool use_
 Result<std::unique_ptr<gvisor::GvisorRun>> StartGvisorSandbox(
     const Prepared& p, int in, int out, int err, PrivateDirs& dirs, const SeccompProgram* broker,
     std::vector<std::pair<std::string, std::string>>* root_symlinks) {
-  FilesystemPlan plan = Plan(p, {p.policy, p.command.readable, {}, {}}, true);
+  FilesystemPlan plan = Plan(p, {p.policy, p.command.readable, {}, {}, p.protected_paths}, true);
   *root_symlinks = gvisor::RootSymlinks(plan.mounts);
   gvisor::BundleSpec spec;
   spec.mounts = std::move(plan.mounts);
@@ -137,7 +143,7 @@ Result<SandboxSpec> BuildSpec(const Prepared& p, bool use_namespaces, PrivateDir
   spec.cgroups = p.compiled.cgroups;
   spec.cgroup = p.compiled.cgroup_place;
   spec.cgroup_name = p.compiled.cgroup_name;
-  FilesystemInputs inputs{p.policy, p.command.readable, {}, spec.cgroups};
+  FilesystemInputs inputs{p.policy, p.command.readable, {}, spec.cgroups, p.protected_paths};
   std::map<std::string, std::string> fixed{{"HOME", p.home}};
   if (!use_namespaces) {
     for (const auto& path : p.policy.private_) {

@@ -1,6 +1,7 @@
 #include "sandbox/gvisor/bundle.h"
 
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -184,6 +185,8 @@ std::string OciConfig(const BundleSpec& spec) {
   for (const MountOp& m : spec.mounts) {
     switch (m.kind) {
       case MountOp::Kind::kBind: {
+        // An entry of a split directory that is gone since the plan: skipped (MountOp).
+        if (m.optional && access(m.source.c_str(), F_OK) != 0) break;
         std::vector<std::string> options{"rbind", m.writable ? "rw" : "ro", "nosuid", "nodev"};
         if (!m.executable) options.push_back("noexec");
         mounts.push_back(Mount(m.target, "bind", m.source, options));

@@ -144,6 +144,35 @@ TEST_P(SandboxBasicsTest, ReadOnlySystemPaths) {
   EXPECT_FALSE(fs::exists("/usr/gander-escape-test"));
 }
 
+// /proc/sys and /proc/sysrq-trigger act on the host kernel; as root with namespaces uid 0 inside
+// is host uid 0, so where Landlock is missing only the mount keeps them from being written. The
+// mount is read-only (seen in the sandbox's own mountinfo), and a write fails.
+TEST_P(SandboxBasicsTest, ProcSysIsMountedReadOnly) {
+  RunResult r = Gander(kFullFlags, {"/bin/cat", "/proc/self/mountinfo"}, w().ws);
+  ASSERT_EQ(r.status, 0) << Context(r);
+  for (const char* target : {"/proc/sys", "/proc/sysrq-trigger"}) {
+    if (access(target, F_OK) != 0) {
+      std::cout << "[ note ] " << target << ": this kernel has none (nothing to protect)\n";
+      continue;
+    }
+    bool found = false;
+    std::istringstream lines(r.out);
+    for (std::string line; std::getline(lines, line);) {
+      std::istringstream fields(line);
+      std::string id, parent, dev, root, mountpoint, options;
+      fields >> id >> parent >> dev >> root >> mountpoint >> options;
+      if (mountpoint != target) continue;
+      found = true;
+      EXPECT_TRUE(options == "ro" || options.starts_with("ro,")) << line;
+    }
+    EXPECT_TRUE(found) << target << " is not a mount of its own in the sandbox\n" << r.out;
+  }
+  ExpectFails(kFullFlags, {"write", "/proc/sys/kernel/hostname"}, w().ws);
+  if (access("/proc/sysrq-trigger", F_OK) == 0) {
+    ExpectFails(kFullFlags, {"write", "/proc/sysrq-trigger"}, w().ws);
+  }
+}
+
 // The workspace IS $HOME: the deny list still hides ~/.ssh, ~/.aws and goose's secrets.
 TEST_P(SandboxBasicsTest, WorkspaceIsHome) {
   const fs::path& home = w().home;
@@ -160,10 +189,15 @@ TEST_P(SandboxBasicsTest, WorkspaceIsHome) {
   EXPECT_FALSE(fs::exists(home / ".ssh" / "authorized_keys"));
   EXPECT_EQ(ReadFileOr(home / ".ssh" / "id_rsa", ""),
             "-----BEGIN OPENSSH PRIVATE KEY-----\nplanted\n");
-  // The rest of $HOME is the workspace: readable and writable, and writes land on the host.
+  // The rest of $HOME is the workspace: readable; writable only with --allow-home-write (and
+  // then only what exists: no new entry at the top of ~), and writes land on the host.
   ExpectSucceeds(kFullFlags, {"read", "{HOME}/plain"}, home);
-  ExpectSucceeds(kFullFlags, {"write", "{HOME}/written-in-sandbox"}, home);
-  EXPECT_TRUE(fs::exists(home / "written-in-sandbox"));
+  ExpectFails(kFullFlags, {"write", "{HOME}/written-in-sandbox"}, home);
+  EXPECT_FALSE(fs::exists(home / "written-in-sandbox"));
+  Argv opt_in = kFullFlags;
+  opt_in.push_back("--allow-home-write");
+  ExpectSucceeds(opt_in, {"write", "{HOME}/plain"}, home);
+  EXPECT_EQ(ReadFileOr(home / "plain", ""), "written by gander_probe\n");
   // Controls: the same reads work without gander.
   for (const char* f : {"{HOME}/.ssh/id_rsa", "{HOME}/key-link", "{HOME}/.aws/credentials"}) {
     RunResult r = Direct({}, {"read", f});

@@ -252,6 +252,34 @@ TEST(GooseConfigTest, DirectoryArgumentsBecomeWritableInThePolicy) {
   EXPECT_THAT(yaml, Not(HasSubstr("secrets:")));
 }
 
+// Issue 16: a directory argument that is a system directory or the home (or holds it) is
+// never a write grant: read-only, with a comment in the policy and a note for stderr.
+TEST(GooseConfigTest, SystemDirectoriesAndTheHomeAreReadGrantsNotWriteGrants) {
+  WrapSettings settings = kSettings;
+  settings.home = "/home/ada";
+  settings.is_directory = [](const std::string&) { return true; };
+  std::string config =
+      "extensions:\n  fs:\n    type: stdio\n    cmd: npx\n"
+      "    args: [-y, \"@modelcontextprotocol/server-filesystem\", /etc, ~/, /home, /usr/share,"
+      " /var, /home/ada/projects, /var/lib/app]\n    enabled: true\n";
+  auto wrapped = WrapConfig(config, settings);
+  ASSERT_TRUE(wrapped.ok()) << wrapped.error().message;
+  const ExtensionEntry& fs = wrapped->extensions.at(0);
+  EXPECT_EQ(fs.directories, (std::vector<std::string>{"/home/ada/projects", "/var/lib/app"}));
+  EXPECT_EQ(fs.read_directories,
+            (std::vector<std::string>{"/etc", "~/", "/home", "/usr/share", "/var"}));
+  ASSERT_TRUE(fs.policy_file.has_value());
+  const std::string& yaml = fs.policy_file->yaml;
+  EXPECT_THAT(yaml, HasSubstr("  write:\n    - /home/ada/projects\n    - /var/lib/app\n"));
+  EXPECT_THAT(yaml, HasSubstr("never made\n  # writable by wrap"));
+  EXPECT_THAT(yaml, HasSubstr("  read:\n    - /etc\n    - \"~/\"\n    - /home\n"));
+  EXPECT_THAT(fs.note, HasSubstr("/etc, ~/, /home, /usr/share, /var are a system directory"));
+  EXPECT_TRUE(IsUnsafeWriteGrant("/", "/home/ada"));
+  EXPECT_TRUE(IsUnsafeWriteGrant("/root", "/root"));
+  EXPECT_FALSE(IsUnsafeWriteGrant("/home/ada/x", "/home/ada"));
+  EXPECT_FALSE(IsUnsafeWriteGrant("/opt/tool", "/home/ada"));
+}
+
 // Break 3 of issue 18: envs are secrets only when they are; the rest are passed as they are.
 TEST(GooseConfigTest, PlainEnvsArePassedNotMadeSecrets) {
   std::string config =

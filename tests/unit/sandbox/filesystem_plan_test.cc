@@ -90,6 +90,15 @@ uint64_t RuleFor(const FilesystemPlan& plan, const std::string& path) {
   return 0;
 }
 
+// Every right granted on `path` itself (Landlock grants the union of its rules).
+uint64_t RightsFor(const FilesystemPlan& plan, const std::string& path) {
+  uint64_t rights = 0;
+  for (const auto& r : plan.rules) {
+    if (r.path == path) rights |= r.access;
+  }
+  return rights;
+}
+
 TEST(FilesystemPlan, BindsSystemPathsReadOnlyAndTheWorkspaceWritable) {
   FakeHost host = DebianHost();
   auto plan =
@@ -163,6 +172,36 @@ TEST(FilesystemPlan, AWriteGrantThroughASymlinkTheSandboxCouldPlantIsLeftOut) {
   // Without a mount namespace the Landlock rules leave it out the same way.
   auto degraded = PlanFilesystem({p, {}, {}}, false, host.Probe(), host.Lister());
   EXPECT_EQ(degraded.refused_links, std::vector<std::string>{"/home/u/proj/data"});
+}
+
+// Item 4 of the review: the same holds for read and exec grants. A link planted in the writable
+// workspace to another user's home would show it at the next start.
+TEST(FilesystemPlan, AReadGrantThroughASymlinkTheSandboxCouldPlantIsLeftOut) {
+  FakeHost host = DebianHost();
+  host.Dir("/home/v");
+  host.File("/home/v/secret");
+  host.Link("/home/u/proj/peek", "/home/v", "/home/v", true);
+  host.Link("/home/u/proj/tool", "/usr/bin/dash", "/usr/bin/dash", false);
+  policies::ExpandedPolicy p = DefaultLike("/home/u/proj");
+  p.read.push_back("/home/u/proj/peek");
+  p.exec.push_back("/home/u/proj/tool");
+  auto plan = PlanFilesystem({p, {}, {}}, true, host.Probe(), host.Lister());
+  EXPECT_EQ(FindMount(plan, "/home/v"), nullptr) << "the link's target is not shown";
+  EXPECT_EQ(RuleFor(plan, "/home/v"), 0u);
+  // The exec grant's target is shown by /usr anyway: left out without a word.
+  EXPECT_EQ(plan.refused_links, std::vector<std::string>{"/home/u/proj/peek"});
+  auto bare = PlanFilesystem({p, {}, {}}, false, host.Probe(), host.Lister());
+  EXPECT_EQ(RuleFor(bare, "/home/v"), 0u);
+  EXPECT_EQ(bare.refused_links, std::vector<std::string>{"/home/u/proj/peek"});
+  // Control: the same read grant through a link outside anything writable is followed.
+  FakeHost user = DebianHost();
+  user.Dir("/home/v");
+  user.Dir("/srv");
+  user.Link("/srv/peek", "/home/v", "/home/v", true);
+  policies::ExpandedPolicy q = DefaultLike("/home/u/proj");
+  q.read.push_back("/srv/peek");
+  auto followed = PlanFilesystem({q, {}, {}}, true, user.Probe(), user.Lister());
+  EXPECT_NE(FindMount(followed, "/home/v"), nullptr);
 }
 
 TEST(FilesystemPlan, DeniedPathsUnderABindAreMasked) {
@@ -293,6 +332,84 @@ TEST(FilesystemPlan, WithoutMountNamespaceDeniedPathsAreCarvedOut) {
   EXPECT_EQ(RuleFor(plan, "/tmp/gander-x/0"), landlock::kWrite);
   // No per-process /proc directories without a pid namespace.
   EXPECT_EQ(RuleFor(plan, "/proc"), 0u);
+}
+
+// Workspace = $HOME with --allow-home-write (or a policy granting ~/.config): what runs at the
+// next shell, login or Goose start stays read-only, and a missing start-up file cannot be
+// created: the directory holding it is read-only, its other entries writable.
+FakeHost HomeWithStartupFiles() {
+  FakeHost host = DebianHost();
+  for (const char* d : {"/home/u/.config", "/home/u/.config/autostart", "/home/u/.config/app",
+                        "/home/u/.local", "/home/u/.local/bin", "/home/u/.cache"}) {
+    host.Dir(d);
+  }
+  host.File("/home/u/.bashrc");
+  host.File("/home/u/notes.txt");
+  host.Link("/home/u/etc-link", "/etc", "/etc", true);
+  return host;
+}
+
+const std::vector<std::string> kProtected = {"/home/u/.bashrc",         "/home/u/.profile",
+                                             "/home/u/.zshrc",          "/home/u/.ssh",
+                                             "/home/u/.local/bin",      "/home/u/.config/autostart",
+                                             "/home/u/.config/systemd", "/home/u/.config/goose",
+                                             "/home/u/.config/fish"};
+
+TEST(FilesystemPlan, AWritableHomeIsSplitAroundItsProtectedPaths) {
+  FakeHost host = HomeWithStartupFiles();
+  FilesystemInputs in{DefaultLike("/home/u"), {}, {}, {}, kProtected};
+  auto plan = PlanFilesystem(in, true, host.Probe(), host.Lister());
+  const MountOp* home = FindMount(plan, "/home/u");
+  ASSERT_NE(home, nullptr);
+  EXPECT_FALSE(home->writable) << "no new entries at the top of ~ (a missing ~/.profile)";
+  EXPECT_FALSE(home->optional);
+  ASSERT_NE(FindMount(plan, "/home/u/notes.txt"), nullptr);
+  EXPECT_TRUE(FindMount(plan, "/home/u/notes.txt")->optional)
+      << "an entry deleted before the child mounts it must not fail the start";
+  for (const char* writable :
+       {"/home/u/proj", "/home/u/notes.txt", "/home/u/.cache", "/home/u/.config/app"}) {
+    const MountOp* m = FindMount(plan, writable);
+    ASSERT_NE(m, nullptr) << writable;
+    EXPECT_TRUE(m->writable) << writable;
+  }
+  for (const char* ro : {"/home/u/.bashrc", "/home/u/.config/autostart", "/home/u/.local/bin",
+                         "/home/u/.config", "/home/u/.local", "/home/u/etc-link"}) {
+    const MountOp* m = FindMount(plan, ro);
+    EXPECT_TRUE(m == nullptr || !m->writable) << ro;
+  }
+  EXPECT_EQ(RightsFor(plan, "/home/u") & landlock::kWriteFile, 0u);
+  EXPECT_EQ(RightsFor(plan, "/home/u/.bashrc"), 0u) << "read through the home's own rule";
+  EXPECT_EQ(RightsFor(plan, "/home/u/.config") & landlock::kMakeReg, 0u);
+  EXPECT_EQ(RightsFor(plan, "/home/u/.config/app") & landlock::kWrite, landlock::kWrite);
+  // Without a mount namespace the Landlock rules are split the same way.
+  auto bare = PlanFilesystem(in, false, host.Probe(), host.Lister());
+  EXPECT_EQ(RightsFor(bare, "/home/u") & landlock::kMakeReg, 0u);
+  EXPECT_EQ(RightsFor(bare, "/home/u/.bashrc") & landlock::kWriteFile, 0u);
+  EXPECT_EQ(RightsFor(bare, "/home/u/.local/bin") & landlock::kWriteFile, 0u);
+  EXPECT_EQ(RightsFor(bare, "/home/u/notes.txt") & landlock::kWriteFile, landlock::kWriteFile);
+  EXPECT_TRUE(plan.protected_writes.empty());
+  // Without protected paths (the control) the home is one writable bind, as before.
+  auto control =
+      PlanFilesystem({DefaultLike("/home/u"), {}, {}}, true, host.Probe(), host.Lister());
+  ASSERT_NE(FindMount(control, "/home/u"), nullptr);
+  EXPECT_TRUE(FindMount(control, "/home/u")->writable);
+}
+
+TEST(FilesystemPlan, AWriteGrantOnAProtectedPathIsReadOnly) {
+  FakeHost host = HomeWithStartupFiles();
+  policies::ExpandedPolicy p = DefaultLike("/home/u/proj");
+  p.write.push_back("/home/u/.local/bin");
+  p.write.push_back("/home/u/.config/autostart");
+  auto plan = PlanFilesystem({p, {}, {}, {}, kProtected}, true, host.Probe(), host.Lister());
+  for (const char* ro : {"/home/u/.local/bin", "/home/u/.config/autostart"}) {
+    const MountOp* m = FindMount(plan, ro);
+    ASSERT_NE(m, nullptr) << ro;
+    EXPECT_FALSE(m->writable) << ro;
+  }
+  EXPECT_EQ(plan.protected_writes,
+            (std::vector<std::string>{"/home/u/.config/autostart", "/home/u/.local/bin"}));
+  ASSERT_NE(FindMount(plan, "/home/u/proj"), nullptr);
+  EXPECT_TRUE(FindMount(plan, "/home/u/proj")->writable);
 }
 
 TEST(IsWithin, ComparesWholeComponents) {

@@ -1,0 +1,95 @@
+#include "sandbox/home_guard.h"
+
+#include <algorithm>
+
+#include "sandbox/filesystem_plan.h"
+
+namespace gander::launcher {
+namespace {
+
+std::string Get(const std::map<std::string, std::string>& environ, const char* name) {
+  auto it = environ.find(name);
+  return it == environ.end() || it->second.empty() || it->second[0] != '/' ? "" : it->second;
+}
+
+void AddUnique(std::vector<std::string>& out, const std::string& path) {
+  if (std::find(out.begin(), out.end(), path) == out.end()) out.push_back(path);
+}
+
+}  // namespace
+
+std::vector<std::string> ProtectedHomePaths(const std::string& home,
+                                            const std::map<std::string, std::string>& environ,
+                                            bool installing) {
+  std::vector<std::string> out;
+  if (home.empty() || home[0] != '/' || home == "/") return out;
+  // Shell start-up and log-out files (bash, sh, zsh), X and PAM session files.
+  for (const char* file : {".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile",
+                           ".zshrc", ".zshenv", ".zprofile", ".zlogin", ".zlogout", ".xprofile",
+                           ".xsessionrc", ".xinitrc", ".pam_environment"}) {
+    AddUnique(out, home + "/" + file);
+  }
+  // Programs on the user's PATH, keys and who may log in, user units.
+  for (const char* dir : {".local/bin", ".ssh", ".local/share/systemd"}) {
+    AddUnique(out, home + "/" + dir);
+  }
+  std::vector<std::string> config = {home + "/.config"};
+  if (auto xdg = Get(environ, "XDG_CONFIG_HOME"); !xdg.empty()) config.push_back(xdg);
+  for (const auto& c : config) {
+    // fish's start-up files, desktop autostart, systemd user units and their environment,
+    // Goose's extensions and keys, gander's own policies.
+    for (const char* dir : {"fish", "autostart", "systemd", "environment.d", "goose", "gander"}) {
+      AddUnique(out, c + "/" + dir);
+    }
+  }
+  std::vector<std::string> data = {home + "/.local/share"};
+  if (auto xdg = Get(environ, "XDG_DATA_HOME"); !xdg.empty()) data.push_back(xdg);
+  for (const auto& d : data) {
+    AddUnique(out, d + "/systemd");
+    if (!installing) AddUnique(out, d + "/gander/packages");  // every extension's install cache
+  }
+  std::vector<std::string> state = {home + "/.local/state"};
+  if (auto xdg = Get(environ, "XDG_STATE_HOME"); !xdg.empty()) state.push_back(xdg);
+  for (const auto& s : state) AddUnique(out, s + "/gander");  // audit logs, collector socket
+  return out;
+}
+
+std::vector<std::string> NarrowHomeWrites(policies::ExpandedPolicy& policy, const std::string& home,
+                                          bool allow_home_write) {
+  std::vector<std::string> lines;
+  if (home.empty() || home[0] != '/') return lines;
+  std::vector<std::string> kept, narrowed;
+  for (const auto& path : policy.write) {
+    if (!IsWithin(home, path)) {
+      kept.push_back(path);
+    } else if (allow_home_write) {
+      kept.push_back(path);
+      lines.push_back(path +
+                      " is writable (--allow-home-write); shell start-up files, ~/.ssh, "
+                      "~/.local/bin, ~/.config/{autostart,systemd,fish,goose,gander} and "
+                      "gander's state stay read-only");
+    } else {
+      narrowed.push_back(path);
+      bool shown = std::find(policy.read.begin(), policy.read.end(), path) != policy.read.end() ||
+                   std::find(policy.exec.begin(), policy.exec.end(), path) != policy.exec.end();
+      if (!shown) policy.read.push_back(path);
+    }
+  }
+  if (!narrowed.empty()) {
+    std::string others;
+    for (const auto& path : kept) others += (others.empty() ? "" : ", ") + path;
+    for (const auto& path : narrowed) {
+      lines.push_back(
+          path + (path == home ? " is your home" : " contains your home") +
+          ": shown read-only, not writable (an extension writing there could "
+          "change what runs at your next shell or login); " +
+          (others.empty() ? std::string("nothing else is writable") : "still writable: " + others) +
+          ". Pass --allow-home-write to make it writable, or start from a "
+          "project directory (--workspace DIR)");
+    }
+  }
+  policy.write = std::move(kept);
+  return lines;
+}
+
+}  // namespace gander::launcher
