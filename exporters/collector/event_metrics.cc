@@ -188,6 +188,10 @@ void EventMetrics::SetRunning(std::string_view extension, int64_t launchers) {
   store_.Set(Metric::kExtensionRunning, {extension}, launchers);
 }
 
+void EventMetrics::CountRefused(std::string_view reason, uint64_t n) {
+  store_.Add(Metric::kCollectorRefused, {reason}, n);
+}
+
 void EventMetrics::CountDropped(std::string_view extension, std::string_view stage, uint64_t n) {
   store_.Add(Metric::kEventsDropped, {extension, stage}, n);
 }

@@ -27,6 +27,10 @@
 
 namespace gander::exporters::collector {
 
+// Reasons of gander_collector_refused_total: a peer of another uid (SO_PEERCRED), a hello
+// without the collector's token.
+inline constexpr std::string_view kRefusalReasons[] = {"uid", "token"};
+
 // Reasons of gander_extension_exits_total.
 inline constexpr std::string_view kExitReasons[] = {"clean", "failure", "signal", "start_failed",
                                                     "other"};
@@ -43,6 +47,7 @@ class EventMetrics {
   void Apply(const monitor::Event& event, std::string_view home, bool backlog_gap = false);
   void SetRunning(std::string_view extension, int64_t launchers);
   void CountDropped(std::string_view extension, std::string_view stage, uint64_t n);
+  void CountRefused(std::string_view reason, uint64_t n = 1);
 
   // Kinds the monitor does not report yet (the relay, egress-broker and DNS issues): the
   // collector side is ready, with the same capping.

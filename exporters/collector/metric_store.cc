@@ -87,6 +87,11 @@ const std::array<MetricSpec, kMetricCount>& Specs() {
        "Datagrams the UDP relay could not pass on, either way.",
        T::kCounter,
        {"extension"}},
+      {"gander_collector_refused_total",
+       "Connections or hellos the collector refused: a peer of another uid, or a hello "
+       "without the collector's token.",
+       T::kCounter,
+       {"reason"}},
   }};
   return specs;
 }
