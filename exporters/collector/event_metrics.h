@@ -11,6 +11,8 @@
 //   process    exec refused (errno) -> denials{domain=process}
 //   network    egress_connections{destination (host, else ip; capped), result};
 //              denied/would_deny -> denials{domain=network}
+//   (install-phase events count in the same series under phase="install", the rest under
+//   phase="run"; install-phase lifecycle events are not the extension's and count nowhere)
 //   lifecycle  start -> extension_starts; stop -> extension_exits{reason};
 //              events_dropped -> events_dropped{stage=queue, or backlog for the client's own}
 #pragma once
@@ -26,6 +28,12 @@
 #include "exporters/collector_wire.h"
 
 namespace gander::exporters::collector {
+
+// The `phase` label of the event-derived counters (syscalls, denials, file access outside the
+// workspace, egress connections, DNS queries): the extension's own run, or gander's install of
+// its package (npm/pip and their scripts, launcher/install/).
+inline constexpr std::string_view kPhaseRun = "run";
+inline constexpr std::string_view kPhaseInstall = "install";
 
 // Reasons of gander_collector_refused_total: a peer of another uid (SO_PEERCRED), a hello
 // without the collector's token.
@@ -65,7 +73,8 @@ class EventMetrics {
   // `value` sanitized, or "other" (counting the overflow against `metric`) past the cap.
   std::string Bounded(std::string_view extension, BoundedLabel label, Metric metric,
                       std::string_view value);
-  void Deny(std::string_view extension, std::string_view domain, monitor::Verdict verdict);
+  void Deny(std::string_view extension, std::string_view domain, monitor::Verdict verdict,
+            std::string_view phase);
 
   MetricStore& store_;
   LabelBounds bounds_;
