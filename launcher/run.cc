@@ -390,6 +390,7 @@ std::unique_ptr<monitor::Egress> MakeEgress(const Prepared& p, SandboxProcess& s
   config.extension = p.name;
   config.matcher = std::move(matcher).value();
   config.namespaces = sandbox.namespaces;
+  config.gvisor_hostinet = p.backend == policies::Backend::kGvisor;  // see EgressConfig
   config.tool_calls = &tool_calls;
   if (sandbox.namespaces) config.sandbox_pid = sandbox.pid;
   if (p.trial) {
