@@ -133,9 +133,10 @@ out=$("${hosts_wrap[@]}" "$GANDER" run --collector off --audit-log "$audit" --na
   curl -sS -m 20 -o /dev/null -w '$curl_w\n' http://allowed.gander.test:$port/
   curl -sS -m 20 -o /dev/null http://other.gander.test:$port/; echo name=\$?
   curl -sS -m 20 -o /dev/null http://192.0.2.1:$port/; echo ip=\$?
-  timeout 120 python3 udp.py; echo udp_rc=\$?" </dev/null 2>/dev/null)
+  timeout 120 python3 udp.py; echo udp_rc=\$?" </dev/null 2>"$world/net.err")
 status=$?
 echo "# $(tr '\n' ' ' <<<"$out")"
+[ $status -eq 0 ] || { echo "# status $status; gander's stderr:"; tail -15 "$world/net.err" | sed 's/^/#   /'; }
 check "network.allow under gvisor runs (exit 0)" test $status -eq 0
 read -r code hdr body req <<<"$(head -1 <<<"$out")"
 check "allowed host reached by name through the DNS stub (HTTP 200)" test "$code" = 200
