@@ -260,12 +260,14 @@ TEST_F(CollectorTest, SigkillMidStreamLosesNothingAndCountsNothingTwice) {
   EXPECT_FALSE(client->fallback());
 
   std::string metrics = Scrape();
-  EXPECT_EQ(ValueOf(metrics, "gander_syscalls_total{extension=\"itest\",syscall=\"read\"}"),
-            kEvents - kEvents / 10);
-  EXPECT_EQ(ValueOf(metrics,
-                    "gander_file_access_outside_workspace_total{extension=\"itest\",path=\"/etc/"
-                    "passwd\",path_class=\"outside\",access=\"read\",result=\"allowed\"}"),
-            kEvents / 10);
+  EXPECT_EQ(
+      ValueOf(metrics, "gander_syscalls_total{extension=\"itest\",syscall=\"read\",phase=\"run\"}"),
+      kEvents - kEvents / 10);
+  EXPECT_EQ(
+      ValueOf(metrics,
+              "gander_file_access_outside_workspace_total{extension=\"itest\",path=\"/etc/"
+              "passwd\",path_class=\"outside\",access=\"read\",result=\"allowed\",phase=\"run\"}"),
+      kEvents / 10);
   EXPECT_EQ(ValueOf(metrics, "gander_extension_starts_total{extension=\"itest\"}"), 1);
   EXPECT_EQ(ValueOf(metrics, "gander_events_dropped_total{extension=\"itest\",stage=\"backlog\"}"),
             0);
@@ -289,7 +291,9 @@ TEST_F(CollectorTest, EventsSentWhileTheCollectorIsDownArriveAfterItRestarts) {
   StartCollector();
   ASSERT_TRUE(Drain(*client));
   std::string metrics = Scrape();
-  EXPECT_EQ(ValueOf(metrics, "gander_syscalls_total{extension=\"itest\",syscall=\"read\"}"), 450);
+  EXPECT_EQ(
+      ValueOf(metrics, "gander_syscalls_total{extension=\"itest\",syscall=\"read\",phase=\"run\"}"),
+      450);
   EXPECT_EQ(ValueOf(metrics, "gander_extension_running{extension=\"itest\"}"), 1);
   client->Finish(1s);
   EXPECT_TRUE(WaitUntil(
@@ -309,7 +313,9 @@ TEST_F(CollectorTest, BacklogOverflowIsDroppedAndCounted) {
   client->Publish(Read(1));  // room again: the drop notice goes first
   ASSERT_TRUE(Drain(*client));
   std::string metrics = Scrape();
-  EXPECT_EQ(ValueOf(metrics, "gander_syscalls_total{extension=\"itest\",syscall=\"read\"}"), 101);
+  EXPECT_EQ(
+      ValueOf(metrics, "gander_syscalls_total{extension=\"itest\",syscall=\"read\",phase=\"run\"}"),
+      101);
   EXPECT_EQ(ValueOf(metrics, "gander_events_dropped_total{extension=\"itest\",stage=\"backlog\"}"),
             200);
 }
