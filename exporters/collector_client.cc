@@ -17,6 +17,7 @@
 #include <utility>
 
 #include "exporters/collector_paths.h"
+#include "exporters/collector_token.h"
 
 namespace gander::exporters {
 namespace {
@@ -74,6 +75,7 @@ void MakeParentDirs(const std::string& file) {
 
 std::unique_ptr<CollectorClient> CollectorClient::Create(CollectorClientOptions options) {
   if (options.socket_path.empty()) options.socket_path = DefaultCollectorSocket();
+  if (options.token_path.empty()) options.token_path = DefaultCollectorTokenPath();
   if (options.hello.launcher.empty()) options.hello.launcher = NewLauncherId();
   if (options.audit_log.path.empty()) {
     options.audit_log.path = DefaultAuditLogFor(options.hello.extension);
@@ -151,6 +153,13 @@ bool CollectorClient::TryConnect() {
   connected_ = true;
   ++stats_.connections;
   options_.hello.running = running_;
+  // Read at every connection: the collector creates the token before it binds its socket, and
+  // a collector started since our last attempt may have made a new one.
+  if (auto token = ReadCollectorToken(options_.token_path)) {
+    options_.hello.token = std::move(token).value();
+  } else {
+    last_error_ = std::move(token).error().Context("collector token");
+  }
   out_ = wire::EncodeHello(options_.hello);
   in_.clear();
   next_send_ = 0;  // resend everything unacknowledged; the welcome trims what was applied

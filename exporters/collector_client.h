@@ -38,6 +38,8 @@ struct CollectorClientOptions {
   // from `audit_log` below.
   wire::Hello hello;
   std::string socket_path;  // default DefaultCollectorSocket()
+  // The collector's token, presented in the hello; default DefaultCollectorTokenPath().
+  std::string token_path;
   // How to start a collector when none answers, e.g. {"/usr/bin/gander", "collect"}; empty:
   // never start one (a systemd unit runs it, or a test does).
   std::vector<std::string> start_command;

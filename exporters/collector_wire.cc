@@ -51,6 +51,7 @@ std::string EncodeHello(const Hello& h) {
   AppendList(out, "destinations", h.info.destinations);
   AppendList(out, "secrets", h.info.secrets);
   AppendField(out, "home", h.home);
+  AppendField(out, "token", h.token);
   out += h.audit_log_local ? ",\"audit_log_local\":true" : ",\"audit_log_local\":false";
   out += ",\"audit_log_max_bytes\":" + std::to_string(h.audit_log_max_bytes);
   out += ",\"audit_log_max_files\":" + std::to_string(h.audit_log_max_files);

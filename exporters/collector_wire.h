@@ -53,6 +53,9 @@ struct Hello {
   bool running = false;   // the extension runs (start published, stop not yet)
   ExtensionInfo info;
   std::string home;  // the user's home, to shorten paths to ~/...
+  // The collector's per-user token (exporters/collector_token.h): the collector refuses a
+  // hello without it, so reaching the socket is not enough to report for an extension.
+  std::string token;
   // The collector writes the audit log at a path it derives itself from the (validated)
   // extension name, under its own state directory: $XDG_STATE_HOME/gander/audit/NAME.jsonl. A
   // hello never names a path (the collector refuses one that does: a forged hello once made it

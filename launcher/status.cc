@@ -105,6 +105,9 @@ std::map<std::string, Row> Rows(const std::vector<MetricSample>& samples) {
       r.isolation = Label(s, "isolation");
       r.mode = Label(s, "mode");
     }
+    // The extension's own run: gander's install of its package (phase="install") is in the
+    // metrics and alerts, and `gander audit`, but not charged to the extension here.
+    if (Label(s, "phase") == "install") continue;
     if (s.name == "gander_denials_total" && s.value > 0) r.denials[Label(s, "domain")] += s.value;
     if (s.name == "gander_file_access_outside_workspace_total" && s.value > 0) {
       r.outside[Label(s, "path")] += s.value;

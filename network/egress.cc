@@ -497,7 +497,9 @@ std::optional<Response> Egress::OnSend(const Notification& n, std::string_view s
     }
     if (d.action == NetAction::kDeny) {
       events.push_back(Denied(base, syscall, a, type == SOCK_STREAM ? "tcp" : "udp", d));
-      return Response{false, d.error ? d.error : config_.deny_errno};
+      int err = d.error ? d.error : config_.deny_errno;
+      if (config_.gvisor_hostinet && type != SOCK_STREAM && err == ECONNREFUSED) err = EPERM;
+      return Response{false, err};
     }
     if (trial == NetAction::kDeny) {
       Event e = Denied(base, syscall, a, "udp", d);

@@ -76,6 +76,11 @@ struct EgressConfig {
   policies::NetworkMatcher matcher;
   bool namespaces = true;
   int deny_errno = 111;  // ECONNREFUSED
+  // The sandbox is gVisor's sentry on host sockets (--network=host): its hostinet retries a
+  // datagram send the host refused with ECONNREFUSED (a UDP socket's pending ICMP error, to
+  // it) and the sender blocks for good. Datagram refusals are then EPERM (a netfilter
+  // refusal's errno) instead; the policy's other deny_errno values pass as they are.
+  bool gvisor_hostinet = false;
   // `--mode monitor`: the policy on trial. What the enforced rules (`matcher`) allow but it
   // would refuse is recorded as would_deny (connections, datagrams, DNS names).
   std::optional<policies::NetworkMatcher> trial;

@@ -110,6 +110,18 @@ size_t Token(std::string_view text, size_t j, std::string& bytes) {
   return 6;
 }
 
+char LowerAscii(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
+
+// Whether `got` is `want[k, k + got.size())`, letters compared without case when `fold_case`.
+bool SameAt(const std::string& want, size_t k, std::string_view got, bool fold_case) {
+  if (!fold_case) return want.compare(k, got.size(), got) == 0;
+  if (k + got.size() > want.size()) return false;
+  for (size_t i = 0; i < got.size(); ++i) {
+    if (LowerAscii(got[i]) != want[k + i]) return false;
+  }
+  return true;
+}
+
 std::string SafeName(std::string_view name) {
   std::string out;
   for (char c : name) {
@@ -120,9 +132,9 @@ std::string SafeName(std::string_view name) {
   return out;
 }
 
-// The hex forms of `value`, lower and upper case.
-std::string HexOf(std::string_view value, bool upper) {
-  const char* digits = upper ? "0123456789ABCDEF" : "0123456789abcdef";
+// The hex form of `value`, lower case (matched in any case: a form with fold_case).
+std::string HexOf(std::string_view value) {
+  const char* digits = "0123456789abcdef";
   std::string out;
   out.reserve(value.size() * 2);
   for (unsigned char c : value) {
@@ -153,18 +165,26 @@ std::string Base64Core(std::string_view value, size_t align, bool url) {
   return out;
 }
 
+struct Form {
+  std::string text;
+  bool fold_case = false;  // hex: its letters match in either case, each on its own
+};
+
 // The forms `value` is looked for in: as written, and (long enough values) hex and base64.
 // A form of digits only is left out: it could be a JSON number, which a marker would break.
-std::vector<std::string> FormsOf(const std::string& value) {
-  std::vector<std::string> forms{value};
+std::vector<Form> FormsOf(const std::string& value) {
+  std::vector<Form> forms{{value}};
   if (value.size() < kMinEncodedSecretBytes) return forms;
-  auto add = [&](std::string form) {
-    if (form.empty() || std::find(forms.begin(), forms.end(), form) != forms.end()) return;
+  auto add = [&](std::string form, bool fold_case = false) {
+    if (form.empty() ||
+        std::any_of(forms.begin(), forms.end(), [&](const Form& f) { return f.text == form; })) {
+      return;
+    }
     if (std::all_of(form.begin(), form.end(), [](char c) { return c >= '0' && c <= '9'; })) return;
-    forms.push_back(std::move(form));
+    forms.push_back({std::move(form), fold_case});
   };
-  add(HexOf(value, false));
-  add(HexOf(value, true));
+  // Hex in any case, mixed included (a printer may upper-case some bytes and not others).
+  add(HexOf(value), true);
   for (bool url : {false, true}) {
     for (size_t align = 0; align < 3; ++align) add(Base64Core(value, align, url));
   }
@@ -221,9 +241,13 @@ void Redactor::SetSecrets(std::vector<Secret> secrets) {
   std::fill(std::begin(starts_), std::end(starts_), false);
   for (auto& s : secrets) {
     if (!IsRedactable(s.value)) continue;
-    for (std::string& form : FormsOf(s.value)) {
-      starts_[static_cast<unsigned char>(form[0])] = true;
-      secrets_.push_back({s.name, std::move(form), Marker(s.name)});
+    for (Form& form : FormsOf(s.value)) {
+      starts_[static_cast<unsigned char>(form.text[0])] = true;
+      if (form.fold_case) {
+        starts_[static_cast<unsigned char>(
+            std::toupper(static_cast<unsigned char>(form.text[0])))] = true;
+      }
+      secrets_.push_back({s.name, std::move(form.text), Marker(s.name), form.fold_case});
     }
   }
   // Longest first: a secret containing another is replaced whole.
@@ -232,8 +256,9 @@ void Redactor::SetSecrets(std::vector<Secret> secrets) {
   if (!secrets_.empty()) starts_[static_cast<unsigned char>('\\')] = true;
 }
 
-Redactor::Match Redactor::TryAt(std::string_view text, size_t i, const std::string& s,
+Redactor::Match Redactor::TryAt(std::string_view text, size_t i, const Entry& e,
                                 size_t* end) const {
+  const std::string& s = e.value;
   size_t k = 0;  // bytes of the secret matched
   size_t j = i;
   int breaks = 0;
@@ -243,7 +268,7 @@ Redactor::Match Redactor::TryAt(std::string_view text, size_t i, const std::stri
     size_t len = Token(text, j, bytes);
     if (len == 0) return Match::kPartial;
     if (json_lines_ && len == 1 && bytes[0] == '"') return Match::kNone;  // a string's end
-    if (s.compare(k, bytes.size(), bytes) == 0) {
+    if (SameAt(s, k, bytes, e.fold_case)) {
       k += bytes.size();
       j += len;
       continue;
@@ -270,7 +295,7 @@ StreamRewriter::Outcome Redactor::Rewrite(std::string_view text, bool at_end) {
     bool partial = false;
     for (const Entry& e : secrets_) {
       size_t end = 0;
-      Match m = TryAt(text, i, e.value, &end);
+      Match m = TryAt(text, i, e, &end);
       if (m == Match::kFull) {
         o.replacement.append(text.substr(copied, i - copied));
         o.replacement += e.marker;

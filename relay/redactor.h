@@ -3,7 +3,7 @@
 // before it reaches Goose. Found as written raw and in every JSON string escape form (`\/`,
 // `\u00XX` in either case, `\uXXXX` and surrogate pairs for non-ASCII, `\n`...), also when cut
 // by a read or by line breaks (up to kMaxBreaks inside one occurrence). A value of at least
-// kMinEncodedSecretBytes is also found printed hex (lower or upper case) and base64 (standard
+// kMinEncodedSecretBytes is also found printed hex (in any case, mixed too) and base64 (standard
 // or URL-safe alphabet, padded or not, at any of the three byte alignments in the encoded
 // stream): the characters that depend on the value alone are replaced, which leaves at most
 // a few bits of its first and last bytes in the characters around the marker. Streaming: bytes that
@@ -59,14 +59,15 @@ class Redactor final : public StreamRewriter {
 
  private:
   enum class Match { kNone, kFull, kPartial };
-  // Tries secret `s` at text[i]; on kFull, *end is one past the occurrence.
-  Match TryAt(std::string_view text, size_t i, const std::string& s, size_t* end) const;
-
   struct Entry {
     std::string name;
     std::string value;
     std::string marker;
+    bool fold_case = false;  // a hex form: its letters match in either case (value is lower)
   };
+  // Tries `e` at text[i]; on kFull, *end is one past the occurrence.
+  Match TryAt(std::string_view text, size_t i, const Entry& e, size_t* end) const;
+
   std::vector<Entry> secrets_;
   bool starts_[256] = {};
   bool json_lines_ = false;

@@ -133,8 +133,11 @@ class Analysis {
   explicit Analysis(const LogContext& c) : c_(c) {}
 
   void Line(const json& line) {
-    if (Str(line, "phase") == "install") return;  // gander's own install, not the extension
+    // gander's own install of the package (npm install and the package's install scripts)
+    // runs the package's code too: kept, each finding marked as the install phase's.
+    install_ = Str(line, "phase") == "install";
     std::string kind = Str(line, "kind");
+    if (install_ && kind == "lifecycle") return;  // the install's own start and end
     if (kind == "file") File(line, line["file"]);
     if (kind == "network") Network(line, line["network"]);
     if (kind == "syscall") Syscall(line, line["syscall"]);
@@ -146,8 +149,8 @@ class Analysis {
 
   std::vector<Finding> Finish() {
     if (bad_lines_ > 0) {
-      out_.Add(Severity::kLow, Category::kAudit, "audit log lines that did not parse (skipped)", "",
-               "(audit)", bad_lines_);
+      Add(Severity::kLow, Category::kAudit, "audit log lines that did not parse (skipped)", "",
+          "(audit)", bad_lines_);
     }
     return out_.Take();
   }
@@ -176,12 +179,12 @@ class Analysis {
     if (std::any_of(c_.bait.begin(), c_.bait.end(),
                     [&](const std::string& b) { return Within(path, b); })) {
       bait_seen_ = true;
-      out_.Add(Severity::kHigh, Category::kBait, how, detail, tool);
+      Add(Severity::kHigh, Category::kBait, how, detail, tool);
       return;
     }
     if (path.starts_with("/proc/") && path.ends_with("/environ")) {
-      out_.Add(Severity::kMedium, Category::kEnvironment, "read a process environment: " + path,
-               detail, tool);
+      Add(Severity::kMedium, Category::kEnvironment, "read a process environment: " + path, detail,
+          tool);
       return;
     }
     bool mutates = access != "read" && access != "exec" && access != "stat";
@@ -197,7 +200,7 @@ class Analysis {
     } else if (mutates || result == "would_deny") {
       s = Severity::kMedium;
     }
-    out_.Add(s, Category::kFile, how, detail, tool);
+    Add(s, Category::kFile, how, detail, tool);
   }
 
   void Network(const json& line, const json& n) {
@@ -212,18 +215,18 @@ class Analysis {
       detail += ", " + std::to_string(out) + " bytes sent";
     }
     if (transport == "dns") {
-      out_.Add(Severity::kMedium, Category::kNetwork, "DNS query for " + host, detail, tool);
+      Add(Severity::kMedium, Category::kNetwork, "DNS query for " + host, detail, tool);
     } else {
       std::string where = host.empty() ? ip : host + " (" + ip + ")";
       if (ip.find(':') != std::string::npos && host.empty()) where = "[" + ip + "]";
       where += ":" + std::to_string(Int(n, "port"));
       if (!transport.empty()) where += "/" + transport;
       if (auto sc = Str(n, "syscall"); !sc.empty()) detail += ", syscall " + sc;
-      out_.Add(Severity::kMedium, Category::kNetwork, "connect to " + where, detail, tool);
+      Add(Severity::kMedium, Category::kNetwork, "connect to " + where, detail, tool);
     }
     if (bait_seen_) {
-      out_.Add(Severity::kHigh, Category::kNetwork,
-               "network attempted after a bait file was read: possible exfiltration", "", tool);
+      Add(Severity::kHigh, Category::kNetwork,
+          "network attempted after a bait file was read: possible exfiltration", "", tool);
     }
   }
 
@@ -236,8 +239,8 @@ class Analysis {
     if (auto e = Str(s, "errno_name"); !e.empty()) detail += " (" + e + ")";
     if (auto exe = Str(line, "exe"); !exe.empty()) detail += ", by " + exe;
     long long count = std::max(1LL, Int(s, "count"));
-    out_.Add(EscapeSyscall(name) ? Severity::kHigh : Severity::kMedium, Category::kSyscall, name,
-             detail, ToolOf(line), static_cast<unsigned long long>(count));
+    Add(EscapeSyscall(name) ? Severity::kHigh : Severity::kMedium, Category::kSyscall, name, detail,
+        ToolOf(line), static_cast<unsigned long long>(count));
   }
 
   void Process(const json& line, const json& p) {
@@ -253,10 +256,10 @@ class Analysis {
     if (auto e = Str(p, "errno_name"); !e.empty()) detail += " (refused: " + e + ")";
     // The launch: the sandbox's init executing the command, then `env` finding the interpreter
     // a shebang names. Anything else the extension started itself.
-    bool launch = !launched_ || Basename(Str(line, "exe")) == "env";
-    launched_ = true;
-    out_.Add(launch ? Severity::kInfo : Severity::kMedium, Category::kProcess,
-             (launch ? "started " : "executed ") + Show(path), detail, ToolOf(line));
+    bool launch = !install_ && (!launched_ || Basename(Str(line, "exe")) == "env");
+    if (!install_) launched_ = true;
+    Add(launch ? Severity::kInfo : Severity::kMedium, Category::kProcess,
+        (launch ? "started " : "executed ") + Show(path), detail, ToolOf(line));
   }
 
   void Lifecycle(const json& line, const json& l) {
@@ -264,14 +267,34 @@ class Analysis {
     if (what == "start") launched_ = false;
     if (what == "events_dropped") {
       unsigned long long n = std::strtoull(Str(l, "detail").c_str(), nullptr, 10);
-      out_.Add(Severity::kMedium, Category::kAudit,
-               "events dropped by the monitor: this report is incomplete", "", ToolOf(line),
-               std::max(1ULL, n));
+      Add(Severity::kMedium, Category::kAudit,
+          "events dropped by the monitor: this report is incomplete", "", ToolOf(line),
+          std::max(1ULL, n));
     }
+  }
+
+  // Every finding goes through here. An install-phase one is its own finding ("install phase:
+  // ..."): what a postinstall script reads is charged to the package, not to the extension's
+  // run. The install's network (the registry) and its programs (npm, node, sh for the
+  // scripts) are what installing is, so they are info (network after a bait read stays high); a
+  // refused syscall is low; files, bait and environment reads keep their severity: a postinstall
+  // reading ~/.ssh is high.
+  void Add(Severity severity, Category category, std::string summary, std::string detail,
+           const std::string& tool, unsigned long long count = 1) {
+    if (install_) {
+      if ((category == Category::kNetwork || category == Category::kProcess) &&
+          severity < Severity::kHigh) {
+        severity = Severity::kInfo;  // not the exfiltration finding after a bait read
+      }
+      if (category == Category::kSyscall) severity = std::min(severity, Severity::kLow);
+      summary = "install phase: " + summary;
+    }
+    out_.Add(severity, category, std::move(summary), std::move(detail), tool, count);
   }
 
   const LogContext& c_;
   Collector out_;
+  bool install_ = false;  // the line being read is the install phase's
   bool bait_seen_ = false;
   bool launched_ = false;
   unsigned long long bad_lines_ = 0;

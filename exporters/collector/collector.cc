@@ -30,6 +30,7 @@
 #include "exporters/collector/metric_store.h"
 #include "exporters/collector/wire_parse.h"
 #include "exporters/collector_paths.h"
+#include "exporters/collector_token.h"
 
 namespace gander::exporters::collector {
 namespace {
@@ -79,6 +80,7 @@ class Collector::Impl {
   void HandleLine(Connection& c, std::string_view line);
   void HandleHello(Connection& c, std::string_view line);
   void Drop(Connection& c, const std::string& reason);
+  void Refuse(std::string_view reason, const std::string& detail);
   void Close(Connection& c);
   void WriteReplies(Connection& c);
   void Persist();
@@ -104,6 +106,7 @@ class Collector::Impl {
   bool dirty_ = false;
   Clock::time_point last_persist_ = Clock::now();
   std::string last_persist_error_;
+  std::string token_;  // what every hello must present
   bool stop_ = false;
 };
 
@@ -114,6 +117,10 @@ Status Collector::Impl::Init() {
   if (auto s = EnsurePrivateDir(dir); !s) return std::move(s).error().Context("socket directory");
   if (auto s = EnsurePrivateDir(DirOf(options_.state_path)); !s) {
     return std::move(s).error().Context("state directory");
+  }
+  if (options_.token_path.empty()) options_.token_path = DefaultCollectorTokenPath();
+  if (auto s = EnsurePrivateDir(DirOf(options_.token_path)); !s) {
+    return std::move(s).error().Context("token directory");
   }
 
   // The lock first: whoever holds it owns the socket path, so unlinking a stale socket
@@ -132,6 +139,10 @@ Status Collector::Impl::Init() {
   if (flock(state_lock_fd_.get(), LOCK_EX | LOCK_NB) != 0) {
     return Error{EWOULDBLOCK, "another collector holds " + state_lock};
   }
+  // Before the socket exists: a launcher that can connect can also read the token.
+  auto token = LoadOrCreateCollectorToken(options_.token_path);
+  if (!token) return std::move(token).error().Context("collector token");
+  token_ = std::move(token).value();
 
   store_ = std::make_shared<MetricStore>();
   LabelBounds bounds(options_.limits);
@@ -147,6 +158,7 @@ Status Collector::Impl::Init() {
     ledger_ = LauncherLedger();
   }
   metrics_ = std::make_unique<EventMetrics>(*store_, std::move(bounds));
+  for (auto reason : kRefusalReasons) metrics_->CountRefused(reason, 0);
   ledger_.Prune(NowUnix(), options_.forget_launchers_after_s);
   for (const auto& [id, entry] : ledger_.entries()) extensions_.insert(entry.extension);
 
@@ -252,11 +264,14 @@ void Collector::Impl::Accept() {
   for (;;) {
     UniqueFd fd(accept4(listen_fd_.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC));
     if (!fd) return;  // EAGAIN, or a connection that went away
-    // The socket directory is 0700, but check the peer anyway: only our own uid may report.
+    // The socket directory is 0700, but check the peer anyway: only our own uid (or root)
+    // may report. The hello's token is checked next (HandleHello).
     ucred cred{};
     socklen_t len = sizeof(cred);
-    if (getsockopt(fd.get(), SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 || cred.uid != geteuid()) {
-      spdlog::warn("collector: refused a connection from uid {}", cred.uid);
+    if (getsockopt(fd.get(), SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 ||
+        (cred.uid != geteuid() && cred.uid != 0)) {
+      Refuse("uid", "a connection from uid " + std::to_string(cred.uid) + " (pid " +
+                        std::to_string(cred.pid) + ")");
       continue;
     }
     if (connections_.size() >= options_.max_connections) {
@@ -307,6 +322,15 @@ void Collector::Impl::HandleHello(Connection& c, std::string_view line) {
   auto hello = parser_.ParseHello(line);
   if (!hello) {
     Drop(c, hello.error().message);
+    return;
+  }
+  if (!TokensEqual(hello->token, token_)) {
+    ucred cred{};
+    socklen_t len = sizeof(cred);
+    getsockopt(c.fd.get(), SOL_SOCKET, SO_PEERCRED, &cred, &len);
+    Refuse("token", "a hello for " + hello->extension + " from pid " + std::to_string(cred.pid) +
+                        (hello->token.empty() ? " without the token" : " with a wrong token"));
+    Drop(c, "hello without the collector's token (" + options_.token_path + ")");
     return;
   }
   c.hello = std::move(hello).value();
@@ -424,6 +448,11 @@ void Collector::Impl::Drop(Connection& c, const std::string& reason) {
   c.out += wire::EncodeError(reason);
   WriteReplies(c);
   Close(c);
+}
+
+void Collector::Impl::Refuse(std::string_view reason, const std::string& detail) {
+  metrics_->CountRefused(reason);
+  spdlog::warn("collector: refused {}", detail);
 }
 
 void Collector::Impl::Close(Connection& c) {

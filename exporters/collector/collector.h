@@ -28,6 +28,7 @@ inline constexpr int kExitAlreadyRunning = 3;
 struct CollectorOptions {
   std::string socket_path;  // default DefaultCollectorSocket()
   std::string state_path;   // default DefaultCollectorStatePath()
+  std::string token_path;   // default DefaultCollectorTokenPath(); created when missing
   std::string listen;       // HOST:PORT for /metrics; "" for none (tests, benchmarks)
   LabelLimits limits;
   std::chrono::milliseconds persist_interval{100};

@@ -64,8 +64,9 @@ std::string EventMetrics::Bounded(std::string_view extension, BoundedLabel label
   return std::string(kOtherValue);
 }
 
-void EventMetrics::Deny(std::string_view extension, std::string_view domain, Verdict verdict) {
-  store_.Add(Metric::kDenials, {extension, domain, MechanismOf(domain), ModeOf(verdict)});
+void EventMetrics::Deny(std::string_view extension, std::string_view domain, Verdict verdict,
+                        std::string_view phase) {
+  store_.Add(Metric::kDenials, {extension, domain, MechanismOf(domain), ModeOf(verdict), phase});
 }
 
 void EventMetrics::OnHello(const wire::Hello& h) {
@@ -85,15 +86,17 @@ void EventMetrics::OnHello(const wire::Hello& h) {
   }
   std::string_view mode = run.mode == "monitor" ? "monitor" : "enforce";
   for (auto domain : kDomains) {
-    store_.Add(Metric::kDenials, {ext, domain, MechanismOf(domain), mode}, 0);
+    store_.Add(Metric::kDenials, {ext, domain, MechanismOf(domain), mode, kPhaseRun}, 0);
   }
   store_.Add(Metric::kExtensionStarts, {ext}, 0);
   for (auto reason : kExitReasons) store_.Add(Metric::kExtensionExits, {ext, reason}, 0);
   for (auto stage : kStages) store_.Add(Metric::kEventsDropped, {ext, stage}, 0);
-  for (auto result : {"allowed", "denied"}) store_.Add(Metric::kDnsQueries, {ext, result}, 0);
+  for (auto result : {"allowed", "denied"}) {
+    store_.Add(Metric::kDnsQueries, {ext, result, kPhaseRun}, 0);
+  }
   for (const auto& host : info.destinations) {
     std::string d = Bounded(ext, BoundedLabel::kDestination, Metric::kEgressConnections, host);
-    store_.Add(Metric::kEgressConnections, {ext, d, "allowed"}, 0);
+    store_.Add(Metric::kEgressConnections, {ext, d, "allowed", kPhaseRun}, 0);
     store_.Add(Metric::kEgressBytes, {ext, d}, 0);
     store_.Add(Metric::kIngressBytes, {ext, d}, 0);
   }
@@ -107,8 +110,11 @@ void EventMetrics::OnHello(const wire::Hello& h) {
 }
 
 void EventMetrics::Apply(const monitor::Event& e, std::string_view home, bool backlog_gap) {
-  // gander's own install of the package is not the extension: in the audit log only.
-  if (e.install_phase) return;
+  // gander's own install of the package (npm install, its postinstall scripts) runs code of the
+  // package too: what it touches is counted, under phase="install", so that alerts see it. Its
+  // lifecycle is not the extension's (no start, no exit counted).
+  const std::string_view phase = e.install_phase ? kPhaseInstall : kPhaseRun;
+  if (e.install_phase && std::holds_alternative<monitor::LifecycleEvent>(e.payload)) return;
   const std::string& ext = e.extension;
   if (const auto* f = std::get_if<monitor::FileEvent>(&e.payload)) {
     if (CountsAsOutside(f->path_class)) {
@@ -121,25 +127,27 @@ void EventMetrics::Apply(const monitor::Event& e, std::string_view home, bool ba
       std::string path = Bounded(ext, BoundedLabel::kPath, Metric::kFileOutsideWorkspace, label);
       store_.Add(Metric::kFileOutsideWorkspace,
                  {ext, path, monitor::ToString(f->path_class), monitor::ToString(f->access),
-                  monitor::ToString(f->result)});
+                  monitor::ToString(f->result), phase});
     }
-    if (f->result != Verdict::kAllowed) Deny(ext, "file", f->result);
+    if (f->result != Verdict::kAllowed) Deny(ext, "file", f->result, phase);
   } else if (const auto* s = std::get_if<monitor::SyscallEvent>(&e.payload)) {
     if (s->action == monitor::SyscallAction::kCounted) {
       std::string name = s->name.empty() ? "nr_" + std::to_string(s->nr) : s->name;
       store_.Add(Metric::kSyscalls,
-                 {ext, Bounded(ext, BoundedLabel::kSyscall, Metric::kSyscalls, name)}, s->count);
+                 {ext, Bounded(ext, BoundedLabel::kSyscall, Metric::kSyscalls, name), phase},
+                 s->count);
     } else {
-      Deny(ext, "syscall", Verdict::kDenied);
+      Deny(ext, "syscall", Verdict::kDenied, phase);
     }
   } else if (const auto* p = std::get_if<monitor::ProcessEvent>(&e.payload)) {
     if (p->action == monitor::ProcessAction::kExec && p->error != 0) {
-      Deny(ext, "process", Verdict::kDenied);
+      Deny(ext, "process", Verdict::kDenied, phase);
     }
   } else if (const auto* n = std::get_if<monitor::NetworkEvent>(&e.payload)) {
     if (n->transport == "dns") {
-      store_.Add(Metric::kDnsQueries, {ext, n->result == Verdict::kAllowed ? "allowed" : "denied"});
-      if (n->result != Verdict::kAllowed) Deny(ext, "network", n->result);
+      store_.Add(Metric::kDnsQueries,
+                 {ext, n->result == Verdict::kAllowed ? "allowed" : "denied", phase});
+      if (n->result != Verdict::kAllowed) Deny(ext, "network", n->result, phase);
       return;
     }
     // The policy's host for what it allowed (few values); the name or address tried otherwise.
@@ -147,7 +155,7 @@ void EventMetrics::Apply(const monitor::Event& e, std::string_view home, bool ba
                              : !n->host.empty()                                 ? n->host
                                                                                 : n->ip;
     std::string dest = Bounded(ext, BoundedLabel::kDestination, Metric::kEgressConnections, tried);
-    store_.Add(Metric::kEgressConnections, {ext, dest, monitor::ToString(n->result)});
+    store_.Add(Metric::kEgressConnections, {ext, dest, monitor::ToString(n->result), phase});
     if (n->bytes_out || n->bytes_in) Traffic(ext, dest, n->bytes_out, n->bytes_in);
     if (n->transport == "udp" && !n->end.empty()) {
       std::string_view end = n->end;
@@ -156,7 +164,7 @@ void EventMetrics::Apply(const monitor::Event& e, std::string_view home, bool ba
       if (n->datagrams_dropped)
         store_.Add(Metric::kUdpDatagramsDropped, {ext}, n->datagrams_dropped);
     }
-    if (n->result != Verdict::kAllowed) Deny(ext, "network", n->result);
+    if (n->result != Verdict::kAllowed) Deny(ext, "network", n->result, phase);
   } else if (const auto* t = std::get_if<monitor::ToolEvent>(&e.payload)) {
     ToolCall(ext, t->name, t->outcome, static_cast<double>(t->duration_ns) / 1e9);
   } else if (const auto* r = std::get_if<monitor::RedactionEvent>(&e.payload)) {
@@ -186,6 +194,10 @@ void EventMetrics::Apply(const monitor::Event& e, std::string_view home, bool ba
 
 void EventMetrics::SetRunning(std::string_view extension, int64_t launchers) {
   store_.Set(Metric::kExtensionRunning, {extension}, launchers);
+}
+
+void EventMetrics::CountRefused(std::string_view reason, uint64_t n) {
+  store_.Add(Metric::kCollectorRefused, {reason}, n);
 }
 
 void EventMetrics::CountDropped(std::string_view extension, std::string_view stage, uint64_t n) {

@@ -11,6 +11,8 @@
 //   process    exec refused (errno) -> denials{domain=process}
 //   network    egress_connections{destination (host, else ip; capped), result};
 //              denied/would_deny -> denials{domain=network}
+//   (install-phase events count in the same series under phase="install", the rest under
+//   phase="run"; install-phase lifecycle events are not the extension's and count nowhere)
 //   lifecycle  start -> extension_starts; stop -> extension_exits{reason};
 //              events_dropped -> events_dropped{stage=queue, or backlog for the client's own}
 #pragma once
@@ -26,6 +28,16 @@
 #include "exporters/collector_wire.h"
 
 namespace gander::exporters::collector {
+
+// The `phase` label of the event-derived counters (syscalls, denials, file access outside the
+// workspace, egress connections, DNS queries): the extension's own run, or gander's install of
+// its package (npm/pip and their scripts, launcher/install/).
+inline constexpr std::string_view kPhaseRun = "run";
+inline constexpr std::string_view kPhaseInstall = "install";
+
+// Reasons of gander_collector_refused_total: a peer of another uid (SO_PEERCRED), a hello
+// without the collector's token.
+inline constexpr std::string_view kRefusalReasons[] = {"uid", "token"};
 
 // Reasons of gander_extension_exits_total.
 inline constexpr std::string_view kExitReasons[] = {"clean", "failure", "signal", "start_failed",
@@ -43,6 +55,7 @@ class EventMetrics {
   void Apply(const monitor::Event& event, std::string_view home, bool backlog_gap = false);
   void SetRunning(std::string_view extension, int64_t launchers);
   void CountDropped(std::string_view extension, std::string_view stage, uint64_t n);
+  void CountRefused(std::string_view reason, uint64_t n = 1);
 
   // Kinds the monitor does not report yet (the relay, egress-broker and DNS issues): the
   // collector side is ready, with the same capping.
@@ -60,7 +73,8 @@ class EventMetrics {
   // `value` sanitized, or "other" (counting the overflow against `metric`) past the cap.
   std::string Bounded(std::string_view extension, BoundedLabel label, Metric metric,
                       std::string_view value);
-  void Deny(std::string_view extension, std::string_view domain, monitor::Verdict verdict);
+  void Deny(std::string_view extension, std::string_view domain, monitor::Verdict verdict,
+            std::string_view phase);
 
   MetricStore& store_;
   LabelBounds bounds_;

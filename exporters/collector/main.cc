@@ -11,6 +11,7 @@
 
 #include "exporters/collector/collector.h"
 #include "exporters/collector_paths.h"
+#include "exporters/collector_token.h"
 
 namespace {
 
@@ -44,6 +45,9 @@ int main(int argc, char** argv) {
       "Unix socket for launchers (default " + gander::exporters::DefaultCollectorSocket() + ")");
   app.add_option("--state", o.state_path,
                  "State file (default " + gander::exporters::DefaultCollectorStatePath() + ")");
+  app.add_option("--token", o.token_path,
+                 "The token every launcher must present, created when missing (default " +
+                     gander::exporters::DefaultCollectorTokenPath() + ")");
   auto* listen = app.add_option("--listen", o.listen,
                                 "HOST:PORT serving /metrics, or 'none' (default: the first "
                                 "free port from 127.0.0.1:9477 on, one per user; the address "

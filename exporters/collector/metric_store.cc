@@ -18,19 +18,19 @@ const std::array<MetricSpec, kMetricCount>& Specs() {
       {"gander_syscalls_total",
        "Syscalls the monitor saw, by name (watched, denied, census).",
        T::kCounter,
-       {"extension", "syscall"}},
+       {"extension", "syscall", "phase"}},
       {"gander_denials_total",
        "Attempts the sandbox refused (or would refuse, mode monitor).",
        T::kCounter,
-       {"extension", "domain", "mechanism", "mode"}},
+       {"extension", "domain", "mechanism", "mode", "phase"}},
       {"gander_file_access_outside_workspace_total",
        "File accesses outside the workspace and the private directories.",
        T::kCounter,
-       {"extension", "path", "path_class", "access", "result"}},
+       {"extension", "path", "path_class", "access", "result", "phase"}},
       {"gander_egress_connections_total",
        "Outgoing connection attempts, by destination.",
        T::kCounter,
-       {"extension", "destination", "result"}},
+       {"extension", "destination", "result", "phase"}},
       {"gander_egress_bytes_total",
        "Bytes sent to a destination.",
        T::kCounter,
@@ -42,7 +42,7 @@ const std::array<MetricSpec, kMetricCount>& Specs() {
       {"gander_dns_queries_total",
        "DNS queries the sandbox's stub answered or refused.",
        T::kCounter,
-       {"extension", "result"}},
+       {"extension", "result", "phase"}},
       {"gander_tool_calls_total",
        "MCP tools/call requests, by tool and outcome.",
        T::kCounter,
@@ -87,6 +87,11 @@ const std::array<MetricSpec, kMetricCount>& Specs() {
        "Datagrams the UDP relay could not pass on, either way.",
        T::kCounter,
        {"extension"}},
+      {"gander_collector_refused_total",
+       "Connections or hellos the collector refused: a peer of another uid, or a hello "
+       "without the collector's token.",
+       T::kCounter,
+       {"reason"}},
   }};
   return specs;
 }
@@ -258,6 +263,10 @@ Status MetricStore::Restore(const nlohmann::json& snapshot) {
         return MakeError("metrics: bad series of " + std::string(spec.name));
       }
       auto labels = entry["labels"].get<std::vector<std::string>>();
+      // A state file from before the `phase` label: every series it has is of the run.
+      if (labels.size() + 1 == spec.labels.size() && spec.labels.back() == "phase") {
+        labels.push_back("run");
+      }
       if (labels.size() != spec.labels.size()) {
         return MakeError("metrics: wrong label count in " + std::string(spec.name));
       }

@@ -51,8 +51,9 @@ enum class Metric {
   kLabelOverflow,
   kUdpFlows,
   kUdpDatagramsDropped,
+  kCollectorRefused,
 };
-inline constexpr int kMetricCount = 18;
+inline constexpr int kMetricCount = 19;
 
 enum class MetricType { kCounter, kGauge, kHistogram };
 

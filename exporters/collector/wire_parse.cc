@@ -363,6 +363,11 @@ Result<wire::Hello> LineParser::ParseHello(std::string_view line) {
   GANDER_TRY_ASSIGN(h.info.destinations, LabelList(o, "destinations"));
   GANDER_TRY_ASSIGN(h.info.secrets, LabelList(o, "secrets"));
   GANDER_TRY_ASSIGN(h.home, Bytes(o, "home"));
+  // Checked by the collector against its own (absent: empty, and refused there).
+  if (std::string_view token; !o["token"].get_string().get(token)) {
+    if (token.size() > wire::kMaxNameBytes) return Bad("token too long");
+    h.token = std::string(token);
+  }
   // Every path the collector opens is its own, derived from the validated extension name.
   if (o["audit_log"].error() != simdjson::NO_SUCH_FIELD) {
     return Bad("hello names a path (audit_log): the collector derives its paths itself");

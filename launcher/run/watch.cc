@@ -31,6 +31,7 @@ std::unique_ptr<monitor::Egress> MakeEgress(const Prepared& p, SandboxProcess& s
   config.extension = p.name;
   config.matcher = p.compiled.network;  // compiled once, before the first clone
   config.namespaces = sandbox.namespaces;
+  config.gvisor_hostinet = p.gvisor();  // see EgressConfig
   config.tool_calls = &tool_calls;
   if (sandbox.namespaces) config.sandbox_pid = sandbox.pid;
   config.trial = p.compiled.network_trial;

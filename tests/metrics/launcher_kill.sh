@@ -28,14 +28,32 @@ port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); pr
 audit=$tmp/audit.jsonl
 socket=$XDG_RUNTIME_DIR/gander/collector.sock
 
+# No fixed sleeps: every step waits for what it needs (lines in the audit log, the launcher's
+# connection as the collector sees it); `until_true` polls, and its 60 s only bounds a hang.
+until_true() {  # until_true WHAT COMMAND...
+  local what=$1
+  shift
+  for _ in $(seq 600); do
+    "$@" && return
+    sleep 0.1
+  done
+  fail "timed out waiting for $what"
+}
+logged() { grep -c '"kind":"file".*"path_label":"~/.ssh"' "$audit" 2>/dev/null || echo 0; }
+logged_at_least() { (($(logged) >= $1)); }
+# The collector's view of the launcher: 1 while its connection is up (the hello said running),
+# 0 once the collector has read the connection to its end.
+running() {
+  curl -fsS "http://127.0.0.1:$port/metrics" 2>/dev/null |
+    awk '/^gander_extension_running\{extension="killed"\}/ {print $2; found=1} END {if (!found) print -1}'
+}
+running_is() { [[ $(running) == "$1" ]]; }
+collector_up() { curl -fsS "http://127.0.0.1:$port/metrics" >/dev/null 2>&1 && [[ -S $socket ]]; }
+
 start_collector() {
   "$build/launcher/gander-collect" --listen "127.0.0.1:$port" --log-level warn &
   collector=$!
-  for _ in $(seq 100); do
-    curl -fsS "http://127.0.0.1:$port/metrics" >/dev/null 2>&1 && [[ -S $socket ]] && return
-    sleep 0.1
-  done
-  fail "the collector did not come up"
+  until_true "the collector to come up" collector_up
 }
 start_collector
 
@@ -47,14 +65,19 @@ exec 3<>"$tmp/stdin"
    --audit-log "$audit" -- /bin/sh -c "while :; do cat $HOME/.ssh/id_rsa 2>/dev/null; done" \
    <&3 >/dev/null 2>&1) &
 launcher=$!
-sleep 1.5
+until_true "the launcher to report to the collector" running_is 1
+until_true "100 reads in the audit log" logged_at_least 100
 kill -9 "$collector"; wait "$collector" 2>/dev/null || true
-sleep 0.5  # events pile up in the launcher's backlog meanwhile
+# Events pile up in the launcher's backlog meanwhile: wait for 100 more reads.
+until_true "reads while the collector is down" logged_at_least $(($(logged) + 100))
 start_collector
-sleep 1.5
+until_true "the launcher to reconnect" running_is 1
+until_true "reads after the restart" logged_at_least $(($(logged) + 100))
 kill -9 "$launcher"; wait "$launcher" 2>/dev/null || true
 launcher=
-sleep 1  # the collector persists and flushes the audit log within its interval
+# The collector has applied everything the killed launcher had handed over once it has read
+# that connection to its end (running drops to 0 then): compare only after that.
+until_true "the collector to see the launcher gone" running_is 0
 
 metric=$(curl -fsS "http://127.0.0.1:$port/metrics" |
   python3 -c 'import sys

@@ -10,6 +10,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -117,6 +118,8 @@ class CollectorTest : public ::testing::Test {
             socket_,
             "--state",
             dir_ + "/state.json",
+            "--token",
+            TokenPath(),
             "--listen",
             "127.0.0.1:" + std::to_string(port_),
             "--persist-interval-ms",
@@ -132,6 +135,8 @@ class CollectorTest : public ::testing::Test {
     pid_ = fork();
     ASSERT_GE(pid_, 0);
     if (pid_ == 0) {
+      // Its own state directory: the audit logs it writes itself land under the test's.
+      setenv("XDG_STATE_HOME", (dir_ + "/xdg-state").c_str(), 1);
       std::vector<char*> argv;
       for (auto& a : args) argv.push_back(a.data());
       argv.push_back(nullptr);
@@ -160,6 +165,28 @@ class CollectorTest : public ::testing::Test {
   }
 
   std::string Scrape() const { return HttpGet(port_, "/metrics"); }
+  std::string TokenPath() const { return dir_ + "/state/collector.token"; }
+
+  // Sends `lines` on a fresh connection and reads until an ack (accepted) or the hang-up.
+  std::string Exchange(const std::string& lines) const {
+    int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    socket_.copy(addr.sun_path, sizeof(addr.sun_path) - 1);
+    if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
+      close(fd);
+      return "connect failed";
+    }
+    (void)!send(fd, lines.data(), lines.size(), MSG_NOSIGNAL);
+    std::string reply;
+    char buf[512];
+    for (ssize_t n; reply.find("\"t\":\"ack\"") == std::string::npos &&
+                    (n = read(fd, buf, sizeof(buf))) > 0;) {
+      reply.append(buf, n);
+    }
+    close(fd);
+    return reply;
+  }
 
   template <typename F>
   static bool WaitUntil(F done, std::chrono::milliseconds limit) {
@@ -178,6 +205,7 @@ class CollectorTest : public ::testing::Test {
     o.hello.info.run.policy_sha256 = "00";
     o.hello.info.run.syscall_accounting = "watched";
     o.socket_path = socket_;
+    o.token_path = TokenPath();
     o.audit_log.path = dir_ + "/audit/itest.jsonl";
     o.max_backlog_events = max_backlog;
     o.retry_interval = 20ms;
@@ -232,12 +260,14 @@ TEST_F(CollectorTest, SigkillMidStreamLosesNothingAndCountsNothingTwice) {
   EXPECT_FALSE(client->fallback());
 
   std::string metrics = Scrape();
-  EXPECT_EQ(ValueOf(metrics, "gander_syscalls_total{extension=\"itest\",syscall=\"read\"}"),
-            kEvents - kEvents / 10);
-  EXPECT_EQ(ValueOf(metrics,
-                    "gander_file_access_outside_workspace_total{extension=\"itest\",path=\"/etc/"
-                    "passwd\",path_class=\"outside\",access=\"read\",result=\"allowed\"}"),
-            kEvents / 10);
+  EXPECT_EQ(
+      ValueOf(metrics, "gander_syscalls_total{extension=\"itest\",syscall=\"read\",phase=\"run\"}"),
+      kEvents - kEvents / 10);
+  EXPECT_EQ(
+      ValueOf(metrics,
+              "gander_file_access_outside_workspace_total{extension=\"itest\",path=\"/etc/"
+              "passwd\",path_class=\"outside\",access=\"read\",result=\"allowed\",phase=\"run\"}"),
+      kEvents / 10);
   EXPECT_EQ(ValueOf(metrics, "gander_extension_starts_total{extension=\"itest\"}"), 1);
   EXPECT_EQ(ValueOf(metrics, "gander_events_dropped_total{extension=\"itest\",stage=\"backlog\"}"),
             0);
@@ -261,7 +291,9 @@ TEST_F(CollectorTest, EventsSentWhileTheCollectorIsDownArriveAfterItRestarts) {
   StartCollector();
   ASSERT_TRUE(Drain(*client));
   std::string metrics = Scrape();
-  EXPECT_EQ(ValueOf(metrics, "gander_syscalls_total{extension=\"itest\",syscall=\"read\"}"), 450);
+  EXPECT_EQ(
+      ValueOf(metrics, "gander_syscalls_total{extension=\"itest\",syscall=\"read\",phase=\"run\"}"),
+      450);
   EXPECT_EQ(ValueOf(metrics, "gander_extension_running{extension=\"itest\"}"), 1);
   client->Finish(1s);
   EXPECT_TRUE(WaitUntil(
@@ -281,7 +313,9 @@ TEST_F(CollectorTest, BacklogOverflowIsDroppedAndCounted) {
   client->Publish(Read(1));  // room again: the drop notice goes first
   ASSERT_TRUE(Drain(*client));
   std::string metrics = Scrape();
-  EXPECT_EQ(ValueOf(metrics, "gander_syscalls_total{extension=\"itest\",syscall=\"read\"}"), 101);
+  EXPECT_EQ(
+      ValueOf(metrics, "gander_syscalls_total{extension=\"itest\",syscall=\"read\",phase=\"run\"}"),
+      101);
   EXPECT_EQ(ValueOf(metrics, "gander_events_dropped_total{extension=\"itest\",stage=\"backlog\"}"),
             200);
 }
@@ -369,28 +403,89 @@ TEST_F(CollectorTest, AHelloNamingAPathIsRefusedAndTheFileIsUntouched) {
   const std::string local = "\"audit_log_local\":false";
   ASSERT_NE(hello.find(local), std::string::npos) << hello;
   hello.replace(hello.find(local), local.size(), "\"audit_log\":\"" + target + "\"");
-  std::string lines =
-      hello + wire::EncodeRecord(1, Start()) + wire::EncodeRecord(2, Read(1)) + wire::EncodeSync(2);
-  int fd = socket(AF_UNIX, SOCK_STREAM, 0);
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  socket_.copy(addr.sun_path, sizeof(addr.sun_path) - 1);
-  ASSERT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
-  (void)!send(fd, lines.data(), lines.size(), MSG_NOSIGNAL);
-  std::string reply;
-  char buf[512];
-  // Read until the collector answers the sync (accepted) or closes (refused).
-  for (ssize_t n;
-       reply.find("\"t\":\"ack\"") == std::string::npos && (n = read(fd, buf, sizeof(buf))) > 0;) {
-    reply.append(buf, n);
-  }
-  close(fd);
+  std::string reply = Exchange(hello + wire::EncodeRecord(1, Start()) +
+                               wire::EncodeRecord(2, Read(1)) + wire::EncodeSync(2));
   EXPECT_EQ(reply.rfind("{\"t\":\"error\"", 0), 0u) << "the forged hello was accepted: " << reply;
   EXPECT_NE(reply.find("names a path"), std::string::npos) << reply;
   std::ifstream in(target);
   std::string content((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   EXPECT_EQ(content, "# the user's own\n");
   EXPECT_FALSE(fs::exists(target + ".1")) << "the collector rotated " << target;
+}
+
+// A process of our own uid that reached the socket (but cannot read gander's state directory,
+// as no sandbox can) forges a hello for an extension: without the token, or with a wrong one,
+// it is refused, counted under gander_collector_refused_total{reason="token"}, and nothing it
+// sent is counted or written. A real client (which reads the token) is still accepted.
+TEST_F(CollectorTest, AHelloWithoutTheTokenIsRefusedAndCounted) {
+  StartCollector();
+  struct stat st {};
+  ASSERT_EQ(stat(TokenPath().c_str(), &st), 0) << "the collector made no token";
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  std::string real_token;
+  std::ifstream(TokenPath()) >> real_token;
+  ASSERT_EQ(real_token.size(), 64u);
+  EXPECT_EQ(ValueOf(Scrape(), "gander_collector_refused_total{reason=\"token\"}"), 0);
+
+  for (const std::string& token :
+       {std::string(), std::string(64, 'a'), real_token.substr(0, 63) + "x", real_token + "0"}) {
+    wire::Hello h;
+    h.launcher = "forged-" + std::to_string(token.size());
+    h.extension = "forged";
+    h.token = token;
+    std::string reply =
+        Exchange(wire::EncodeHello(h) + wire::EncodeRecord(1, Start()) + wire::EncodeSync(1));
+    EXPECT_EQ(reply.rfind("{\"t\":\"error\"", 0), 0u)
+        << "a hello with token '" << token << "' was accepted: " << reply;
+    EXPECT_NE(reply.find("token"), std::string::npos) << reply;
+  }
+  std::string metrics = Scrape();
+  EXPECT_EQ(ValueOf(metrics, "gander_collector_refused_total{reason=\"token\"}"), 4) << metrics;
+  EXPECT_EQ(metrics.find("extension=\"forged\""), std::string::npos) << metrics;
+  EXPECT_FALSE(fs::exists(dir_ + "/xdg-state/gander/audit/forged.jsonl"));
+
+  // The control: the same hello with the token is accepted and its start counted.
+  wire::Hello h;
+  h.launcher = "with-token";
+  h.extension = "itest";
+  h.token = real_token;
+  std::string reply =
+      Exchange(wire::EncodeHello(h) + wire::EncodeRecord(1, Start()) + wire::EncodeSync(1));
+  EXPECT_NE(reply.find("\"t\":\"welcome\""), std::string::npos) << reply;
+  EXPECT_NE(reply.find("\"t\":\"ack\""), std::string::npos) << reply;
+  EXPECT_EQ(ValueOf(Scrape(), "gander_extension_starts_total{extension=\"itest\"}"), 1);
+  // ... and written where the forged one's would have been.
+  EXPECT_TRUE(fs::exists(dir_ + "/xdg-state/gander/audit/itest.jsonl"));
+}
+
+// SO_PEERCRED: a peer of another uid (here 65534, let through a socket directory opened up
+// for the test) is refused before it may send anything, and counted.
+TEST_F(CollectorTest, APeerOfAnotherUidIsRefusedAndCounted) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root to connect as another uid";
+  StartCollector();
+  ASSERT_EQ(chmod(dir_.c_str(), 0755), 0);
+  ASSERT_EQ(chmod(fs::path(socket_).parent_path().c_str(), 0755), 0);
+  ASSERT_EQ(chmod(socket_.c_str(), 0777), 0);
+  std::string token;
+  std::ifstream(TokenPath()) >> token;
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    if (setgid(65534) != 0 || setuid(65534) != 0) _exit(2);
+    wire::Hello h;
+    h.launcher = "other-uid";
+    h.extension = "itest";
+    h.token = token;  // even with the token
+    std::string reply =
+        Exchange(wire::EncodeHello(h) + wire::EncodeRecord(1, Start()) + wire::EncodeSync(1));
+    _exit(reply.empty() ? 0 : reply == "connect failed" ? 3 : 1);  // hung up on, no word
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "status " << status;
+  std::string metrics = Scrape();
+  EXPECT_EQ(ValueOf(metrics, "gander_collector_refused_total{reason=\"uid\"}"), 1) << metrics;
+  EXPECT_EQ(ValueOf(metrics, "gander_extension_starts_total{extension=\"itest\"}"), -1);
 }
 
 TEST_F(CollectorTest, ExpositionPassesPromtool) {

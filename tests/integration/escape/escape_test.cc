@@ -338,13 +338,12 @@ TEST_P(LifecycleTest, SigtermToGanderEndsTheSandbox) {
   bool started = WaitUntil([&] { return ProcessesWithMarker(m).size() >= 3; }, 15);
   if (!started) KillAll(ProcessesWithMarker(m));
   ASSERT_TRUE(started) << Quote(argv);
-  auto sent = Clock::now();
   ASSERT_EQ(kill(gander.pid(), SIGTERM), 0);
+  // Waits for gander's exit (the 15 s only bounds a hang: no clock threshold that a loaded
+  // machine could miss). The SIGTERM-ignoring tree must be gone with it (ExpectNoSurvivors).
   RunResult r = gander.Wait(15);
-  double after = std::chrono::duration<double>(gander.exited_at() - sent).count();
   std::string context = "command: " + Quote(argv) + "\n" + r.Describe();
-  EXPECT_FALSE(r.timed_out) << context;
-  EXPECT_LT(after, 5.0) << "gander must be gone well within 5 s of SIGTERM\n" << context;
+  EXPECT_FALSE(r.timed_out) << "gander did not end on SIGTERM\n" << context;
   EXPECT_EQ(r.out, "") << context;
   ExpectNoSurvivors(m, context);
 }
@@ -356,13 +355,13 @@ TEST_P(LifecycleTest, StdinEofSigtermsCooperativeExtension) {
   Argv argv = GanderArgv(kFullFlags, {"/bin/sleep", m}, w().ws);
   Child gander(argv, o);
   ASSERT_TRUE(WaitUntil([&] { return !ProcessesWithMarker(m).empty(); }, 15)) << Quote(argv);
-  auto eof = Clock::now();
   gander.CloseStdin();
-  RunResult r = gander.Wait(15);
-  double after_eof = std::chrono::duration<double>(gander.exited_at() - eof).count();
+  RunResult r = gander.Wait(15);  // bounds a hang only
   std::string context = "command: " + Quote(argv) + "\n" + r.Describe();
+  EXPECT_FALSE(r.timed_out) << context;
+  // SIGTERM, not the SIGKILL that would follow the grace period: the EOF was acted on at once
+  // (what the 3.5 s threshold used to stand for, without the clock).
   EXPECT_EQ(r.status, 128 + SIGTERM) << context;
-  EXPECT_LT(after_eof, 3.5) << context;
   ExpectNoSurvivors(m, context);
 }
 
@@ -539,19 +538,46 @@ TEST_P(LifecycleTest, RunAcceptsContractOptions) {
 INSTANTIATE_TEST_SUITE_P(Escape, LifecycleTest, ::testing::Values(Who::kCurrent, Who::kNobody),
                          WhoParamName);
 
-// What the kernel offers, for the log.
+// What the kernel offers, for the log, and checked: what `gander doctor --json` reports (the
+// basis of its isolation level and of every skip in this suite) agrees with this test's own
+// probes of the same features.
 TEST(KernelFeatures, Report) {
-  std::cout << "seccomp: " << (SeccompAvailable() ? "yes" : "no") << "\n"
-            << "landlock ABI: " << LandlockAbi() << "\n"
-            << "user namespace as current user: "
-            << (CanCreateUserNamespace(Who::kCurrent) ? "yes" : "no") << "\n";
+  const bool seccomp = SeccompAvailable();
+  const int landlock = LandlockAbi();
+  const bool userns = CanCreateUserNamespace(Who::kCurrent);
+  std::cout << "seccomp: " << (seccomp ? "yes" : "no") << "\n"
+            << "landlock ABI: " << landlock << "\n"
+            << "user namespace as current user: " << (userns ? "yes" : "no") << "\n";
   if (geteuid() == 0) {
     std::cout << "user namespace as uid 65534: "
               << (CanCreateUserNamespace(Who::kNobody) ? "yes" : "no") << "\n";
   }
-  if (access(kGanderBuilt, X_OK) == 0) {
-    RunResult d = RunCommand({kGanderBuilt, "doctor"}, RunOptions{});
-    std::cout << "gander doctor (status " << d.status << "):\n" << d.out << d.err;
+  if (access(kGanderBuilt, X_OK) != 0) {
+    if (getenv("CI") && std::string(getenv("CI")) == "true") FAIL() << kGanderBuilt << " missing";
+    GTEST_SKIP() << kGanderBuilt << " is not built";
+  }
+  RunResult d = RunCommand({kGanderBuilt, "doctor", "--json"}, RunOptions{});
+  std::cout << "gander doctor --json (status " << d.status << "):\n" << d.out << d.err;
+  // A flat object: read the few fields by hand (this binary links no JSON library).
+  auto field = [&](const std::string& key) -> std::string {
+    auto at = d.out.find("\"" + key + "\": ");
+    if (at == std::string::npos) return "(missing)";
+    at += key.size() + 4;
+    auto end = d.out.find_first_of(",\n}", at);
+    std::string v = d.out.substr(at, end - at);
+    if (v.size() >= 2 && v.front() == '"') v = v.substr(1, v.size() - 2);
+    return v;
+  };
+  EXPECT_EQ(field("seccomp_filter"), seccomp ? "true" : "false") << d.out;
+  EXPECT_EQ(field("landlock_abi"), std::to_string(landlock)) << d.out;
+  EXPECT_EQ(field("user_namespaces"), userns ? "true" : "false") << d.out;
+  EXPECT_EQ(field("uid"), std::to_string(geteuid())) << d.out;
+  // The level follows from the features: all three give the full sandbox.
+  if (seccomp && landlock > 0 && userns) {
+    EXPECT_EQ(field("isolation_level"), "full") << d.out;
+  }
+  if (!userns) {
+    EXPECT_NE(field("isolation_level"), "full") << d.out;
   }
 }
 

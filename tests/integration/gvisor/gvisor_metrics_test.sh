@@ -65,11 +65,11 @@ check "  syscall_accounting=\"gvisor-strace\" (+broker with seccomp user notific
 check "  isolation=\"gvisor\"" grep -qF 'isolation="gvisor"' <<<"$info"
 files=$(series gander_file_access_outside_workspace_total)
 check "the ~/.ssh read reached the metrics: denied, once" \
-  grep -qF 'path="~/.ssh",path_class="denied",access="read",result="denied"} 1' <<<"$files"
+  grep -qF 'path="~/.ssh",path_class="denied",access="read",result="denied",phase="run"} 1' <<<"$files"
 check "the write outside the workspace reached the metrics: denied, once" \
-  grep -qE 'path_class="outside",access="create",result="denied"\} 1$' <<<"$files"
+  grep -qE 'path_class="outside",access="create",result="denied",phase="run"\} 1$' <<<"$files"
 check "  both counted as file denials" \
-  grep -qE 'domain="file",mechanism="seccomp",mode="enforce"\} 2$' <<<"$(series gander_denials_total)"
+  grep -qE 'domain="file",mechanism="seccomp",mode="enforce",phase="run"\} 2$' <<<"$(series gander_denials_total)"
 check "one start and one clean exit" test "$(series gander_extension_starts_total)" = \
   'gander_extension_starts_total{extension="gvm"} 1' -a \
   -n "$(series gander_extension_exits_total | grep -F 'reason="clean"} 1')"

@@ -98,14 +98,28 @@ network:
     - {host: allowed.gander.test, ports: [$port]}
 YAML
 curl_w='%{http_code} %{size_header} %{size_download} %{size_request}'
+# A UDP datagram to a refused address: under gVisor's host network the broker's ECONNREFUSED
+# made the sentry retry for good (the sender hung until the extension was killed); it must fail
+# at once. `timeout 120` only bounds a hang (rc 124): no clock threshold.
+cat >"$world/ws/udp.py" <<'PY'
+import errno, socket
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+try:
+    s.sendto(b"x", ("192.0.2.1", 9))
+    print("udp=sent")
+except OSError as e:
+    print("udp=" + errno.errorcode.get(e.errno, str(e.errno)))
+PY
 rm -f "$audit"
 out=$("${hosts_wrap[@]}" "$GANDER" run --collector off --audit-log "$audit" --name gv \
   --policy "$world/net.yaml" -- /bin/sh -c "
   curl -sS -m 20 -o /dev/null -w '$curl_w\n' http://allowed.gander.test:$port/
   curl -sS -m 20 -o /dev/null http://other.gander.test:$port/; echo name=\$?
-  curl -sS -m 20 -o /dev/null http://192.0.2.1:$port/; echo ip=\$?" </dev/null 2>/dev/null)
+  curl -sS -m 20 -o /dev/null http://192.0.2.1:$port/; echo ip=\$?
+  timeout 120 python3 udp.py; echo udp_rc=\$?" </dev/null 2>"$world/net.err")
 status=$?
 echo "# $(tr '\n' ' ' <<<"$out")"
+[ $status -eq 0 ] || { echo "# status $status; gander's stderr:"; tail -15 "$world/net.err" | sed 's/^/#   /'; }
 check "network.allow under gvisor runs (exit 0)" test $status -eq 0
 read -r code hdr body req <<<"$(head -1 <<<"$out")"
 check "allowed host reached by name through the DNS stub (HTTP 200)" test "$code" = 200
@@ -120,6 +134,9 @@ check "  DNS event denied for other.gander.test" test -n "$(ev \
 check "unlisted address: refused at once (curl: connection refused, 7)" grep -qx "ip=7" <<<"$out"
 check "  network event denied for 192.0.2.1 (connect, ECONNREFUSED)" test -n "$(ev \
   ".kind==\"network\" and .network.ip==\"192.0.2.1\" and .network.port==$port and .network.result==\"denied\" and .network.syscall==\"connect\" and .network.errno_name==\"ECONNREFUSED\"")"
+check "UDP sendto to a refused address fails at once (EPERM), no hang" grep -qx "udp=EPERM" <<<"$out"
+check "  network event denied for the datagram (udp, sendto)" test -n "$(ev \
+  '.kind=="network" and .network.ip=="192.0.2.1" and .network.transport=="udp" and .network.result=="denied" and .network.syscall=="sendto"')"
 check "  only the allowed connection was brokered" test "$(ev \
   '.kind=="network" and .network.transport=="tcp" and .network.result=="allowed"' | wc -l)" = 1
 

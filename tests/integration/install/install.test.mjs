@@ -20,6 +20,7 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { spawn, spawnSync, execFileSync } from "node:child_process";
 import fs from "node:fs";
+import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -540,5 +541,60 @@ test("with a collector running, the install events go through it, in order, once
     .filter((e) => e.kind === "lifecycle" && ["install", "start", "stop"].includes(e.lifecycle.what))
     .map((e) => (e.lifecycle.what === "install" ? e.lifecycle.detail.split(/[ =]/).slice(0, 2).join(" ") : e.lifecycle.what));
   assert.deepEqual(phases, ["osv clean:", "installing gander-mcp-fixture", "start", "stop", "installed gander-mcp-fixture", "start", "stop"], collectorLog);
+  fs.rmSync(world.root, { recursive: true, force: true });
+});
+
+// The install phase's events count in the metrics under phase="install" (issue 16): the evil
+// fixture's postinstall reads the planted ~/.ssh/id_rsa, which shows in
+// gander_file_access_outside_workspace_total{path="~/.ssh",phase="install"} and in the denials,
+// the series GanderSensitiveFileAccess matches; the extension is started once (the install
+// sandbox's own start is not counted); nothing of the install is under phase="run".
+test("a postinstall that reads ~/.ssh is counted under phase=\"install\"; the extension's starts stay 1", async (t) => {
+  if (!fs.existsSync(path.join(path.dirname(GANDER), "gander-collect"))) {
+    const why = "gander-collect is not built next to GANDER_BIN";
+    if (CI) assert.fail(why);
+    t.skip(why);
+    return;
+  }
+  const world = makeWorld("current_user");
+  const runtime = path.join(world.root, "run");
+  fs.mkdirSync(runtime, { mode: 0o700 });
+  const extra = { XDG_RUNTIME_DIR: runtime };
+  const port = await new Promise((resolve) => {
+    const s = net.createServer().listen(0, "127.0.0.1", () => {
+      const p = s.address().port;
+      s.close(() => resolve(p));
+    });
+  });
+  const collector = spawn(GANDER, ["collect", "--listen", `127.0.0.1:${port}`], { env: env(world, extra), stdio: ["ignore", "ignore", "pipe"] });
+  let collectorLog = "";
+  collector.stderr.on("data", (d) => (collectorLog += d));
+  let metrics = "";
+  let r;
+  try {
+    const socket = path.join(runtime, "gander", "collector.sock");
+    while (!fs.existsSync(socket)) {  // bounded by the test's timeout, not a fixed wait
+      assert.equal(collector.exitCode, null, `the collector exited: ${collectorLog}`);
+      await new Promise((res) => setTimeout(res, 50));
+    }
+    r = gander(world, ["run", "--collector", "connect", "--name", "evil", "--osv-endpoint", osv.url, "--", "npx", "-y", world.tarball], extra);
+    assert.equal(r.status, 0, r.diag);
+    assert.doesNotMatch(r.stderr, /no collector|refused/, r.diag);
+    // gander acknowledged every event before it exited: the metrics hold them all now.
+    metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+  } finally {
+    collector.kill("SIGTERM");
+    await new Promise((res) => (collector.exitCode !== null ? res() : collector.once("exit", res)));
+  }
+  const series = (name) => metrics.split("\n").filter((l) => l.startsWith(`${name}{`) && l.includes('extension="evil"'));
+  const value = (l) => Number(l.slice(l.lastIndexOf(" ") + 1));
+  const ssh = series("gander_file_access_outside_workspace_total").filter((l) => l.includes('path="~/.ssh"'));
+  const sshInstall = ssh.filter((l) => l.includes('phase="install"'));
+  assert.ok(sshInstall.length > 0 && sshInstall.every((l) => value(l) > 0), `no install-phase ~/.ssh series:\n${ssh.join("\n")}\n${r.diag}`);
+  assert.ok(sshInstall.some((l) => l.includes('path_class="denied"')), sshInstall.join("\n"));
+  assert.deepEqual(ssh.filter((l) => l.includes('phase="run"') && value(l) > 0), [], "the install's read charged to the run");
+  const fileDenials = series("gander_denials_total").filter((l) => l.includes('domain="file"') && l.includes('phase="install"'));
+  assert.ok(fileDenials.some((l) => value(l) > 0), `no install-phase file denial:\n${series("gander_denials_total").join("\n")}`);
+  assert.deepEqual(series("gander_extension_starts_total").map(value), [1], metrics);
   fs.rmSync(world.root, { recursive: true, force: true });
 });

@@ -128,7 +128,7 @@ TEST(CollectorState, RoundTripKeepsEverySeriesAndSequence) {
   LabelBounds bounds2({});
   LauncherLedger ledger2;
   ASSERT_TRUE(LoadState(path, store2, bounds2, ledger2));
-  EXPECT_EQ(store2.Value(Metric::kSyscalls, {"github", "read"}), 5);
+  EXPECT_EQ(store2.Value(Metric::kSyscalls, {"github", "read", "run"}), 5);
   EXPECT_EQ(store2.Value(Metric::kToolCallDuration, {"github", "search", "ok"}), 1);
   EXPECT_EQ(store2.Value(Metric::kExtensionRunning, {"github"}), 0);  // live state: not kept
   EXPECT_EQ(ledger2.LastSeq("L"), 41u);
@@ -313,36 +313,37 @@ TEST(EventMetrics, MapsEventsAndCapsLabels) {
   EventMetrics m(store, LabelBounds({.path = 1, .syscall = 2}));
   m.OnHello(MakeHello());
   // Implied series at 0.
-  EXPECT_EQ(store.Value(Metric::kDenials, {"github", "network", "broker", "enforce"}), 0);
-  EXPECT_EQ(store.Value(Metric::kEgressConnections, {"github", "api.github.com", "allowed"}), 0);
+  EXPECT_EQ(store.Value(Metric::kDenials, {"github", "network", "broker", "enforce", "run"}), 0);
+  EXPECT_EQ(store.Value(Metric::kEgressConnections, {"github", "api.github.com", "allowed", "run"}),
+            0);
 
   m.Apply(FileEvent("/home/u/.ssh/id", monitor::PathClass::kDenied), "/home/u");
   m.Apply(FileEvent("/home/u/.aws/creds", monitor::PathClass::kOutside), "/home/u");
   m.Apply(FileEvent("/work/x", monitor::PathClass::kWorkspace), "/home/u");  // not counted
   m.Apply(FileEvent("/etc/shadow", monitor::PathClass::kDenied, monitor::Verdict::kDenied),
           "/home/u");
-  EXPECT_EQ(
-      store.Value(Metric::kFileOutsideWorkspace, {"github", "~/.ssh", "denied", "read", "allowed"}),
-      1);
-  EXPECT_EQ(
-      store.Value(Metric::kFileOutsideWorkspace, {"github", "other", "outside", "read", "allowed"}),
-      1);
+  EXPECT_EQ(store.Value(Metric::kFileOutsideWorkspace,
+                        {"github", "~/.ssh", "denied", "read", "allowed", "run"}),
+            1);
+  EXPECT_EQ(store.Value(Metric::kFileOutsideWorkspace,
+                        {"github", "other", "outside", "read", "allowed", "run"}),
+            1);
   EXPECT_EQ(
       store.Value(Metric::kLabelOverflow, {"gander_file_access_outside_workspace_total", "path"}),
       2);
-  EXPECT_EQ(store.Value(Metric::kDenials, {"github", "file", "seccomp", "enforce"}), 1);
+  EXPECT_EQ(store.Value(Metric::kDenials, {"github", "file", "seccomp", "enforce", "run"}), 1);
 
   m.Apply(Counted("read", 10), "");
   m.Apply(Counted("openat", 2), "");
   m.Apply(Counted("close", 3), "");
-  EXPECT_EQ(store.Value(Metric::kSyscalls, {"github", "read"}), 10);
-  EXPECT_EQ(store.Value(Metric::kSyscalls, {"github", "other"}), 3);
+  EXPECT_EQ(store.Value(Metric::kSyscalls, {"github", "read", "run"}), 10);
+  EXPECT_EQ(store.Value(Metric::kSyscalls, {"github", "other", "run"}), 3);
 
   Event denied;
   denied.extension = "github";
   denied.payload = monitor::SyscallEvent{.name = "ptrace", .nr = 101, .error = 1};
   m.Apply(denied, "");
-  EXPECT_EQ(store.Value(Metric::kDenials, {"github", "syscall", "seccomp", "enforce"}), 1);
+  EXPECT_EQ(store.Value(Metric::kDenials, {"github", "syscall", "seccomp", "enforce", "run"}), 1);
 
   m.Apply(Lifecycle(monitor::LifecyclePhase::kStart, "x"), "");
   m.Apply(Lifecycle(monitor::LifecyclePhase::kStop, "exited with status 0"), "");
@@ -388,6 +389,50 @@ TEST(EventMetrics, MapsEventsAndCapsLabels) {
   EXPECT_EQ(store.Value(Metric::kExtensionInfo,
                         {"github", "native", "full", "enforce", "1111", "watched"}),
             1);
+}
+
+// gander's install of the package (a postinstall script reading ~/.ssh) is counted, under
+// phase="install", in the same series the alerts match on; its lifecycle is not the
+// extension's: no start, no exit.
+TEST(EventMetrics, InstallPhaseEventsAreCountedUnderTheirPhase) {
+  MetricStore store;
+  EventMetrics m(store, LabelBounds({}));
+  m.OnHello(MakeHello());
+  auto install = [](Event e) {
+    e.install_phase = true;
+    return e;
+  };
+  m.Apply(install(FileEvent("/home/u/.ssh/id_rsa", monitor::PathClass::kDenied,
+                            monitor::Verdict::kDenied)),
+          "/home/u");
+  m.Apply(install(Counted("read", 4)), "");
+  m.Apply(install(Lifecycle(monitor::LifecyclePhase::kStart, "npm install")), "");
+  m.Apply(install(Lifecycle(monitor::LifecyclePhase::kStop, "exited with status 1")), "");
+  m.Apply(FileEvent("/home/u/.ssh/id_rsa", monitor::PathClass::kDenied), "/home/u");
+  m.Apply(Lifecycle(monitor::LifecyclePhase::kStart, "x"), "");
+  EXPECT_EQ(store.Value(Metric::kFileOutsideWorkspace,
+                        {"github", "~/.ssh", "denied", "read", "denied", "install"}),
+            1);
+  EXPECT_EQ(store.Value(Metric::kFileOutsideWorkspace,
+                        {"github", "~/.ssh", "denied", "read", "allowed", "run"}),
+            1);
+  EXPECT_EQ(store.Value(Metric::kDenials, {"github", "file", "seccomp", "enforce", "install"}), 1);
+  EXPECT_EQ(store.Value(Metric::kDenials, {"github", "file", "seccomp", "enforce", "run"}), 0);
+  EXPECT_EQ(store.Value(Metric::kSyscalls, {"github", "read", "install"}), 4);
+  EXPECT_EQ(store.Value(Metric::kExtensionStarts, {"github"}), 1);  // the run's only
+  EXPECT_EQ(store.Value(Metric::kExtensionExits, {"github", "failure"}), 0);
+}
+
+// A state file written before the phase label restores into phase="run", not "damaged".
+TEST(MetricStore, AStateWithoutThePhaseLabelRestoresAsTheRun) {
+  MetricStore store;
+  nlohmann::json old = {
+      {"gander_denials_total",
+       {{{"labels", {"github", "file", "seccomp", "enforce"}}, {"value", 7}}}},
+      {"gander_extension_starts_total", {{{"labels", {"github"}}, {"value", 3}}}}};
+  ASSERT_TRUE(store.Restore(old));
+  EXPECT_EQ(store.Value(Metric::kDenials, {"github", "file", "seccomp", "enforce", "run"}), 7);
+  EXPECT_EQ(store.Value(Metric::kExtensionStarts, {"github"}), 3);
 }
 
 TEST(MetricStore, LabelValuesAreValidUtf8) {

@@ -56,19 +56,42 @@ TEST(RunHostCommandTest, GetsNoStdinByDefaultAndOnlyTheGivenEnvironment) {
   EXPECT_EQ(r->status, 0);
 }
 
+// No clock thresholds: the grandchild (which would outlive its shell) writes its pid before the
+// shell goes to sleep, so the timeout always finds it running (a control: the pid file is
+// there, else the timeout came first and is doubled); then the test waits for that pid to be
+// gone. The deadline only bounds a hang: a surviving grandchild fails it.
 TEST(RunHostCommandTest, TimeoutKillsTheWholeProcessGroup) {
-  std::string marker = "/tmp/gander-secret-test-" + std::to_string(getpid());
-  auto start = std::chrono::steady_clock::now();
-  // A grandchild that would outlive its shell: the group kill takes it too.
-  auto r = RunHostCommand("(sleep 5; touch " + marker + ") & sleep 30", "", 300ms, kEnv);
-  auto took = std::chrono::steady_clock::now() - start;
+  const std::string pidfile = "/tmp/gander-secret-test-" + std::to_string(getpid()) + ".pid";
+  std::filesystem::remove(pidfile);
+  const std::string command = "sh -c 'echo $$ > " + pidfile + ".tmp && mv " + pidfile + ".tmp " +
+                              pidfile + " && exec sleep 300' & while [ ! -s " + pidfile +
+                              " ]; do :; done; sleep 300";
+  Result<HostCommandResult> r = MakeError("not run");
+  for (auto timeout = std::chrono::milliseconds(300); timeout <= 60s; timeout *= 2) {
+    r = RunHostCommand(command, "", timeout, kEnv);
+    if (std::filesystem::exists(pidfile)) break;  // the grandchild ran before the timeout
+  }
   ASSERT_TRUE(r.ok());
   EXPECT_TRUE(r->timed_out);
   EXPECT_EQ(r->status, 128 + SIGKILL);
-  EXPECT_LT(took, 3s);
-  std::this_thread::sleep_for(5500ms);
-  EXPECT_FALSE(std::filesystem::exists(marker)) << "a process of the group survived the timeout";
-  std::filesystem::remove(marker);
+  pid_t grandchild = 0;
+  std::ifstream(pidfile) >> grandchild;
+  std::filesystem::remove(pidfile);
+  ASSERT_GT(grandchild, 0) << "the grandchild never started: the test shows nothing";
+  auto gone = [&] {
+    // Gone, or a zombie its new parent has not reaped yet.
+    std::ifstream stat("/proc/" + std::to_string(grandchild) + "/stat");
+    std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+    auto paren = text.rfind(')');
+    return text.empty() ||
+           (paren != std::string::npos && paren + 2 < text.size() && text[paren + 2] == 'Z');
+  };
+  auto deadline = std::chrono::steady_clock::now() + 30s;  // bounds a hang only
+  while (!gone() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(10ms);
+  }
+  EXPECT_TRUE(gone()) << "grandchild " << grandchild << " survived the timeout's group kill";
+  if (!gone()) kill(grandchild, SIGKILL);
 }
 
 TEST(RunHostCommandTest, CapsStdout) {

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -194,6 +195,41 @@ TEST_F(RedactorTest, HexForms) {
   // Someone else's hex and base64 are left alone.
   std::string other = Hex("another value here", false) + " " + Base64("another value", 0, 1);
   EXPECT_EQ(Run({other}), other);
+}
+
+// Hex in mixed case (every pattern of upper and lower letters a printer may produce, e.g. one
+// that upper-cases some bytes) is the same secret: redacted, also split byte by byte and
+// inside a JSON string. A raw value that differs only in case is not the secret: left alone.
+TEST_F(RedactorTest, MixedCaseHexForms) {
+  const std::string lower = Hex(kValue, false);
+  std::vector<std::string> mixed;
+  for (size_t pattern : {2u, 3u, 5u}) {  // upper-case every pattern-th letter
+    std::string m = lower;
+    size_t letter = 0;
+    for (char& c : m) {
+      if (c >= 'a' && c <= 'f' && letter++ % pattern == 0) c = static_cast<char>(c - 'a' + 'A');
+    }
+    mixed.push_back(m);
+  }
+  std::string all_but_first = Hex(kValue, true);  // upper case but for its first letter
+  *std::find_if(all_but_first.begin(), all_but_first.end(), [](char c) { return c >= 'A'; }) += 32;
+  mixed.push_back(all_but_first);
+  size_t runs = 0;
+  for (const std::string& m : mixed) {
+    ASSERT_NE(m, lower);
+    ASSERT_NE(m, Hex(kValue, true));
+    EXPECT_EQ(Run({"dump: " + m + "\n"}), "dump: " + kMarker + "\n") << m;
+    EXPECT_EQ(Run({R"({"hex":")" + m + R"("})"}), R"({"hex":")" + kMarker + R"("})") << m;
+    std::vector<std::string> bytes;
+    for (char c : "x=" + m + ";") bytes.emplace_back(1, c);
+    EXPECT_EQ(Run(bytes), "x=" + kMarker + ";") << m;
+    runs += 3;
+  }
+  EXPECT_EQ(hits_["GITHUB_TOKEN"], runs);
+  std::string raw_other_case = kValue;
+  for (char& c : raw_other_case) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  ASSERT_NE(raw_other_case, std::string(kValue));
+  EXPECT_EQ(Run({raw_other_case}), raw_other_case);
 }
 
 TEST_F(RedactorTest, ShortValuesAreIgnored) { EXPECT_EQ(Run({"ab ab ab"}), "ab ab ab"); }

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <sstream>
 
 namespace gander::vet {
@@ -45,6 +46,48 @@ TEST(LogFindings, BaitIsHighAndShownUnderTheFakeHome) {
   EXPECT_EQ(fs[0].summary, "read ~/.ssh/id_rsa");
   EXPECT_EQ(fs[0].count, 2u);
   EXPECT_EQ(fs[0].tool, "(startup)");
+}
+
+// gander's install of the package ("phase":"install": npm install and its postinstall script)
+// is kept, as findings of their own marked "install phase": a postinstall reading ~/.ssh is as
+// high as the extension doing it; the install's registry traffic and programs are info.
+TEST(LogFindings, InstallPhaseFindingsAreKeptAndMarked) {
+  auto install = [](std::string line) {
+    return line.insert(line.find(",\"kind\""), R"(,"phase":"install")");
+  };
+  auto fs = Analyse(
+      install(File("/h/.ssh/id_rsa", "denied", "read")) +
+      install(File("/h/.gnupg/k", "denied", "read", "denied")) +
+      install(Line(
+          "network",
+          R"({"host":"registry.npmjs.org","ip":"127.0.0.1","port":443,"transport":"tcp","result":"allowed","errno":0,"errno_name":null,"syscall":"connect","rule":null,"bytes_out":0,"bytes_in":0,"duration_us":0})")) +
+      install(Line(
+          "process",
+          R"({"action":"exec","path":"/bin/sh","argv":["sh","-c","node postinstall.js"],"argv_truncated":false,"exit_code":null,"signal":null,"errno":0,"errno_name":null})")) +
+      install(Line("lifecycle", R"({"what":"install","detail":"npm install done"})")) +
+      File("/h/.ssh/id_rsa", "denied", "read"));
+  const Finding* bait = Find(fs, Category::kBait, "install phase: read ~/.ssh/id_rsa");
+  ASSERT_NE(bait, nullptr);
+  EXPECT_EQ(bait->severity, Severity::kHigh);
+  EXPECT_EQ(bait->count, 1u);
+  const Finding* gnupg = Find(fs, Category::kFile, "install phase: read ~/.gnupg/k");
+  ASSERT_NE(gnupg, nullptr);
+  EXPECT_EQ(gnupg->severity, Severity::kHigh);
+  const Finding* registry = Find(fs, Category::kNetwork, "install phase: connect to registry");
+  ASSERT_NE(registry, nullptr);
+  EXPECT_EQ(registry->severity, Severity::kInfo);
+  const Finding* script = Find(fs, Category::kProcess, "install phase: ");
+  ASSERT_NE(script, nullptr);
+  EXPECT_EQ(script->severity, Severity::kInfo);
+  // The extension's own read is a finding of its own, not merged into the install's.
+  EXPECT_EQ(std::count_if(fs.begin(), fs.end(),
+                          [](const Finding& f) { return f.summary == "read ~/.ssh/id_rsa"; }),
+            1);
+  // The registry connect after the postinstall read the bait: possible exfiltration, high.
+  const Finding* exfil = Find(fs, Category::kNetwork, "install phase: network attempted after");
+  ASSERT_NE(exfil, nullptr);
+  EXPECT_EQ(exfil->severity, Severity::kHigh);
+  EXPECT_EQ(fs.size(), 6u);
 }
 
 TEST(LogFindings, FilesByClass) {
