@@ -193,10 +193,11 @@ int Main(int argc, char** argv) {
   for (auto* sub : {wrap_cmd, unwrap_cmd}) {
     sub->add_flag("--dry-run", dry_run, "Print the diff, write nothing");
   }
-  bool start = false;
-  goose_doctor_cmd->add_flag("--start", start,
-                             "Also start each wrapped extension as Goose would (initialize + "
-                             "tools/list, at most 60 s each)");
+  bool start = true;
+  goose_doctor_cmd->add_flag("--start,!--no-start", start,
+                             "Start each wrapped extension as Goose would (initialize + "
+                             "tools/list, at most 60 s each; the default) or, with --no-start, "
+                             "check the config only");
 
   vet::AuditOptions audit_opts;
   std::string audit_format = "text", audit_fail_on = "high";

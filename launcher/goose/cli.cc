@@ -246,6 +246,7 @@ int GooseDoctor(const std::string& config, std::ostream& out, bool start, bool j
       continue;
     }
     screen << "  wrapped           " << (e.wrapped ? "yes" : "no") << "\n";
+    bool policy_ok = true;
     if (e.wrapped) {
       auto policy = LoadEffectivePolicy(e.policy, e.policy.empty() ? e.profile : "");
       std::string which = e.policy.empty() ? "profile " + e.profile : e.policy;
@@ -254,6 +255,7 @@ int GooseDoctor(const std::string& config, std::ostream& out, bool start, bool j
       entry["policy"] = {{"source", which}, {"valid", policy.ok()}};
       if (!policy) entry["policy"]["error"] = policy.error().Describe();
       if (!policy && e.enabled) ++problems;
+      policy_ok = policy.ok();
     }
     bool found = !e.command.empty() && CommandFound(e.command[0]);
     screen << "  command           " << (e.command.empty() ? "" : e.command[0]) << ": "
@@ -261,7 +263,7 @@ int GooseDoctor(const std::string& config, std::ostream& out, bool start, bool j
     entry["command"] = {{"program", e.command.empty() ? "" : e.command[0]}, {"found", found}};
     if (!found && e.enabled) ++problems;
     if (!e.wrapped && e.enabled) ++problems;
-    if (e.wrapped && e.enabled && found && start) {
+    if (e.wrapped && e.enabled && found && policy_ok && start) {
       std::string missing;
       for (const std::string& name : e.secrets) {
         if (!e.envs.contains(name) && std::getenv(name.c_str()) == nullptr) missing += " " + name;
