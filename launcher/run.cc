@@ -1021,9 +1021,10 @@ int Run(const RunOptions& o) {
     x.unotify = std::make_unique<monitor::KernelUnotify>(std::move(x.sandbox.listener));
     // What the sandbox shows of its own cgroup is system, as /proc is (not for gVisor's
     // broker, whose notifications carry no file paths).
-    const std::vector<std::string> cgroup =
-        x.spec ? CgroupReadPaths(x.spec->cgroups, x.spec->use_namespaces)
-               : std::vector<std::string>{};
+    std::vector<std::string> cgroup = x.spec
+                                          ? CgroupReadPaths(x.spec->cgroups, x.spec->use_namespaces)
+                                          : std::vector<std::string>{};
+    cgroup.insert(cgroup.end(), CpuTopologyFiles().begin(), CpuTopologyFiles().end());
     monitor::SeccompMonitorConfig config{
         .extension = p.name,
         .rules = monitor::ClassifierRules::From(p.policy, p.workspace, p.command.readable, cgroup),

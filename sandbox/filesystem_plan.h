@@ -77,6 +77,11 @@ struct FilesystemPlan {
 FilesystemPlan PlanFilesystem(const FilesystemInputs& in, bool with_mount_namespace,
                               const PathProbe& probe, const DirLister& lister);
 
+// The CPU topology files runtimes size their thread pools from (glibc's get_nprocs reads
+// `online`, node's thread pool among its callers): shown read-only in every mode, as the own
+// cgroup is, and counted as system, so that reading them is no denial.
+const std::vector<std::string>& CpuTopologyFiles();
+
 // True when `path` is `dir` or lies beneath it (both normalised absolute paths).
 bool IsWithin(const std::string& path, const std::string& dir);
 
