@@ -143,8 +143,16 @@ int GooseWrap(const std::string& config, bool unwrap, bool dry_run, std::ostream
     return kExitUsage;
   }
   out << goose::UnifiedDiff(*text, result->text, config, config);
+  bool has_mcp = false;
   for (const goose::ExtensionEntry& e : result->extensions) {
     if (!e.note.empty()) std::cerr << "gander: extension '" << e.key << "': " << e.note << "\n";
+    has_mcp = has_mcp || e.gander_mcp;
+  }
+  if (!unwrap && !has_mcp) {
+    // No prompt (wrap runs unattended): one line saying how.
+    std::cerr << "gander: to run the agent's own commands and code in a sandbox too, add `gander "
+                 "mcp` to Goose (extensions: {gander: {type: stdio, cmd: "
+              << settings.gander_path << ", args: [mcp], enabled: true}}; docs/mcp.md)\n";
   }
   if (result->text == *text) {
     out << config << ": nothing to " << (unwrap ? "unwrap" : "wrap") << "\n";

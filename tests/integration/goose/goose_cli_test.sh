@@ -131,6 +131,8 @@ check "  no policy file written" test "$(ls "$policies")" = goose-notes.yaml
 "$GANDER" goose wrap >"$world/out/wrap1" 2>&1
 check "wrap: exit 0" test $? -eq 0
 check "  backup written, byte for byte the original" cmp -s "$config.gander-backup" "$world/original.yaml"
+check "  no gander mcp entry: one line says how to add it (no prompt)" \
+  test "$(grep -c "add \`gander mcp\` to Goose (extensions: {gander: {type: stdio, cmd: $GANDER, args: \[mcp\]" "$world/out/wrap1")" = 1
 check "  policy for 'files' created" test -f "$policies/goose-files.yaml"
 check "  it carries envs and env_keys as named secrets" \
   test "$(grep -c -e '  FILES_TOKEN: {from: env}' -e '  FILES_KEY: {from: env}' "$policies/goose-files.yaml")" = 2
