@@ -250,6 +250,16 @@ check "memory enforced under the suggested policy: read_graph" test $? -eq 0
 check "  the enforced run refused nothing (its audit lines, install phase aside)" \
   test "$(tail -n +"$((before + 1))" "$audit" | denials)" = 0
 
+# gander audit of an npx server with OSV off (offline here): the skipped malware check is said
+# on stderr, not only in the audit log. Once, in the namespaces entry.
+if [ "$MODE" = namespaces ]; then
+  (cd "$world" && "$GANDER" audit -- npx -y @modelcontextprotocol/server-sequential-thinking) \
+    >"$world/out/audit.out" 2>"$world/out/audit.err"
+  check "gander audit -- npx …: exit 0" test $? -eq 0
+  check "  stderr says the package was not checked for malware (OSV off)" \
+    grep -q "gander: audit: not checked for malware (OSV): .*server-sequential-thinking" "$world/out/audit.err"
+fi
+
 if [ "$fails" -ne 0 ]; then
   echo "journey_test: $fails check(s) failed (uid $(id -u), $MODE); outputs:" >&2
   for f in "$world"/out/* "$XDG_CONFIG_HOME"/gander/policies/*; do echo "== $f" >&2; tail -40 "$f" >&2; done
