@@ -8,23 +8,9 @@
 set -u
 GANDER=$(realpath "$1")
 SRC=$(realpath "$2")
-fails=0
-ok() { echo "ok   - $1"; }
-bad() {
-  echo "FAIL - $1" >&2
-  fails=$((fails + 1))
-}
-check() {
-  local what=$1
-  shift
-  if "$@"; then ok "$what"; else bad "$what"; fi
-}
-has() { grep -qF -- "$2" "$1"; }
-if [ ! -d "$SRC/tests/e2e/node_modules/@modelcontextprotocol/server-filesystem" ]; then
-  echo "GANDER-SKIP: demo_test: tests/e2e/node_modules is missing (tests/e2e/install.sh)"
-  [ "${CI:-}" = true ] && exit 1
-  exit 77
-fi
+. "$(dirname "$(realpath "$0")")/../lib/checks.sh"
+[ -d "$SRC/tests/e2e/node_modules/@modelcontextprotocol/server-filesystem" ] ||
+  skip_test demo_test "tests/e2e/node_modules is missing (tests/e2e/install.sh)"
 
 world=$(mktemp -d "$(realpath "$3")/demo.XXXXXX")
 collector=
@@ -36,10 +22,7 @@ cleanup() {
   rm -rf "$world"
 }
 trap cleanup EXIT
-export HOME=$world/home XDG_CONFIG_HOME=$world/home/.config XDG_STATE_HOME=$world/home/.local/state
-export XDG_DATA_HOME=$world/home/.local/share XDG_RUNTIME_DIR=$world/run
-mkdir -p "$HOME"
-mkdir -m 700 "$XDG_RUNTIME_DIR"
+private_home "$world"
 
 setsid --wait bash -c 'echo $$ >"$1"; exec "$2" "$3"' _ "$world/demo.sid" "$SRC/scripts/demo.sh" \
   "$GANDER" >"$world/demo.out" 2>&1
@@ -74,9 +57,5 @@ for stat in /proc/[0-9]*/stat; do
 done
 check "nothing but the collector is left of the demo${left:+ (left:$left)}" test -z "$left"
 
-if [ "$fails" -ne 0 ]; then
-  echo "demo_test: $fails check(s) failed; the demo said:" >&2
-  cat "$out" >&2
-  exit 1
-fi
-echo "demo_test: all checks passed"
+[ "$fails" -ne 0 ] && cat "$out" >&2
+finish demo_test "$world/nothing"

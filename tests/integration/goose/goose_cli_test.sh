@@ -10,27 +10,8 @@ COLLECT=$(realpath "$2")
 E2E=$(realpath "$3")
 SELF=$(realpath "$0")
 CLIENT=$(dirname "$SELF")/goose_stdio_client.py
-fails=0
-
-skip() {
-  echo "goose_cli_test: SKIPPED: $1" >&2
-  if [ "${CI:-}" = true ]; then
-    echo "goose_cli_test: CI=true: a skip is a failure" >&2
-    exit 1
-  fi
-  exit 77
-}
-ok() { echo "ok   - $1"; }
-bad() {
-  echo "FAIL - $1" >&2
-  fails=$((fails + 1))
-}
-check() {  # check DESCRIPTION COMMAND...
-  local what=$1
-  shift
-  if "$@"; then ok "$what"; else bad "$what"; fi
-}
-has() { grep -qF -- "$2" "$1"; }  # has FILE TEXT
+. "$(dirname "$SELF")/../../lib/checks.sh"
+skip() { skip_test goose_cli_test "$1"; }
 
 MEMORY_BIN=$E2E/node_modules/.bin/mcp-server-memory
 FS_JS=$E2E/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js

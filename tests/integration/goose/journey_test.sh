@@ -24,42 +24,15 @@ MODE=${5:-namespaces}
 SELF=$(realpath "$0")
 HERE=$(dirname "$SELF")
 CLIENT=$HERE/goose_stdio_client.py
-fails=0
-
-skip() {
-  echo "journey_test: SKIPPED: $1" >&2
-  if [ "${CI:-}" = true ]; then
-    echo "journey_test: CI=true: a skip is a failure" >&2
-    exit 1
-  fi
-  exit 77
-}
-ok() { echo "ok   - $1"; }
-bad() {
-  echo "FAIL - $1" >&2
-  fails=$((fails + 1))
-}
-check() {  # check DESCRIPTION COMMAND...
-  local what=$1
-  shift
-  if "$@"; then ok "$what"; else bad "$what"; fi
-}
-has() { grep -qF -- "$2" "$1"; }  # has FILE TEXT
+. "$(dirname "$SELF")/../../lib/checks.sh"
+skip() { skip_test journey_test "$1"; }
 
 for p in server-filesystem server-memory server-everything server-sequential-thinking; do
   [ -f "$E2E/node_modules/@modelcontextprotocol/$p/package.json" ] ||
     skip "tests/e2e/node_modules has no $p (tests/e2e/install.sh)"
 done
 command -v node >/dev/null && command -v npm >/dev/null || skip "node and npm are required"
-case "$MODE" in
-  namespaces) mode_flags=() ;;
-  no-namespaces) mode_flags=(--no-namespaces) ;;
-  gvisor)
-    mode_flags=(--backend gvisor)
-    command -v "${GANDER_RUNSC:-runsc}" >/dev/null || skip "runsc (gVisor) is not installed"
-    ;;
-  *) echo "journey_test: unknown MODE $MODE" >&2; exit 2 ;;
-esac
+sandbox_mode_flags "$MODE"
 python3 -c 'import yaml' 2>/dev/null || skip "python3-yaml is not installed"
 
 # The user's login-shell PATH (version managers' shims first where the machine has them).

@@ -18,40 +18,17 @@ SELF=$(realpath "$0")
 HERE=$(dirname "$SELF")
 SERVER=$HERE/py_echo_server.py
 CLIENT=$HERE/goose_stdio_client.py
-fails=0
-skip() {
-  echo "GANDER-SKIP: notice_test ($MODE): $1" >&2
-  if [ "${CI:-}" = true ]; then exit 1; fi
-  exit 77
-}
-ok() { echo "ok   - $1"; }
-bad() {
-  echo "FAIL - $1" >&2
-  fails=$((fails + 1))
-}
-check() {
-  local what=$1
-  shift
-  if "$@"; then ok "$what"; else bad "$what"; fi
-}
+. "$HERE/../../lib/checks.sh"
+skip() { skip_test "notice_test ($MODE)" "$1"; }
 python3 -c 'import yaml' 2>/dev/null || skip "python3-yaml is not installed"
-case "$MODE" in
-  namespaces) flags=() ;;
-  no-namespaces) flags=(--no-namespaces) ;;
-  gvisor)
-    flags=(--backend gvisor)
-    command -v "${GANDER_RUNSC:-runsc}" >/dev/null || skip "runsc (gVisor) is not installed"
-    ;;
-  *) echo "notice_test: unknown MODE $MODE" >&2; exit 2 ;;
-esac
+sandbox_mode_flags "$MODE"
+flags=("${mode_flags[@]}")
 
 world=$(mktemp -d "$(realpath "$2")/notice.XXXXXX")
 chmod 755 "$world"
 trap 'rm -rf "$world"' EXIT
-export HOME=$world/home XDG_CONFIG_HOME=$world/home/.config XDG_STATE_HOME=$world/home/.local/state
-export XDG_DATA_HOME=$world/home/.local/share XDG_RUNTIME_DIR=$world/run
+private_home "$world"
 mkdir -p "$HOME/.ssh" "$HOME/.config/goose" "$world/ws" "$world/out"
-mkdir -m 700 "$XDG_RUNTIME_DIR"
 echo "not a real key" >"$HOME/.ssh/id_rsa"
 audit=$world/audit.jsonl
 args=run
@@ -117,18 +94,6 @@ PY
 check "  its tool line: network 3, denials 3; 3 tcp network events, each naming the call" \
   test "$(cat "$world/out/connect.counts")" = "1 3 3 3 3"
 
-if [ "$fails" -ne 0 ]; then
-  echo "notice_test: $fails check(s) failed (uid $(id -u), $MODE)" >&2
-  for f in "$world"/out/*; do echo "== $f" >&2; tail -20 "$f" >&2; done
-  exit 1
-fi
-echo "notice_test: all checks passed (uid $(id -u), $MODE)"
-if [ "$(id -u)" = 0 ] && [ -z "${GANDER_AS_NOBODY:-}" ] && command -v setpriv >/dev/null; then
-  nobody=$(mktemp -d "$2/nobody.XXXXXX")
-  chmod 777 "$nobody"
-  GANDER_AS_NOBODY=1 setpriv --reuid=65534 --regid=65534 --clear-groups "$SELF" "$GANDER" "$nobody" "$MODE"
-  status=$?
-  rm -rf "$nobody"
-  [ "$status" -eq 0 ] || { echo "notice_test: FAIL as uid 65534 ($MODE)" >&2; exit 1; }
-fi
+finish "notice_test ($MODE)" "$world/out"
+again_as_nobody "notice_test ($MODE)" "$2" "$SELF" "$GANDER" NOBODY_SCRATCH "$MODE"
 exit 0

@@ -15,18 +15,7 @@ set -u
 GANDER=$(realpath "$1")
 COLLECT=$(realpath "$2")
 SELF=$(realpath "$0")
-fails=0
-ok() { echo "ok   - $1"; }
-bad() {
-  echo "FAIL - $1" >&2
-  fails=$((fails + 1))
-}
-check() {
-  local what=$1
-  shift
-  if "$@"; then ok "$what"; else bad "$what"; fi
-}
-has() { grep -qF -- "$2" "$1"; }
+. "$(dirname "$SELF")/../../lib/checks.sh"
 
 world=$(mktemp -d "$(realpath "$3")/status.XXXXXX")
 chmod 755 "$world"
@@ -37,10 +26,8 @@ cleanup() {
   rm -rf "$world"
 }
 trap cleanup EXIT
-export HOME=$world/home XDG_CONFIG_HOME=$world/home/.config XDG_STATE_HOME=$world/home/.local/state
-export XDG_DATA_HOME=$world/home/.local/share XDG_RUNTIME_DIR=$world/run
+private_home "$world"
 mkdir -p "$HOME/.ssh" "$world/ws" "$world/out"
-mkdir -m 700 "$XDG_RUNTIME_DIR"
 echo "not a key" >"$HOME/.ssh/id_rsa"
 sock=$XDG_RUNTIME_DIR/gander/collector.sock
 
@@ -107,19 +94,6 @@ check "no collector: exit 1" test $? -eq 1
 check "  says no collector answers on this user's socket" \
   has "$world/out/status-none.txt" "no collector answers on this user's socket"
 
-if [ "$fails" -ne 0 ]; then
-  echo "status_test: $fails check(s) failed (uid $(id -u))" >&2
-  for f in "$world"/out/*; do echo "== $f" >&2; tail -30 "$f" >&2; done
-  exit 1
-fi
-echo "status_test: all checks passed (uid $(id -u))"
-if [ "$(id -u)" = 0 ] && [ -z "${GANDER_AS_NOBODY:-}" ] && command -v setpriv >/dev/null; then
-  nobody=$(mktemp -d "$3/nobody.XXXXXX")
-  chmod 777 "$nobody"
-  GANDER_AS_NOBODY=1 setpriv --reuid=65534 --regid=65534 --clear-groups \
-    "$SELF" "$GANDER" "$COLLECT" "$nobody"
-  status=$?
-  rm -rf "$nobody"
-  [ "$status" -eq 0 ] || { echo "status_test: FAIL as uid 65534" >&2; exit 1; }
-fi
+finish status_test "$world/out"
+again_as_nobody status_test "$3" "$SELF" "$GANDER" "$COLLECT" NOBODY_SCRATCH
 exit 0
