@@ -220,6 +220,8 @@ edit_entry memory --policy "$world/out/memory-suggested.yaml"
 before=$(grep -c '' "$audit")
 goose_start memory "$(calls enforce '[{"tool": "read_graph", "arguments": {}, "expect": "learned-one"}]')" enforce
 check "memory enforced under the suggested policy: read_graph" test $? -eq 0
+tail -n +"$((before + 1))" "$audit" | grep -e '"denied"' -e '"would_deny"' | grep -v '"phase":"install"' \
+  >"$world/out/memory.enforce.denials"
 check "  the enforced run refused nothing (its audit lines, install phase aside)" \
   test "$(tail -n +"$((before + 1))" "$audit" | denials)" = 0
 
