@@ -110,7 +110,7 @@ TEST(OciConfigTest, TheSyscallAllowlistBecomesOciSeccompForRunsc) {
   // to clone, so no thread could start (node aborts); allowed, the sentry answers ENOSYS.
   EXPECT_EQ(seccomp["syscalls"][0]["names"],
             nlohmann::json({"clone3", "execve", "exit", "exit_group", "openat", "read",
-                            "restart_syscall", "rt_sigreturn", "write"}));
+                            "restart_syscall", "rt_sigreturn", "sched_yield", "write"}));
   RunscOptions options;
   options.oci_seccomp = true;
   EXPECT_EQ(
