@@ -81,7 +81,7 @@ struct Cli {
   SuggestOptions suggest;
   std::string diff_old, diff_new;
   std::string goose_config = DefaultGooseConfig();
-  bool dry_run = false, start = false;
+  bool dry_run = false, start = true;
   vet::AuditOptions audit_opts;
   std::string audit_format = "text", audit_fail_on = "high";
   std::string update_name;
@@ -207,9 +207,10 @@ void AddGooseCommands(CLI::App& app, Cli& c) {
   for (auto* sub : {c.wrap_cmd, c.unwrap_cmd}) {
     sub->add_flag("--dry-run", c.dry_run, "Print the diff, write nothing");
   }
-  c.goose_doctor_cmd->add_flag("--start", c.start,
-                               "Also start each wrapped extension as Goose would (initialize + "
-                               "tools/list, at most 60 s each)");
+  c.goose_doctor_cmd->add_flag("--start,!--no-start", c.start,
+                               "Start each wrapped extension as Goose would (initialize + "
+                               "tools/list, at most 60 s each; the default) or, with --no-start, "
+                               "check the config only");
 
   c.goose_doctor_cmd->add_flag("--json", c.json, "Print the report as JSON");
 }

@@ -3,13 +3,17 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <sstream>
 
 #include "common/unique_fd.h"
 #include "exporters/collector_paths.h"
@@ -78,15 +82,19 @@ std::vector<MetricSample> ParseExposition(const std::string& text) {
 
 namespace {
 
+// Counters are integers: kept as such (the exposition writes them as floats).
 struct Row {
   bool running = false;
   std::string isolation = "?", mode = "?";
-  std::map<std::string, double> denials;  // by domain
-  std::map<std::string, double> outside;  // by path label
-  std::map<std::string, double> egress;   // bytes out by destination
-  std::map<std::string, double> exits;    // by reason
-  double starts = 0;
+  std::map<std::string, int64_t> denials;        // by domain
+  std::map<std::string, int64_t> outside;        // by path label, outside the workspace
+  std::map<std::string, int64_t> denied_inside;  // by path label, ${WORKSPACE}/...: denied
+  std::map<std::string, int64_t> egress;         // bytes out by destination
+  std::map<std::string, int64_t> exits;          // by reason
+  int64_t starts = 0;
 };
+
+int64_t Count(double v) { return std::llround(v); }
 
 std::string Label(const MetricSample& s, const char* key) {
   auto it = s.labels.find(key);
@@ -100,7 +108,7 @@ std::map<std::string, Row> Rows(const std::vector<MetricSample>& samples) {
     if (ext == s.labels.end()) continue;
     Row& r = rows[ext->second];
     if (s.name == "gander_extension_running") r.running = s.value > 0;
-    if (s.name == "gander_extension_starts_total") r.starts = s.value;
+    if (s.name == "gander_extension_starts_total") r.starts = Count(s.value);
     if (s.name == "gander_extension_info") {
       r.isolation = Label(s, "isolation");
       r.mode = Label(s, "mode");
@@ -108,40 +116,44 @@ std::map<std::string, Row> Rows(const std::vector<MetricSample>& samples) {
     // The extension's own run: gander's install of its package (phase="install") is in the
     // metrics and alerts, and `gander audit`, but not charged to the extension here.
     if (Label(s, "phase") == "install") continue;
-    if (s.name == "gander_denials_total" && s.value > 0) r.denials[Label(s, "domain")] += s.value;
-    if (s.name == "gander_file_access_outside_workspace_total" && s.value > 0) {
-      r.outside[Label(s, "path")] += s.value;
+    const int64_t n = Count(s.value);
+    if (s.name == "gander_denials_total" && n > 0) r.denials[Label(s, "domain")] += n;
+    if (s.name == "gander_file_access_outside_workspace_total" && n > 0) {
+      // A denied path inside the workspace (its .ssh, say) is counted in the same series.
+      std::string path = Label(s, "path");
+      (path.starts_with("${WORKSPACE}") ? r.denied_inside : r.outside)[path] += n;
     }
-    if (s.name == "gander_egress_bytes_total" && s.value > 0) {
-      r.egress[Label(s, "destination")] += s.value;
-    }
-    if (s.name == "gander_extension_exits_total" && s.value > 0)
-      r.exits[Label(s, "reason")] += s.value;
+    if (s.name == "gander_egress_bytes_total" && n > 0) r.egress[Label(s, "destination")] += n;
+    if (s.name == "gander_extension_exits_total" && n > 0) r.exits[Label(s, "reason")] += n;
   }
   return rows;
 }
 
 }  // namespace
 
-void RenderStatus(const std::vector<MetricSample>& samples, std::ostream& out) {
+void RenderStatus(const std::vector<MetricSample>& samples, std::ostream& out,
+                  const LastSeen& last_seen) {
   std::map<std::string, Row> rows = Rows(samples);
   if (rows.empty()) {
     out << "No extension has reported to the collector yet.\n";
     return;
   }
   char line[256];
-  std::snprintf(line, sizeof(line), "%-24s %-8s %-9s %-8s %6s\n", "EXTENSION", "STATE", "ISOLATION",
-                "MODE", "STARTS");
+  std::snprintf(line, sizeof(line), "%-24s %-8s %-9s %-8s %6s  %s\n", "EXTENSION", "STATE",
+                "ISOLATION", "MODE", "STARTS", "LAST SEEN");
   out << line;
   for (const auto& [name, r] : rows) {
-    std::snprintf(line, sizeof(line), "%-24s %-8s %-9s %-8s %6.0f\n", name.c_str(),
-                  r.running ? "running" : "stopped", r.isolation.c_str(), r.mode.c_str(), r.starts);
+    std::string seen = last_seen ? last_seen(name) : "";
+    std::snprintf(line, sizeof(line), "%-24s %-8s %-9s %-8s %6lld  %s\n", name.c_str(),
+                  r.running ? "running" : "stopped", r.isolation.c_str(), r.mode.c_str(),
+                  static_cast<long long>(r.starts), seen.empty() ? "-" : seen.c_str());
     out << line;
-    auto list = [&](const char* title, const std::map<std::string, double>& m, bool bytes) {
+    auto list = [&](const char* title, const std::map<std::string, int64_t>& m, bool bytes) {
       if (m.empty()) return;
       out << "    " << title << ":";
       for (const auto& [key, value] : m) {
-        out << " " << key << " " << (bytes ? Bytes(value) : std::to_string(int64_t(value)));
+        out << " " << key << " "
+            << (bytes ? Bytes(static_cast<double>(value)) : std::to_string(value));
         out << ";";
       }
       out << "\n";
@@ -149,14 +161,19 @@ void RenderStatus(const std::vector<MetricSample>& samples, std::ostream& out) {
     list("exits (by reason)", r.exits, false);
     list("denied (by domain)", r.denials, false);
     list("outside the workspace", r.outside, false);
+    list("denied inside the workspace", r.denied_inside, false);
     list("sent (by destination)", r.egress, true);
   }
 }
 
-void RenderStatusJson(const std::vector<MetricSample>& samples, std::ostream& out) {
+void RenderStatusJson(const std::vector<MetricSample>& samples, std::ostream& out,
+                      const LastSeen& last_seen) {
   nlohmann::json extensions = nlohmann::json::array();
   for (const auto& [name, r] : Rows(samples)) {
+    std::string seen = last_seen ? last_seen(name) : "";
     extensions.push_back({{"name", name},
+                          {"last_seen", seen.empty() ? nlohmann::json() : nlohmann::json(seen)},
+                          {"denied_inside_workspace", r.denied_inside},
                           {"running", r.running},
                           {"isolation", r.isolation},
                           {"mode", r.mode},
@@ -206,26 +223,138 @@ std::string ThisUsersCollectorAddress() {
   return address;
 }
 
-int Status(const std::string& requested, std::ostream& out, bool json) {
-  // Without --collector: this user's collector, at the address it recorded next to its socket
-  // (not whatever listens on the default port, which may be another user's).
-  std::string address = requested.empty() ? ThisUsersCollectorAddress() : requested;
-  if (address.empty()) {
-    std::cerr << "gander: no collector runs for this user (none recorded its address in "
-              << exporters::MetricsAddressPath(exporters::DefaultCollectorSocket())
-              << "); `gander run` starts one, or see docs/collector.md\n";
-    return 1;
+std::string LastEventTime(const std::string& audit_log_path) {
+  std::ifstream in(audit_log_path, std::ios::binary);
+  if (!in) return "";
+  in.seekg(0, std::ios::end);
+  std::streamoff size = in.tellg();
+  std::streamoff from = size > 65536 ? size - 65536 : 0;
+  in.seekg(from);
+  std::string tail((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  // The last complete line (a line still being written has no newline yet).
+  size_t end = tail.rfind('\n');
+  if (end == std::string::npos) return "";
+  size_t begin = tail.rfind('\n', end == 0 ? 0 : end - 1);
+  begin = begin == std::string::npos || begin >= end ? 0 : begin + 1;
+  auto event = nlohmann::json::parse(tail.substr(begin, end - begin), nullptr, false);
+  if (!event.is_object() || !event.contains("time") || !event["time"].is_string()) return "";
+  std::string time = event["time"];
+  // 2026-12-01T19:24:20.866060Z -> 2026-12-01T19:24:20Z
+  size_t dot = time.find('.');
+  return dot == std::string::npos ? time : time.substr(0, dot) + "Z";
+}
+
+CollectorPeer FindCollectorPeer(const std::string& socket_path) {
+  CollectorPeer peer;
+  UniqueFd fd(socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  if (!fd || socket_path.size() >= sizeof addr.sun_path) return peer;
+  socket_path.copy(addr.sun_path, socket_path.size());
+  if (connect(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) return peer;
+  ucred cred{};
+  socklen_t len = sizeof cred;
+  if (getsockopt(fd.get(), SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0) return peer;
+  peer.answered = true;
+  peer.pid = cred.pid;
+  peer.uid = cred.uid;
+  return peer;
+}
+
+std::set<uint16_t> LoopbackListenPorts(pid_t pid) {
+  // The process's socket inodes, then the IPv4 loopback listeners among them.
+  std::set<std::string> inodes;
+  std::error_code ec;
+  for (const auto& fd :
+       std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/fd", ec)) {
+    std::string link = std::filesystem::read_symlink(fd.path(), ec).string();
+    if (!ec && link.starts_with("socket:[") && link.ends_with("]")) {
+      inodes.insert(link.substr(8, link.size() - 9));
+    }
   }
+  std::set<uint16_t> ports;
+  std::ifstream tcp("/proc/self/net/tcp");
+  std::string line;
+  std::getline(tcp, line);  // the header
+  while (std::getline(tcp, line)) {
+    std::istringstream fields(line);
+    std::string sl, local, remote, state, queues, timer, retransmits, uid, timeout, inode;
+    fields >> sl >> local >> remote >> state >> queues >> timer >> retransmits >> uid >> timeout >>
+        inode;
+    if (state != "0A" || !local.starts_with("0100007F:") || !inodes.contains(inode)) continue;
+    ports.insert(static_cast<uint16_t>(std::stoul(local.substr(9), nullptr, 16)));
+  }
+  return ports;
+}
+
+namespace {
+
+uint16_t PortOf(const std::string& address) {
+  size_t colon = address.rfind(':');
+  return colon == std::string::npos ? 0
+                                    : static_cast<uint16_t>(std::atoi(address.c_str() + colon + 1));
+}
+
+// This user's collector's /metrics address: asked of the process behind this user's socket
+// (SO_PEERCRED), whose own loopback listener it must be: the recorded address is used only
+// when that process owns its port, so neither a stale file nor another user's collector on
+// that port is believed. A collector of an older gander recorded nothing: found the same way.
+std::string ThisUsersMetricsAddress() {
+  const std::string socket = exporters::DefaultCollectorSocket();
+  const std::string recorded = ThisUsersCollectorAddress();
+  CollectorPeer peer = FindCollectorPeer(socket);
+  if (!peer.answered) {
+    std::cerr << "gander: no collector answers on this user's socket " << socket
+              << (recorded.empty() ? ""
+                                   : " (the address recorded beside it, " + recorded +
+                                         ", is not asked: anyone may listen there now)")
+              << "; `gander run` starts one, or see docs/collector.md\n";
+    return "";
+  }
+  if (peer.uid != getuid()) {
+    std::cerr << "gander: the process on " << socket << " runs as uid " << peer.uid
+              << ", not as you: not asked\n";
+    return "";
+  }
+  std::set<uint16_t> ports = LoopbackListenPorts(peer.pid);
+  if (!recorded.empty() && ports.contains(PortOf(recorded))) return recorded;
+  if (ports.empty()) {
+    std::cerr << "gander: this user's collector (pid " << peer.pid
+              << ") serves no /metrics on the loopback (started with --listen none?)\n";
+    return "";
+  }
+  std::string found = "127.0.0.1:" + std::to_string(*ports.begin());
+  std::cerr << "gander: "
+            << (recorded.empty()
+                    ? "this user's collector (pid " + std::to_string(peer.pid) +
+                          ") recorded no address (an older gander's); found it by its socket at " +
+                          found
+                    : "the recorded address " + recorded + " is not this user's collector's (pid " +
+                          std::to_string(peer.pid) + "); asking it at " + found)
+            << "\n";
+  return found;
+}
+
+}  // namespace
+
+int Status(const std::string& requested, std::ostream& out, bool json) {
+  // Without --collector: this user's collector, found through this user's socket (not
+  // whatever listens on the default port, which may be another user's).
+  std::string address = requested.empty() ? ThisUsersMetricsAddress() : requested;
+  if (address.empty()) return 1;
   auto text = FetchMetrics(address);
   if (!text) {
     std::cerr << "gander: " << text.error().Describe()
               << " (is it running? launchers start it; see docs/collector.md)\n";
     return 1;
   }
+  LastSeen last_seen = [](const std::string& name) {
+    return LastEventTime(exporters::DefaultAuditLogFor(name));
+  };
   if (json) {
-    RenderStatusJson(ParseExposition(*text), out);
+    RenderStatusJson(ParseExposition(*text), out, last_seen);
   } else {
-    RenderStatus(ParseExposition(*text), out);
+    RenderStatus(ParseExposition(*text), out, last_seen);
   }
   return 0;
 }

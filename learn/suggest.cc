@@ -759,8 +759,8 @@ std::string SuggestPolicy(const Learned& learned, const SuggestContext& ctx) {
           " (gander's filter allows " + std::to_string(ctx.default_syscalls) + " without a list)";
     }
     out +=
-        ";\n  # any other fails with ENOSYS. execve, write, exit, exit_group, rt_sigreturn and\n"
-        "  # restart_syscall are always allowed.\n";
+        ";\n  # any other fails with ENOSYS. execve, write, exit, exit_group, rt_sigreturn,\n"
+        "  # restart_syscall and sched_yield are always allowed.\n";
     out += "  allow:" + std::string(listed == 0 ? " []\n" : "\n") + list;
   }
   auto block = [&out](const char* title, std::vector<std::string>& lines) {

@@ -160,6 +160,13 @@ std::vector<std::string> ListHostDir(const std::string& path) {
   return names;
 }
 
+const std::vector<std::string>& CpuTopologyFiles() {
+  static const std::vector<std::string> files = {"/sys/devices/system/cpu/online",
+                                                 "/sys/devices/system/cpu/possible",
+                                                 "/sys/devices/system/cpu/present"};
+  return files;
+}
+
 FilesystemPlan PlanFilesystem(const FilesystemInputs& in, bool with_mount_namespace,
                               const PathProbe& probe, const DirLister& lister) {
   FilesystemPlan plan;
@@ -298,6 +305,13 @@ FilesystemPlan PlanFilesystem(const FilesystemInputs& in, bool with_mount_namesp
   for (const auto& cg : in.cgroups) {
     ops.push_back({MountOp::Kind::kCgroup, cg.type, cg.mountpoint, false, false, cg.options});
   }
+  std::vector<std::string> topology;
+  for (const auto& file : CpuTopologyFiles()) {
+    bool shown = std::any_of(binds.begin(), binds.end(),
+                             [&](const auto& b) { return IsWithin(file, b.first); });
+    if (!shown && probe(file).exists) topology.push_back(file);
+  }
+  for (const auto& file : topology) ops.push_back({MountOp::Kind::kBind, file, file, false, false});
   std::stable_sort(ops.begin(), ops.end(), [](const MountOp& a, const MountOp& b) {
     return std::make_pair(Depth(a.target), a.target) < std::make_pair(Depth(b.target), b.target);
   });
@@ -359,6 +373,7 @@ FilesystemPlan PlanFilesystem(const FilesystemInputs& in, bool with_mount_namesp
     plan.rules.push_back({"/dev/shm", ll::kWrite});
     for (const auto& path : CgroupReadPaths(in.cgroups, true))
       plan.rules.push_back({path, ll::kRead});
+    for (const auto& file : topology) plan.rules.push_back({file, ll::kRead});
     ops.insert(ops.end(), masks.begin(), masks.end());
     plan.mounts = std::move(ops);
   } else {
@@ -376,6 +391,7 @@ FilesystemPlan PlanFilesystem(const FilesystemInputs& in, bool with_mount_namesp
     }
     for (const auto& path : CgroupReadPaths(in.cgroups, false))
       plan.rules.push_back({path, ll::kRead});
+    for (const auto& file : topology) plan.rules.push_back({file, ll::kRead});
   }
   return plan;
 }

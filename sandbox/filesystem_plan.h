@@ -87,6 +87,11 @@ struct FilesystemPlan {
 FilesystemPlan PlanFilesystem(const FilesystemInputs& in, bool with_mount_namespace,
                               const PathProbe& probe, const DirLister& lister);
 
+// The CPU topology files runtimes size their thread pools from (glibc's get_nprocs reads
+// `online`, node's thread pool among its callers): shown read-only in every mode, as the own
+// cgroup is, and counted as system, so that reading them is no denial.
+const std::vector<std::string>& CpuTopologyFiles();
+
 // IsWithin (is `path` `dir` or beneath it) is common/path.h's.
 
 }  // namespace gander::launcher

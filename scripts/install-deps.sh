@@ -15,6 +15,7 @@ packages=(
   clang libclang-rt-14-dev  # libFuzzer for tests/fuzz (relay_fuzz)
   # man pages (docs/CMakeLists.txt), the package's checks (tests/packaging)
   go-md2man help2man man-db lintian dpkg-dev
+  zsh fish apparmor  # the completions and the AppArmor profile parsed (install_tree_test.sh)
   # the install phase for uvx/pipx run (a venv + pip in the cache) and its local test index
   python3 python3-venv python3-pip-whl python3-setuptools-whl python3-wheel-whl
 )

@@ -393,6 +393,28 @@ const std::vector<BaitFile>& BaitFiles() {
   return kBait;
 }
 
+namespace {
+
+// A malware check the install phase skipped (OSV off or unreachable) is said here too, not only
+// in the audit log: the package was installed unchecked.
+void SaySkippedOsvChecks(const std::string& audit_log) {
+  for (const auto& file : RotatedFiles(audit_log)) {
+    std::ifstream in(file);
+    for (std::string line; std::getline(in, line);) {
+      if (line.find("\"phase\":\"install\"") == std::string::npos) continue;
+      auto e = nlohmann::json::parse(line, nullptr, false);
+      if (!e.is_object() || !e.contains("lifecycle") || !e["lifecycle"].is_object()) continue;
+      std::string detail = e["lifecycle"].value("detail", "");
+      if (detail.starts_with("osv off: ") || detail.starts_with("osv unreachable: ")) {
+        std::cerr << "gander: audit: not checked for malware (OSV): "
+                  << detail.substr(detail.find(": ") + 2) << "\n";
+      }
+    }
+  }
+}
+
+}  // namespace
+
 int RunAudit(const AuditOptions& o, std::ostream& out) {
   if (o.command.empty()) {
     std::cerr << "gander: audit: no command given (gander audit [OPTIONS] -- COMMAND ...)\n";
@@ -465,6 +487,7 @@ int RunAudit(const AuditOptions& o, std::ostream& out) {
     if (!in) continue;
     for (auto& f : FindingsFromAuditLog(in, context)) findings.push_back(std::move(f));
   }
+  SaySkippedOsvChecks(audit_log);
   findings.push_back(
       {Severity::kInfo, Category::kEnvironment,
        "which variables the extension reads is not observable (getenv reads the process's own "

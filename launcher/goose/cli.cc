@@ -143,8 +143,16 @@ int GooseWrap(const std::string& config, bool unwrap, bool dry_run, std::ostream
     return kExitUsage;
   }
   out << goose::UnifiedDiff(*text, result->text, config, config);
+  bool has_mcp = false;
   for (const goose::ExtensionEntry& e : result->extensions) {
     if (!e.note.empty()) std::cerr << "gander: extension '" << e.key << "': " << e.note << "\n";
+    has_mcp = has_mcp || e.gander_mcp;
+  }
+  if (!unwrap && !has_mcp) {
+    // No prompt (wrap runs unattended): one line saying how.
+    std::cerr << "gander: to run the agent's own commands and code in a sandbox too, add `gander "
+                 "mcp` to Goose (extensions: {gander: {type: stdio, cmd: "
+              << settings.gander_path << ", args: [mcp], enabled: true}}; docs/mcp.md)\n";
   }
   if (result->text == *text) {
     out << config << ": nothing to " << (unwrap ? "unwrap" : "wrap") << "\n";
@@ -246,6 +254,7 @@ int GooseDoctor(const std::string& config, std::ostream& out, bool start, bool j
       continue;
     }
     screen << "  wrapped           " << (e.wrapped ? "yes" : "no") << "\n";
+    bool policy_ok = true;
     if (e.wrapped) {
       auto policy = LoadEffectivePolicy(e.policy, e.policy.empty() ? e.profile : "");
       std::string which = e.policy.empty() ? "profile " + e.profile : e.policy;
@@ -254,6 +263,7 @@ int GooseDoctor(const std::string& config, std::ostream& out, bool start, bool j
       entry["policy"] = {{"source", which}, {"valid", policy.ok()}};
       if (!policy) entry["policy"]["error"] = policy.error().Describe();
       if (!policy && e.enabled) ++problems;
+      policy_ok = policy.ok();
     }
     bool found = !e.command.empty() && CommandFound(e.command[0]);
     screen << "  command           " << (e.command.empty() ? "" : e.command[0]) << ": "
@@ -261,7 +271,7 @@ int GooseDoctor(const std::string& config, std::ostream& out, bool start, bool j
     entry["command"] = {{"program", e.command.empty() ? "" : e.command[0]}, {"found", found}};
     if (!found && e.enabled) ++problems;
     if (!e.wrapped && e.enabled) ++problems;
-    if (e.wrapped && e.enabled && found && start) {
+    if (e.wrapped && e.enabled && found && policy_ok && start) {
       std::string missing;
       for (const std::string& name : e.secrets) {
         if (!e.envs.contains(name) && std::getenv(name.c_str()) == nullptr) missing += " " + name;

@@ -432,8 +432,7 @@ std::string ProfileForCommand(const std::vector<std::string>& command) {
   static const std::set<std::string> kKnown = {
       "filesystem", "memory",   "sequential-thinking", "everything",   "github", "gitlab",
       "slack",      "postgres", "puppeteer",           "brave-search", "fetch"};
-  for (const std::string& word : command) {
-    std::string name = Basename(word);
+  auto known = [&](std::string name) -> std::string {
     size_t at = name.find('@', 1);  // server-github@1.2.3
     if (at != std::string::npos) name.resize(at);
     for (const char* prefix : {"mcp-server-", "server-"}) {
@@ -441,6 +440,23 @@ std::string ProfileForCommand(const std::vector<std::string>& command) {
         std::string rest = name.substr(std::string_view(prefix).size());
         if (kKnown.contains(rest)) return rest;
       }
+    }
+    return "";
+  };
+  for (const std::string& word : command) {
+    if (std::string p = known(Basename(word)); !p.empty()) return p;
+    // `node …/node_modules/@modelcontextprotocol/server-memory/dist/index.js`: the package is
+    // the directory right after node_modules (and its @scope), not the file's name.
+    std::vector<std::string> parts;
+    std::istringstream path(word);
+    for (std::string part; std::getline(path, part, '/');) parts.push_back(part);
+    for (size_t i = 0; i + 1 < parts.size(); ++i) {
+      if (parts[i] != "node_modules" && parts[i] != "site-packages") continue;
+      size_t pkg = i + 1 < parts.size() && parts[i + 1].starts_with('@') ? i + 2 : i + 1;
+      if (pkg + 1 >= parts.size()) continue;  // the package's own directory, then a file in it
+      std::string name = parts[pkg];
+      std::replace(name.begin(), name.end(), '_', '-');  // site-packages/mcp_server_fetch
+      if (std::string p = known(name); !p.empty()) return p;
     }
   }
   return "default";

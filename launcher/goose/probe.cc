@@ -199,6 +199,8 @@ std::vector<Refusal> RefusalsIn(const std::string& audit_lines) {
     auto e = nlohmann::json::parse(line, nullptr, false);
     if (e.is_discarded() || !e.is_object()) continue;
     const std::string kind = Str(e, "kind", "");
+    // gander's own install phase (npm/uv fetching the package) is not the extension's doing.
+    if (Str(e, "phase", "") == "install") continue;
     Refusal r;
     if (kind == "file" && e["file"].is_object()) {
       const auto& f = e["file"];

@@ -274,9 +274,10 @@ std::optional<Stop> CompilePolicy(Prepared& p, bool use_namespaces) {
   }
   // What the sandbox shows of its own cgroup is system, as /proc is (under gVisor: its
   // cgroupfs mountpoint).
-  const std::vector<std::string> system = p.gvisor()
-                                              ? std::vector<std::string>{gvisor::kCgroupMountpoint}
-                                              : CgroupReadPaths(c.cgroups, use_namespaces);
+  // So are the CPU topology files (sandbox/filesystem_plan.h: CpuTopologyFiles).
+  std::vector<std::string> system = p.gvisor() ? std::vector<std::string>{gvisor::kCgroupMountpoint}
+                                               : CgroupReadPaths(c.cgroups, use_namespaces);
+  system.insert(system.end(), CpuTopologyFiles().begin(), CpuTopologyFiles().end());
   c.namespaces = use_namespaces;
   c.files = monitor::ClassifierRules::From(p.policy, p.workspace, p.command.readable, system);
   c.files_trial.reset();

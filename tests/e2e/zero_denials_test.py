@@ -5,6 +5,8 @@ initialize -> tools/list -> stdin EOF -> exit, in every mode (namespaces, --no-n
 --backend gvisor), as the current user and, when root, as uid 65534. Its audit log must hold no
 denial of any domain: no file or network event with result denied or would_deny, no syscall
 denial. The cgroup memory limits node reads at start are the usual cause (sandbox/cgroup_view.h).
+The same for server-filesystem given the workspace, with a read_text_file call in it: the call
+makes node's thread pool read /sys/devices/system/cpu/online (sandbox/filesystem_plan.h).
   zero_denials_test.py GANDER NODE_MODULES SCRATCH
 Exit 77 (skip) without the server; a mode whose sandbox cannot start here (no runsc) is skipped
 with the reason, except under CI=true."""
@@ -17,11 +19,12 @@ import tempfile
 
 GANDER, MODULES, SCRATCH = sys.argv[1:4]
 SERVER = os.path.join(MODULES, "@modelcontextprotocol", "server-memory", "dist", "index.js")
+FS_SERVER = os.path.join(MODULES, "@modelcontextprotocol", "server-filesystem", "dist", "index.js")
 CI = os.environ.get("CI") == "true"
 MODES = {"namespaces": [], "no-namespaces": ["--no-namespaces"], "gvisor": ["--backend", "gvisor"]}
 
 
-def drive(argv, cwd, env):
+def drive(argv, cwd, env, calls=()):
     proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE)
 
@@ -43,6 +46,12 @@ def drive(argv, cwd, env):
     send({"jsonrpc": "2.0", "method": "notifications/initialized"})
     send({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
     tools = reply(2)["result"]["tools"]
+    for n, (tool, arguments) in enumerate(calls, start=3):
+        send({"jsonrpc": "2.0", "id": n, "method": "tools/call",
+              "params": {"name": tool, "arguments": arguments}})
+        result = reply(n).get("result") or {}
+        if result.get("isError") or not result:
+            raise RuntimeError("%s failed: %s" % (tool, json.dumps(result)[:300]))
     proc.stdin.close()
     err = proc.stderr.read().decode()
     proc.wait()
@@ -74,31 +83,60 @@ def main():
         os.makedirs(ws)
         os.makedirs(home)
         env = dict(os.environ, HOME=home)
-        for mode, flags in MODES.items():
-            log = os.path.join(world, mode + ".jsonl")
-            argv = [GANDER, "run", *flags, "--collector", "off", "--name", "memory",
-                    "--audit-log", log, "--", "node", SERVER]
+        note = os.path.join(ws, "note.txt")
+        with open(note, "w", encoding="utf-8") as f:
+            f.write("zero denials\n")
+        os.chmod(note, 0o644)
+        servers = [("memory", [SERVER], [], "create_entities")]
+        if os.path.isfile(FS_SERVER):
+            servers.append(("filesystem", [FS_SERVER, ws],
+                            [("read_text_file", {"path": note})], "read_text_file"))
+        elif CI:
+            print("FAIL: %s missing" % FS_SERVER)
+            failed += 1
+        runs = [(mode, flags, *server) for mode, flags in MODES.items() for server in servers]
+        for mode, flags, name, server_argv, calls, want in runs:
+            log = os.path.join(world, "%s-%s.jsonl" % (name, mode))
+            argv = [GANDER, "run", *flags, "--collector", "off", "--name", name,
+                    "--audit-log", log, "--", "node", *server_argv]
             try:
-                names, err = drive(argv, ws, env)
+                names, err = drive(argv, ws, env, calls)
             except (RuntimeError, json.JSONDecodeError, BrokenPipeError) as e:
                 text = str(e)
                 if mode == "gvisor" and not CI and ("runsc" in text or "gvisor" in text.lower()):
                     print("SKIP (%s, %s): %s" % (mode, who, text.strip().splitlines()[-1]))
                     continue
-                print("FAIL (%s, %s): %s" % (mode, who, text))
+                print("FAIL (%s %s, %s): %s" % (name, mode, who, text))
                 failed += 1
                 continue
-            if "create_entities" not in names:
-                print("FAIL (%s, %s): tools/list: %s" % (mode, who, names))
+            if want not in names:
+                print("FAIL (%s %s, %s): tools/list: %s" % (name, mode, who, names))
                 failed += 1
                 continue
             found = denials(log)
             if found:
-                print("FAIL (%s, %s): %d denials:\n  %s" % (mode, who, len(found),
+                print("FAIL (%s %s, %s): %d denials:\n  %s" % (name, mode, who, len(found),
                                                         "\n  ".join(x[:400] for x in found)))
                 failed += 1
             else:
-                print("PASS (%s, %s): zero denials" % (mode, who))
+                print("PASS (%s %s, %s): zero denials" % (name, mode, who))
+        # What glibc's get_nprocs (node's thread pool on this path) reads, read outright: the
+        # file is there, read-only, and reading it is no denial.
+        for mode, flags in MODES.items():
+            log = os.path.join(world, "cpu-%s.jsonl" % mode)
+            argv = [GANDER, "run", *flags, "--collector", "off", "--name", "cpu", "--audit-log", log,
+                    "--", "node", "-e", "process.stdout.write(require('fs').readFileSync("
+                    "'/sys/devices/system/cpu/online', 'utf8'))"]
+            run = subprocess.run(argv, cwd=ws, env=env, stdin=subprocess.DEVNULL,
+                                 capture_output=True, text=True)
+            found = denials(log) if os.path.exists(log) else ["no audit log"]
+            if run.returncode != 0 or not run.stdout.strip() or found:
+                print("FAIL (cpu online %s, %s): exit %d, read %r, stderr %s, denials %s"
+                      % (mode, who, run.returncode, run.stdout, run.stderr[-300:], found[:3]))
+                failed += 1
+            else:
+                print("PASS (cpu online %s, %s): read %r, zero denials" % (mode, who,
+                                                                          run.stdout.strip()))
     finally:
         shutil.rmtree(world, ignore_errors=True)
     if failed:

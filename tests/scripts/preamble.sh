@@ -6,19 +6,26 @@
 #   check TEXT COMMAND...       ok when COMMAND succeeds, else bad
 #   has FILE TEXT               FILE holds TEXT (fixed string)
 #   again_as_nobody SCRATCH ARGS...  as root, the same script again as uid 65534
-#   skip REASON                 exit 77 (CTest's SKIP_RETURN_CODE), saying why; under CI=true
-#                               nothing may skip, so it is a failure (exit 1) there
+#   rerun_as_nobody NAME SCRATCH CMD...  as root, CMD again as uid 65534, each word
+#                               NOBODY_SCRATCH in it a fresh directory under SCRATCH
+#   skip REASON                 exit 77 (CTest's SKIP_RETURN_CODE), saying why (GANDER-SKIP:,
+#                               which scripts/check.sh reads); under CI=true nothing may skip,
+#                               so it is a failure (exit 1) there; skip_test NAME REASON the same
+#   private_home WORLD          HOME and the XDG directories inside WORLD, exported
+#   finish NAME OUT_DIR         the verdict; on failure OUT_DIR's files are shown
+#   sandbox_mode_flags MODE     `gander run` flags for namespaces|no-namespaces|gvisor in mode_flags
 # shellcheck shell=bash
 fails=0
 
-skip() {
-  echo "$TEST_NAME: SKIPPED: $1" >&2
+skip_test() {  # skip_test NAME REASON
+  echo "GANDER-SKIP: $1: $2"
   if [ "${CI:-}" = true ]; then
-    echo "$TEST_NAME: CI=true: a skip is a failure" >&2
+    echo "$1: CI=true: a skip is a failure" >&2
     exit 1
   fi
   exit 77
 }
+skip() { skip_test "$TEST_NAME" "$1"; }
 ok() { echo "ok   - $1"; }
 bad() {
   echo "FAIL - $1" >&2
@@ -47,4 +54,48 @@ again_as_nobody() {
   status=$?
   rm -rf "$nobody"
   [ "$status" -eq 0 ] || { echo "$TEST_NAME: FAIL as uid 65534" >&2; exit 1; }
+}
+
+private_home() {  # private_home WORLD: HOME and the XDG directories inside WORLD, exported
+  export HOME=$1/home XDG_CONFIG_HOME=$1/home/.config XDG_STATE_HOME=$1/home/.local/state
+  export XDG_DATA_HOME=$1/home/.local/share XDG_RUNTIME_DIR=$1/run
+  unset XDG_CACHE_HOME
+  mkdir -p "$HOME"
+  mkdir -m 700 "$XDG_RUNTIME_DIR"
+}
+
+finish() {  # finish NAME OUT_DIR: the verdict; on failure OUT_DIR's files are shown
+  if [ "$fails" -ne 0 ]; then
+    echo "$1: $fails check(s) failed (uid $(id -u))" >&2
+    for f in "$2"/*; do echo "== $f" >&2; tail -30 "$f" >&2; done
+    exit 1
+  fi
+  echo "$1: all checks passed (uid $(id -u))"
+}
+
+rerun_as_nobody() {  # rerun_as_nobody NAME SCRATCH CMD...: as root, CMD again as uid 65534, each
+  # word NOBODY_SCRATCH in it replaced by a fresh directory under SCRATCH that uid may write
+  local name=$1 scratch=$2
+  shift 2
+  [ "$(id -u)" = 0 ] && [ -z "${GANDER_AS_NOBODY:-}" ] && command -v setpriv >/dev/null || return 0
+  local nobody status arg argv=()
+  nobody=$(mktemp -d "$scratch/nobody.XXXXXX")
+  chmod 777 "$nobody"
+  for arg in "$@"; do argv+=("${arg//NOBODY_SCRATCH/$nobody}"); done
+  GANDER_AS_NOBODY=1 setpriv --reuid=65534 --regid=65534 --clear-groups "${argv[@]}"
+  status=$?
+  rm -rf "$nobody"
+  [ "$status" -eq 0 ] || { echo "$name: FAIL as uid 65534" >&2; exit 1; }
+}
+
+sandbox_mode_flags() {  # sandbox_mode_flags MODE: `gander run` flags in the array mode_flags
+  case "$1" in
+    namespaces) mode_flags=() ;;
+    no-namespaces) mode_flags=(--no-namespaces) ;;
+    gvisor)
+      mode_flags=(--backend gvisor)
+      command -v "${GANDER_RUNSC:-runsc}" >/dev/null || skip "runsc (gVisor) is not installed"
+      ;;
+    *) echo "unknown sandbox mode $1 (namespaces, no-namespaces or gvisor)" >&2; exit 2 ;;
+  esac
 }

@@ -113,6 +113,8 @@ check "  no policy file written" test "$(ls "$policies")" = goose-notes.yaml
 "$GANDER" goose wrap >"$world/out/wrap1" 2>&1
 check "wrap: exit 0" test $? -eq 0
 check "  backup written, byte for byte the original" cmp -s "$config.gander-backup" "$world/original.yaml"
+check "  no gander mcp entry: one line says how to add it (no prompt)" \
+  test "$(grep -c "add \`gander mcp\` to Goose (extensions: {gander: {type: stdio, cmd: $GANDER, args: \[mcp\]" "$world/out/wrap1")" = 1
 check "  policy for 'files' created" test -f "$policies/goose-files.yaml"
 check "  it carries envs and env_keys as named secrets" \
   test "$(grep -c -e '  FILES_TOKEN: {from: env}' -e '  FILES_KEY: {from: env}' "$policies/goose-files.yaml")" = 2
@@ -133,8 +135,10 @@ check "  the policy files are unchanged" cmp -s "$policies/goose-files.yaml" "$w
 check "  the backup is still the original" cmp -s "$config.gander-backup" "$world/original.yaml"
 
 # --- doctor on the wrapped config -------------------------------------------------------------
-"$GANDER" goose doctor >"$world/out/doctor1" 2>&1
-check "doctor, wrapped: exit 0" test $? -eq 0
+# --no-start: the config only (a start now would bring up a collector on demand).
+"$GANDER" goose doctor --no-start >"$world/out/doctor1" 2>&1
+check "doctor --no-start, wrapped: exit 0" test $? -eq 0
+check "  starts nothing" test -z "$(grep 'starts as Goose' "$world/out/doctor1")"
 check "  memory: profile memory valid" has "$world/out/doctor1" "  policy            profile memory: valid"
 check "  files: its policy file valid" has "$world/out/doctor1" "  policy            $policies/goose-files.yaml: valid"
 check "  no extension unwrapped but the disabled one" \
@@ -144,7 +148,7 @@ check "  the collector is not running yet" has "$world/out/doctor1" "collector  
 # A broken policy: doctor names the file, line and column, and fails.
 printf 'version: 1\nextends: default\nsecrets:\n  NOTES_KEY: {from: nowhere}\n' \
   >"$policies/goose-notes.yaml"
-"$GANDER" goose doctor >"$world/out/doctor2" 2>&1
+"$GANDER" goose doctor --no-start >"$world/out/doctor2" 2>&1
 check "doctor, broken policy: exit 1" test $? -eq 1
 check "  names the policy file with line:col" grep -q "policy            $policies/goose-notes.yaml: $policies/goose-notes.yaml:4:[0-9]" "$world/out/doctor2"
 cp "$world/notes-policy.yaml" "$policies/goose-notes.yaml"
@@ -155,8 +159,18 @@ cp "$world/notes-policy.yaml" "$policies/goose-notes.yaml"
 "$COLLECT" --listen none --log-level warn &
 collector=$!
 for _ in $(seq 100); do [ -S "$XDG_RUNTIME_DIR/gander/collector.sock" ] && break; sleep 0.1; done
-"$GANDER" goose doctor >"$world/out/doctor3" 2>&1
-check "doctor: the private collector is reachable" has "$world/out/doctor3" "collector         reachable at $XDG_RUNTIME_DIR/gander/collector.sock"
+# doctor's default: each wrapped, enabled extension started as Goose would, the secrets its
+# env_keys name taken from this environment (Goose's keyring); from the extensions' directory.
+(cd "$world/ws" && FILES_KEY=key-456 NOTES_KEY=key-789 "$GANDER" goose doctor) >"$world/out/doctor3" 2>&1
+check "doctor (starts by default): exit 0" test $? -eq 0
+check "  the private collector is reachable" has "$world/out/doctor3" "collector         reachable at $XDG_RUNTIME_DIR/gander/collector.sock"
+check "  memory, files and notes each answered initialize + tools/list" \
+  test "$(grep -c 'starts as Goose   yes, initialize + tools/list' "$world/out/doctor3")" = 3
+check "  nothing refused" test -z "$(grep 'refused by gander' "$world/out/doctor3")"
+(cd "$world/ws" && "$GANDER" goose doctor --json) >"$world/out/doctor3.json" 2>"$world/out/doctor3.json.err"
+check "doctor --json without the env_keys secrets: memory started, files and notes not tried" \
+  test "$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(" ".join(e["key"]+"="+e.get("started","-") for e in d["extensions"]))' "$world/out/doctor3.json")" \
+  = "developer=- memory=ok files=not tried notes=not tried off=- remote=-"
 
 cd "$world/ws"
 python3 "$CLIENT" "$config" memory >"$world/out/memory.tools" 2>"$world/out/memory.err"

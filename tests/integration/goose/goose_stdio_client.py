@@ -4,7 +4,7 @@ to the environment, stdin/stdout as the MCP stdio transport) and completes initi
 tools/list. Prints the tool names, one a line; exits 1 on any protocol error or on stdout that is
 not a JSON-RPC message. With CALLS (a JSON file: a list of {"tool", "arguments", "expect"}), it
 then calls each tool and fails unless the call succeeds (no JSON-RPC error, no isError) and its
-text content contains `expect`.
+text content contains `expect` (with "is_error": true, unless the call fails with isError).
   goose_stdio_client.py CONFIG EXTENSION [CALLS]"""
 import json
 import os
@@ -59,8 +59,8 @@ def main():
               "params": {"name": call["tool"], "arguments": call.get("arguments", {})}})
         result = reply(n)
         text = "".join(c.get("text", "") for c in result.get("content", []))
-        if result.get("isError"):
-            sys.exit(f"FAIL: {call['tool']}: isError: {text}")
+        if bool(result.get("isError")) != bool(call.get("is_error", False)):
+            sys.exit(f"FAIL: {call['tool']}: isError is {result.get('isError')}: {text}")
         if call.get("expect", "") not in text:
             sys.exit(f"FAIL: {call['tool']}: {call.get('expect')!r} not in {text!r}")
         print(f"call {call['tool']}: ok", file=sys.stderr)

@@ -10,11 +10,17 @@
 # `gander goose doctor` green. `npx -y` installs through gander's install phase from a local
 # registry serving tests/e2e/node_modules (local_registry.mjs): no network needed. As root it
 # runs itself again as uid 65534. Under CI=true a skip is a failure.
-#   tests/integration/goose/journey_test.sh GANDER GANDER_COLLECT E2E_DIR SCRATCH
+# Then the wrapped memory entry learns twice (`--mode learn` added to its args, tool calls each
+# time), `gander policy suggest` writes a policy from both runs, and the entry runs enforced
+# under that policy and still reads its graph back. MODE (default namespaces) is the sandbox
+# every wrapped entry runs in: namespaces, no-namespaces (`--no-namespaces` added after `run`)
+# or gvisor (`--backend gvisor`); each is its own ctest entry, so a failure names the mode.
+#   tests/integration/goose/journey_test.sh GANDER GANDER_COLLECT E2E_DIR SCRATCH [MODE]
 set -u
 GANDER=$(realpath "$1")
 COLLECT=$(realpath "$2")
 E2E=$(realpath "$3")
+MODE=${5:-namespaces}
 SELF=$(realpath "$0")
 HERE=$(dirname "$SELF")
 CLIENT=$HERE/goose_stdio_client.py
@@ -27,6 +33,7 @@ for p in server-filesystem server-memory server-everything server-sequential-thi
     skip "tests/e2e/node_modules has no $p (tests/e2e/install.sh)"
 done
 command -v node >/dev/null && command -v npm >/dev/null || skip "node and npm are required"
+sandbox_mode_flags "$MODE"
 python3 -c 'import yaml' 2>/dev/null || skip "python3-yaml is not installed"
 
 # The user's login-shell PATH (version managers' shims first where the machine has them).
@@ -119,11 +126,45 @@ ev_policy=$XDG_CONFIG_HOME/gander/policies/goose-everything.yaml
 check "  everything's envs are plain variables, not secrets" has "$ev_policy" "pass: [FEATURE_FLAG, LOG_LEVEL]"
 check "  and nothing of them is a secret" test -z "$(grep secrets: "$ev_policy")"
 
+# edit_entry KEY FLAG...: FLAGs added right after `run` in the wrapped entry's args, as a user
+# edits Goose's config (`--profile P` given as `--policy FILE` replaces the profile).
+edit_entry() {
+  python3 - "$config" "$@" <<'PY'
+import sys, yaml
+path, key, flags = sys.argv[1], sys.argv[2], sys.argv[3:]
+with open(path, encoding="utf-8") as f:
+    doc = yaml.safe_load(f)
+args = doc["extensions"][key]["args"]
+assert args[0] == "run", args
+if "--policy" in flags and "--profile" in args[: args.index("--")]:
+    i = args.index("--profile")
+    del args[i : i + 2]
+args[1:1] = flags
+with open(path, "w", encoding="utf-8") as f:
+    yaml.safe_dump(doc, f, sort_keys=False)
+PY
+}
+if [ ${#mode_flags[@]} -gt 0 ]; then
+  for key in filesystem memory everything sequential-thinking pyecho; do edit_entry "$key" "${mode_flags[@]}"; done
+  check "every wrapped entry runs with ${mode_flags[*]}" \
+    test "$(grep -c -- "${mode_flags[0]}" "$config")" -ge 5
+fi
+
 # A private collector, as goose_cli_test does (no daemon started on demand).
 "$COLLECT" --listen none --log-level warn &
 collector=$!
 for _ in $(seq 100); do [ -S "$XDG_RUNTIME_DIR/gander/collector.sock" ] && break; sleep 0.1; done
 
+denials() {  # denials < AUDIT_LINES: how many refusals of the extension's own (not the install's)
+  python3 -c 'import json, sys
+n = 0
+for line in sys.stdin:
+    e = json.loads(line)
+    if e.get("phase") == "install": continue
+    body = e.get(e.get("kind"), {})
+    if isinstance(body, dict) and "denied" in (body.get("result"), body.get("action")): n += 1
+print(n)'
+}
 calls() { printf '%s' "$2" >"$world/$1.calls"; echo "$world/$1.calls"; }
 goose_start() {  # goose_start KEY CALLS_FILE: as Goose: cwd $HOME, this environment plus envs
   (cd "$HOME" && python3 "$CLIENT" "$config" "$1" "$2") >"$world/out/$1.$3.out" 2>"$world/out/$1.$3.err"
@@ -156,16 +197,51 @@ py_expect=${py_expect//\/shims\/..\//\/}
 goose_start pyecho "$(calls py "[{\"tool\": \"echo\", \"arguments\": {\"text\": \"hello from python\"}, \"expect\": \"$py_expect\"}]")" 1
 check "python3 server (python3 on PATH: $first_python): echo, expecting '$py_expect'" test $? -eq 0
 
-(cd "$HOME" && "$GANDER" goose doctor --start) >"$world/out/doctor" 2>&1
-check "goose doctor --start: green (exit 0)" test $? -eq 0
+(cd "$HOME" && "$GANDER" goose doctor) >"$world/out/doctor" 2>&1
+check "goose doctor (starts each entry by default): green (exit 0)" test $? -eq 0
 check "  every extension answered tools/list" test "$(grep -c "starts as Goose   yes" "$world/out/doctor")" = 5
+check "  nothing refused" test -z "$(grep 'refused by gander' "$world/out/doctor")"
+
+# --- learn twice, suggest, enforce: on the wrapped memory entry (npx, install phase) -----------
+cp "$config" "$world/wrapped.yaml"
+edit_entry memory --mode learn
+goose_start memory "$(calls learn1 '[{"tool": "create_entities", "arguments": {"entities": [{"name": "learned-one", "entityType": "test", "observations": ["first learning run"]}]}, "expect": "learned-one"}]')" learn1
+check "memory --mode learn, first run: create_entities" test $? -eq 0
+goose_start memory "$(calls learn2 '[{"tool": "read_graph", "arguments": {}, "expect": "first learning run"}]')" learn2
+check "memory --mode learn, second run: read_graph finds the first run's entity" test $? -eq 0
+audit=$XDG_STATE_HOME/gander/audit/memory.jsonl
+(cd "$HOME" && "$GANDER" policy suggest memory --base memory --workspace "$HOME") >"$world/out/memory-suggested.yaml" 2>"$world/out/suggest.err"
+check "policy suggest memory: exit 0" test $? -eq 0
+check "  it read both learning runs" has "$world/out/memory-suggested.yaml" "2 learning runs"
+check "  it proposes no registry (install phase not charged)" \
+  test -z "$(grep -i -e registry -e "${npm_config_registry#http://}" "$world/out/memory-suggested.yaml")"
+check "  the suggestion is a valid policy" "$GANDER" policy check "$world/out/memory-suggested.yaml"
+cp "$world/wrapped.yaml" "$config"
+edit_entry memory --policy "$world/out/memory-suggested.yaml"
+before=$(grep -c '' "$audit")
+goose_start memory "$(calls enforce '[{"tool": "read_graph", "arguments": {}, "expect": "learned-one"}]')" enforce
+check "memory enforced under the suggested policy: read_graph" test $? -eq 0
+tail -n +"$((before + 1))" "$audit" | grep -e '"denied"' -e '"would_deny"' | grep -v '"phase":"install"' \
+  >"$world/out/memory.enforce.denials"
+check "  the enforced run refused nothing (its audit lines, install phase aside)" \
+  test "$(tail -n +"$((before + 1))" "$audit" | denials)" = 0
+
+# gander audit of an npx server with OSV off (offline here): the skipped malware check is said
+# on stderr, not only in the audit log. Once, in the namespaces entry.
+if [ "$MODE" = namespaces ]; then
+  (cd "$world" && "$GANDER" audit -- npx -y @modelcontextprotocol/server-sequential-thinking) \
+    >"$world/out/audit.out" 2>"$world/out/audit.err"
+  check "gander audit -- npx …: exit 0" test $? -eq 0
+  check "  stderr says the package was not checked for malware (OSV off)" \
+    grep -q "gander: audit: not checked for malware (OSV): .*server-sequential-thinking" "$world/out/audit.err"
+fi
 
 if [ "$fails" -ne 0 ]; then
-  echo "journey_test: $fails check(s) failed (uid $(id -u)); outputs:" >&2
+  echo "journey_test: $fails check(s) failed (uid $(id -u), $MODE); outputs:" >&2
   for f in "$world"/out/* "$XDG_CONFIG_HOME"/gander/policies/*; do echo "== $f" >&2; tail -40 "$f" >&2; done
   exit 1
 fi
-echo "journey_test: all checks passed (uid $(id -u))"
+echo "journey_test: all checks passed (uid $(id -u), $MODE)"
 
-again_as_nobody "$4" "$GANDER" "$COLLECT" "$E2E"
+rerun_as_nobody journey_test "$4" "$SELF" "$GANDER" "$COLLECT" "$E2E" NOBODY_SCRATCH "$MODE"
 exit 0

@@ -5,6 +5,7 @@
 
 #include "launcher/goose/config.h"
 #include "launcher/goose/envs.h"
+#include "launcher/goose/probe.h"
 
 namespace gander::launcher::goose {
 namespace {
@@ -218,6 +219,21 @@ TEST(GooseConfigTest, ProfileForKnownServers) {
   EXPECT_EQ(ProfileForCommand({"my-server"}), "default");
 }
 
+// A well-known server started by its file gets its profile: matched by the package the file is
+// in, not by the file's name (index.js).
+TEST(GooseConfigTest, ProfileForAServerStartedByItsFile) {
+  EXPECT_EQ(ProfileForCommand(
+                {"node", "/n/node_modules/@modelcontextprotocol/server-memory/dist/index.js"}),
+            "memory");
+  EXPECT_EQ(ProfileForCommand({"node", "/n/node_modules/server-filesystem/dist/index.js", "/ws"}),
+            "filesystem");
+  EXPECT_EQ(ProfileForCommand({"python3", "/v/lib/site-packages/mcp_server_fetch/__main__.py"}),
+            "fetch");
+  // A directory of that name that is not a package, or the package directory alone: default.
+  EXPECT_EQ(ProfileForCommand({"node", "/home/ada/server-memory/index.js"}), "default");
+  EXPECT_EQ(ProfileForCommand({"node", "/n/node_modules/@modelcontextprotocol"}), "default");
+}
+
 TEST(GooseConfigTest, DiffShowsOnlyChangedLines) {
   std::string diff = UnifiedDiff("a\nb\nc\n", "a\nB\nc\n", "x", "y");
   EXPECT_EQ(diff, "--- x\n+++ y\n@@ -1,3 +1,3 @@\n a\n-b\n+B\n c\n");
@@ -321,6 +337,22 @@ TEST(GooseEnvsTest, SecretByNameOrValue) {
                             "aaaaaaaaaaaaaaaaaaaaaaaa1", "sk-", "2026-12-01T10:00:00Z"}) {
     EXPECT_FALSE(IsSecretValue(value)) << value;
   }
+}
+
+// goose doctor's refusals come from the extension's audit log; the lines of gander's own install
+// phase (npm reading ~/.npmrc, the registry) are not the extension's and are not listed.
+TEST(GooseDoctorRefusals, InstallPhaseLinesAreNotChargedToTheExtension) {
+  const std::string denied_read =
+      R"("file":{"syscall":"openat","path":"/home/u/.npmrc","class":"outside","access":"read",)"
+      R"("result":"denied"}})";
+  const std::string install =
+      R"({"v":1,"kind":"file","extension":"x","phase":"install",)" + denied_read + "\n";
+  const std::string own = R"({"v":1,"kind":"file","extension":"x",)" + denied_read + "\n";
+  EXPECT_TRUE(RefusalsIn(install).empty());
+  auto refusals = RefusalsIn(install + own);
+  ASSERT_EQ(refusals.size(), 1u);
+  EXPECT_THAT(refusals[0].what, HasSubstr("/home/u/.npmrc"));
+  EXPECT_EQ(refusals[0].fix, "filesystem.read: [/home/u/.npmrc]");
 }
 
 }  // namespace

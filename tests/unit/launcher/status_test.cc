@@ -3,6 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 namespace gander::launcher {
@@ -45,6 +48,52 @@ TEST(StatusTest, SaysSoWhenNothingReported) {
   std::ostringstream out;
   RenderStatus({}, out);
   EXPECT_EQ(out.str(), "No extension has reported to the collector yet.\n");
+}
+
+// The user-found issues: --json counts were floats (3.0), `${WORKSPACE}/.ssh` was listed as
+// outside the workspace; and each extension shows when it was last seen.
+TEST(StatusTest, JsonCountsAreIntegersAndAWorkspacePathIsNotOutsideIt) {
+  std::string exposition = std::string(kExposition) +
+                           "gander_file_access_outside_workspace_total{extension=\"github\","
+                           "path=\"${WORKSPACE}/.ssh\",path_class=\"denied\",access=\"read\","
+                           "result=\"denied\"} 1\n";
+  std::ostringstream out;
+  RenderStatusJson(ParseExposition(exposition), out, [](const std::string& name) {
+    return name == "github" ? "2026-12-01T10:00:00Z" : "";
+  });
+  auto j = nlohmann::json::parse(out.str());
+  const auto& github = j["extensions"][0];
+  EXPECT_TRUE(github["starts"].is_number_integer()) << out.str();
+  EXPECT_EQ(github["starts"], 3);
+  EXPECT_TRUE(github["denials"]["file"].is_number_integer());
+  EXPECT_TRUE(github["egress_bytes"]["api.github.com"].is_number_integer());
+  EXPECT_EQ(github["outside_workspace"], nlohmann::json({{"~/.ssh", 2}}));
+  EXPECT_EQ(github["denied_inside_workspace"], nlohmann::json({{"${WORKSPACE}/.ssh", 1}}));
+  EXPECT_EQ(github["last_seen"], "2026-12-01T10:00:00Z");
+  std::ostringstream screen;
+  RenderStatus(ParseExposition(exposition), screen,
+               [](const std::string&) { return "2026-12-01T10:00:00Z"; });
+  EXPECT_NE(screen.str().find("LAST SEEN"), std::string::npos) << screen.str();
+  EXPECT_NE(screen.str().find("      3  2026-12-01T10:00:00Z"), std::string::npos) << screen.str();
+  EXPECT_NE(screen.str().find("denied inside the workspace: ${WORKSPACE}/.ssh 1;"),
+            std::string::npos)
+      << screen.str();
+  EXPECT_EQ(screen.str().find("outside the workspace: ${WORKSPACE}"), std::string::npos);
+}
+
+TEST(StatusTest, LastEventTimeIsTheLastCompleteLine) {
+  std::string path = testing::TempDir() + "/status_last_seen.jsonl";
+  {
+    std::ofstream f(path);
+    f << R"({"v":1,"time":"2026-12-01T10:00:00.000001Z","kind":"lifecycle"})"
+      << "\n"
+      << R"({"v":1,"time":"2026-12-01T11:22:33.123456Z","kind":"tool"})"
+      << "\n"
+      << R"({"v":1,"time":"2026-12-01T12:)";  // still being written
+  }
+  EXPECT_EQ(LastEventTime(path), "2026-12-01T11:22:33Z");
+  EXPECT_EQ(LastEventTime(path + ".absent"), "");
+  std::remove(path.c_str());
 }
 
 }  // namespace

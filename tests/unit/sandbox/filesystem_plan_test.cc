@@ -272,6 +272,30 @@ TEST(FilesystemPlan, TheOwnCgroupIsShownReadOnly) {
   EXPECT_EQ(RuleFor(bare, "/sys/fs/cgroup/memory"), 0u);
 }
 
+// glibc's get_nprocs (node's thread pool) reads /sys/devices/system/cpu/online: shown read-only,
+// a file bind of its own, in both modes; a topology file the host lacks is not asked for.
+TEST(FilesystemPlan, TheCpuTopologyIsShownReadOnly) {
+  FakeHost host = DebianHost();
+  host.File("/sys/devices/system/cpu/online");
+  host.File("/sys/devices/system/cpu/possible");
+  auto plan =
+      PlanFilesystem({DefaultLike("/home/u/proj"), {}, {}, {}}, true, host.Probe(), host.Lister());
+  const MountOp* online = FindMount(plan, "/sys/devices/system/cpu/online");
+  ASSERT_NE(online, nullptr);
+  EXPECT_EQ(online->kind, Kind::kBind);
+  EXPECT_EQ(online->source, "/sys/devices/system/cpu/online");
+  EXPECT_FALSE(online->writable);
+  EXPECT_FALSE(online->executable);
+  EXPECT_EQ(RuleFor(plan, "/sys/devices/system/cpu/online"), landlock::kRead);
+  EXPECT_EQ(RuleFor(plan, "/sys/devices/system/cpu/possible"), landlock::kRead);
+  EXPECT_EQ(FindMount(plan, "/sys/devices/system/cpu/present"), nullptr);
+  auto bare =
+      PlanFilesystem({DefaultLike("/home/u/proj"), {}, {}, {}}, false, host.Probe(), host.Lister());
+  EXPECT_TRUE(bare.mounts.empty());
+  EXPECT_EQ(RuleFor(bare, "/sys/devices/system/cpu/online"), landlock::kRead);
+  EXPECT_EQ(RuleFor(bare, "/sys/devices/system/cpu/present"), 0u);
+}
+
 TEST(CgroupView, ParsesHierarchiesAndTheOwnDirectory) {
   const std::string mountinfo =
       "30 25 0:26 / /sys/fs/cgroup rw,nosuid - tmpfs tmpfs rw,mode=755\n"
