@@ -131,6 +131,72 @@ json SandboxPool::Describe(const Sandbox& s) const {
   return d;
 }
 
+std::string SandboxPool::NextCreateName() const {
+  if (!sandboxes_.count("default")) return "default";
+  for (uint64_t n = tasks_ + 1;; ++n) {
+    std::string name = "task-" + std::to_string(n);
+    if (!sandboxes_.count(name)) return name;
+  }
+}
+
+std::string SandboxPool::NextForkName() const {
+  for (uint64_t n = forks_ + 1;; ++n) {
+    std::string name = "fork-" + std::to_string(n);
+    if (!sandboxes_.count(name)) return name;
+  }
+}
+
+LaunchOptions SandboxPool::LaunchFor(const std::string& name, const std::string& network,
+                                     const std::string& workspace) const {
+  LaunchOptions launch{.gander = o_.gander,
+                       .extension = o_.server_name + "." + name,
+                       .workspace = workspace,
+                       .run_flags = o_.run_flags,
+                       .log_level = o_.log_level};
+  if (network == "policy") {
+    bool file = o_.network_policy.find('/') != std::string::npos;
+    launch.run_flags.insert(launch.run_flags.end(),
+                            {file ? "--policy" : "--profile", o_.network_policy});
+  } else {
+    launch.run_flags.insert(launch.run_flags.end(), {"--profile", o_.profile});
+  }
+  return launch;
+}
+
+// A sandbox started ahead under the name the next unnamed create (or fork) will take, so that
+// its extension name in metrics and the audit log is already the right one; network off.
+void SandboxPool::Refill() {
+  if (!o_.warm_spares) return;
+  std::set<std::string> wanted = {NextCreateName()};
+  if (!sandboxes_.empty()) wanted.insert(NextForkName());  // a fork needs a sandbox first
+  for (auto it = spares_.begin(); it != spares_.end();) {
+    if (wanted.count(it->first) && it->second.held->alive()) {
+      ++it;
+      continue;
+    }
+    it->second.held->Stop(std::chrono::milliseconds(0));
+    RemoveTree(it->second.dir);
+    it = spares_.erase(it);
+  }
+  for (const auto& name : wanted) {
+    if (spares_.count(name)) continue;
+    Spare spare{.dir = o_.state_dir + "/" + name, .held = nullptr};
+    if (mkdir(spare.dir.c_str(), 0700) != 0) continue;
+    if (mkdir((spare.dir + "/ws").c_str(), 0755) != 0) {
+      RemoveTree(spare.dir);
+      continue;
+    }
+    auto held = HeldSandbox::Spawn(LaunchFor(name, "off", spare.dir + "/ws"));
+    if (!held) {
+      spdlog::warn("mcp: a warm spare {}: {}", name, held.error().Describe());
+      RemoveTree(spare.dir);
+      continue;
+    }
+    spare.held = std::make_unique<HeldSandbox>(std::move(held).value());
+    spares_.emplace(name, std::move(spare));
+  }
+}
+
 Result<SandboxPool::Sandbox*> SandboxPool::Launch(
     const std::string& name, const std::string& network, std::chrono::seconds ttl,
     const std::string& copy_from, const std::vector<std::string>& files, json& report) {
@@ -141,11 +207,34 @@ Result<SandboxPool::Sandbox*> SandboxPool::Launch(
   auto started = Clock::now();
   Sandbox s;
   s.name = name;
-  s.dir = o_.state_dir + "/" + name;
+  if (auto spare = spares_.find(name);
+      spare != spares_.end() && network == "off" && spare->second.held->alive()) {
+    s.dir = spare->second.dir;  // already running: the files go into its workspace
+    s.held = std::move(spare->second.held);
+    spares_.erase(spare);
+    report["warm"] = true;
+  } else {
+    s.dir = o_.state_dir + "/" + name;
+    if (mkdir(s.dir.c_str(), 0700) != 0) return ErrnoError("mkdir " + s.dir);
+    if (mkdir((s.dir + "/ws").c_str(), 0755) != 0) {
+      RemoveTree(s.dir);
+      return ErrnoError("mkdir " + s.dir + "/ws");
+    }
+    // Started first: the files are copied in while it comes up.
+    auto held = HeldSandbox::Spawn(LaunchFor(name, network, s.dir + "/ws"));
+    if (!held) {
+      RemoveTree(s.dir);
+      return held.error();
+    }
+    s.held = std::make_unique<HeldSandbox>(std::move(held).value());
+    report["warm"] = false;
+  }
   s.workspace = s.dir + "/ws";
-  if (mkdir(s.dir.c_str(), 0700) != 0) return ErrnoError("mkdir " + s.dir);
+  auto cleanup = [&] {
+    s.held->Stop(std::chrono::milliseconds(0));
+    RemoveTree(s.dir);
+  };
   UniqueFd dir(open(s.dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-  auto cleanup = [&] { RemoveTree(s.dir); };
   CopyStats stats;
   if (!copy_from.empty()) {
     UniqueFd from(open(copy_from.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
@@ -155,9 +244,6 @@ Result<SandboxPool::Sandbox*> SandboxPool::Launch(
       cleanup();
       return copied.error().Context("fork: copying the workspace");
     }
-  } else if (mkdirat(dir.get(), "ws", 0755) != 0) {
-    cleanup();
-    return ErrnoError("mkdir " + s.workspace);
   }
   const double copy_ms = MsSinceExact(started);
   UniqueFd ws(openat(dir.get(), "ws", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
@@ -173,24 +259,10 @@ Result<SandboxPool::Sandbox*> SandboxPool::Launch(
       return copied.error().Context("copying " + file);
     }
   }
-  LaunchOptions launch{.gander = o_.gander,
-                       .extension = o_.server_name + "." + name,
-                       .workspace = s.workspace,
-                       .run_flags = o_.run_flags,
-                       .log_level = o_.log_level};
-  if (network == "policy") {
-    bool file = o_.network_policy.find('/') != std::string::npos;
-    launch.run_flags.insert(launch.run_flags.end(),
-                            {file ? "--policy" : "--profile", o_.network_policy});
-  } else {
-    launch.run_flags.insert(launch.run_flags.end(), {"--profile", o_.profile});
-  }
-  auto held = HeldSandbox::Start(launch, kStartTimeout);
-  if (!held) {
+  if (Status ready = s.held->Ready(kStartTimeout); !ready) {
     cleanup();
-    return held.error();
+    return ready.error();
   }
-  s.held = std::make_unique<HeldSandbox>(std::move(held).value());
   s.network = network;
   s.ttl = ttl;
   s.expires = Clock::now() + ttl;
@@ -210,8 +282,10 @@ Result<SandboxPool::Sandbox*> SandboxPool::Launch(
 
 Result<json> SandboxPool::Create(const json& args) {
   std::string name = StringArg(args, "name", "");
-  if (name.empty())
-    name = sandboxes_.count("default") ? "task-" + std::to_string(++forks_) : "default";
+  if (name.empty()) {
+    name = NextCreateName();
+    if (name != "default") tasks_ = std::stoull(name.substr(5));
+  }
   if (Status ok = CheckSandboxName(name); !ok) return ok.error();
   if (sandboxes_.count(name)) return MakeError("a sandbox named " + name + " exists already");
   auto ttl = args.contains("ttl") ? ParseTtl(args["ttl"]) : Result(o_.default_ttl);
@@ -312,7 +386,10 @@ Result<json> SandboxPool::Fork(const json& args) {
   auto parent = Resolve(args);
   if (!parent) return parent.error();
   std::string name = StringArg(args, "name", "");
-  if (name.empty()) name = (*parent)->name + "-fork" + std::to_string(++forks_);
+  if (name.empty()) {
+    name = NextForkName();
+    forks_ = std::stoull(name.substr(5));
+  }
   if (Status ok = CheckSandboxName(name); !ok) return ok.error();
   if (sandboxes_.count(name)) return MakeError("a sandbox named " + name + " exists already");
   auto ttl = args.contains("ttl") ? ParseTtl(args["ttl"]) : Result((*parent)->ttl);
@@ -397,7 +474,9 @@ json SandboxPool::List() const {
   for (const auto& [name, s] : sandboxes_) list.push_back(Describe(s));
   json ended = json::object();
   for (const auto& [name, why] : ended_) ended[name] = why;
-  return {{"sandboxes", list}, {"ended", ended}};
+  json spares = json::array();
+  for (const auto& [name, spare] : spares_) spares.push_back(name);
+  return {{"sandboxes", list}, {"ended", ended}, {"warm_spares", spares}};
 }
 
 void SandboxPool::Remove(const std::string& name) {
@@ -430,9 +509,13 @@ std::optional<std::chrono::milliseconds> SandboxPool::Expire() {
 void SandboxPool::KillAll() {
   // All executors get EOF at once, then each is waited for: one grace period, not N.
   for (auto& [name, s] : sandboxes_) s.held->CloseInput();
+  for (auto& [name, s] : spares_) s.held->CloseInput();
   for (auto& [name, s] : sandboxes_) s.held->Stop(kStopGrace);
+  for (auto& [name, s] : spares_) s.held->Stop(kStopGrace);
   for (auto& [name, s] : sandboxes_) RemoveTree(s.dir);
+  for (auto& [name, s] : spares_) RemoveTree(s.dir);
   sandboxes_.clear();
+  spares_.clear();
 }
 
 }  // namespace gander::mcp

@@ -30,6 +30,7 @@ struct PoolOptions {
   size_t max_sandboxes = 16;
   std::string state_dir;  // this session's directory (created by the server, removed after)
   std::string log_level = "warn";
+  bool warm_spares = true;  // start the next create's (and fork's) sandbox ahead
 };
 
 // A TTL: "90", "90s", "30m", "1h", "2d" or a number of seconds; 1 s .. 7 days.
@@ -60,6 +61,9 @@ class SandboxPool {
   // Ends the sandboxes whose TTL has passed; returns how long until the next one does.
   std::optional<std::chrono::milliseconds> Expire();
   void KillAll();
+  // Starts the warm spares the next unnamed create and fork will take (after an answer is
+  // written, so that it is not on the caller's time); ends spares no longer wanted.
+  void Refill();
   size_t size() const { return sandboxes_.size(); }
 
  private:
@@ -81,13 +85,22 @@ class SandboxPool {
                           std::chrono::seconds ttl, const std::string& copy_from,
                           const std::vector<std::string>& files, nlohmann::json& report);
   void Remove(const std::string& name);
+  std::string NextCreateName() const;
+  std::string NextForkName() const;
+  LaunchOptions LaunchFor(const std::string& name, const std::string& network,
+                          const std::string& workspace) const;
   nlohmann::json Describe(const Sandbox& s) const;
   std::string Isolation(const nlohmann::json& hello) const;
 
   PoolOptions o_;
   std::map<std::string, Sandbox> sandboxes_;
   std::map<std::string, std::string> ended_;  // name -> why (TTL, killed, died)
-  uint64_t forks_ = 0;
+  struct Spare {
+    std::string dir;
+    std::unique_ptr<HeldSandbox> held;
+  };
+  std::map<std::string, Spare> spares_;  // by the name it was started under
+  uint64_t forks_ = 0, tasks_ = 0;
 };
 
 }  // namespace gander::mcp

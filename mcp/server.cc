@@ -305,12 +305,14 @@ Status LoadConfig(const std::string& path, bool must_exist, PoolOptions& pool) {
         auto ttl = ParseTtl(json(v.as<std::string>()));
         if (!ttl) return MakeError(where() + ttl.error().message);
         pool.default_ttl = *ttl;
+      } else if (key == "warm_spares") {
+        pool.warm_spares = v.as<bool>();
       } else if (key == "max_sandboxes") {
         pool.max_sandboxes = v.as<size_t>();
       } else {
         return MakeError(where() + "unknown key '" + key +
                          "' (expected export_dir, profile, network_policy, files_roots, ttl, "
-                         "max_sandboxes)");
+                         "max_sandboxes, warm_spares)");
       }
     }
   } catch (const YAML::Exception& e) {
@@ -349,12 +351,25 @@ int Serve(ServerOptions options) {
   {
     Session session(pool);
     std::string buffer;
+    session.pool().Refill();
+    // The warm spares are started once the caller has been quiet for kRefillAfter: not while
+    // its next call (the first command in the sandbox just handed out) is on its way.
+    constexpr int kRefillAfter = 50;
+    bool refill_due = false;
     for (;;) {
       auto next = session.pool().Expire();
       pollfd fds[2] = {{0, POLLIN, 0}, {signal_fd.get(), POLLIN, 0}};
       int timeout = next ? static_cast<int>(std::min<int64_t>(next->count() + 1, INT32_MAX)) : -1;
+      if (refill_due && (timeout < 0 || timeout > kRefillAfter)) timeout = kRefillAfter;
       int n = poll(fds, 2, timeout);
       if (n < 0 && errno != EINTR) break;
+      if (n == 0) {
+        session.pool().Expire();
+        session.pool().Refill();  // behind the answers, and an expired default's successor
+        refill_due = false;
+        continue;
+      }
+      refill_due = true;
       if (fds[1].revents & POLLIN) {
         signalfd_siginfo info;
         if (read(signal_fd.get(), &info, sizeof(info)) > 0) {

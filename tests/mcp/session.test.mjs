@@ -101,6 +101,39 @@ test("create with the project copied in, then build it", async () => {
   assert.ok(!fs.existsSync(path.join(project, "hello")));
 });
 
+// The warm spare: started ahead under the name the next unnamed create takes, listed once up.
+async function spareFor(name) {
+  for (;;) {
+    const list = await call("sandbox_list");
+    if (list.s.warm_spares?.includes(name)) return;
+    await new Promise((r) => setTimeout(r, 200));  // an idle moment: the spare starts in it
+  }
+}
+
+test("an unnamed create is handed the warm spare, files copied in; so is a fork", async () => {
+  await spareFor("default");
+  const created = await call("sandbox_create", { files: [project] });
+  assert.equal(created.isError, false, created.text);
+  assert.equal(created.s.sandbox, "default");
+  assert.equal(created.s.warm, true, created.text);
+  assert.equal(created.s.extension, "gander-mcp.default");
+  assert.equal(created.s.copied.files, 2);
+  const seen = await run("cat project/Makefile && echo made > mark");
+  assert.equal(seen.s.exit_code, 0, seen.text);
+  assert.match(seen.s.stdout, /hello: hello.c/);  // copied in after it started, and seen
+  await spareFor("fork-1");
+  const fork = await call("sandbox_fork", {});
+  assert.equal(fork.isError, false, fork.text);
+  assert.equal(fork.s.sandbox, "fork-1");
+  assert.equal(fork.s.warm, true, fork.text);
+  assert.equal(fork.s.forked_from, "default");
+  const inFork = await run("cat mark && echo fork > mark", "fork-1");
+  assert.match(inFork.s.stdout, /made/);
+  const inParent = await run("cat mark");
+  assert.match(inParent.s.stdout, /made/);
+  await call("sandbox_kill", { sandbox: "fork-1" });
+});
+
 test("python_run keeps its state between calls", async () => {
   const first = await call("python_run", { code: "import math\nx = 41" });
   assert.equal(first.isError, false, first.text);
