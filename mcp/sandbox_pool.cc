@@ -438,15 +438,24 @@ Result<json> SandboxPool::Export(const json& args) {
   if (!from) return from.error();
   UniqueFd from_fd(*from);
   CopyStats stats;
-  Status copied =
-      CopyTree(from_fd.get(), leaf, dest.get(), leaf == "." ? "." : leaf,
-               {.follow_top = false, .keep_symlinks = false, .max_bytes = 1ull << 30}, stats);
+  Status copied = CopyTree(from_fd.get(), leaf, dest.get(), leaf == "." ? "." : leaf,
+                           {.follow_top = false,
+                            .keep_symlinks = false,
+                            .max_bytes = 1ull << 30,
+                            .max_file_bytes = o_.export_max_file_bytes},
+                           stats);
   if (!copied) return copied.error().Context("export");
   std::string to = o_.export_dir + "/" + (*s)->name + (leaf == "." ? "" : "/" + leaf);
   spdlog::info("mcp: exported {}:{} to {} ({} files, {} bytes)", (*s)->name, *rel, to, stats.files,
                stats.bytes);
-  return json{{"sandbox", (*s)->name}, {"path", *rel},         {"exported_to", to},
-              {"files", stats.files},  {"bytes", stats.bytes}, {"skipped_symlinks", stats.skipped}};
+  return json{{"sandbox", (*s)->name},
+              {"path", *rel},
+              {"exported_to", to},
+              {"files", stats.files},
+              {"bytes", stats.bytes},
+              {"skipped_symlinks", stats.skipped - stats.too_large},
+              {"skipped_too_large", stats.too_large},
+              {"max_file_bytes", o_.export_max_file_bytes}};
 }
 
 Result<json> SandboxPool::Kill(const json& args) {

@@ -24,8 +24,9 @@ struct PoolOptions {
   std::string network_policy;              // network "policy": a policy file or profile
   std::vector<std::string> run_flags;      // --no-namespaces, --backend, --collector, ...
   std::string backend = "native";
-  std::string export_dir;                // empty: sandbox_export refuses
-  std::vector<std::string> files_roots;  // host paths sandbox_create may copy from
+  std::string export_dir;                         // empty: sandbox_export refuses
+  uint64_t export_max_file_bytes = 256ull << 20;  // a larger file is not exported
+  std::vector<std::string> files_roots;           // host paths sandbox_create may copy from
   std::chrono::seconds default_ttl{3600};
   size_t max_sandboxes = 16;
   std::string state_dir;  // this session's directory (created by the server, removed after)

@@ -260,6 +260,14 @@ bool ServeInput(Session& session, std::string& buffer) {
   return true;
 }
 
+// `~` and `~/...` in mcp.yaml's paths are the user's home, as a shell would have them.
+std::string ExpandHome(const std::string& path) {
+  if (path != "~" && !path.starts_with("~/")) return path;
+  const char* home = getenv("HOME");
+  if (!home || !*home) return path;
+  return std::string(home) + path.substr(1);
+}
+
 }  // namespace
 
 const std::vector<std::string>& SupportedProtocolVersions() {
@@ -292,15 +300,17 @@ Status LoadConfig(const std::string& path, bool must_exist, PoolOptions& pool) {
                std::to_string(kv.first.Mark().column + 1) + ": ";
       };
       if (key == "export_dir") {
-        pool.export_dir = v.as<std::string>();
+        pool.export_dir = ExpandHome(v.as<std::string>());
+      } else if (key == "export_max_file_bytes") {
+        pool.export_max_file_bytes = v.as<uint64_t>();
       } else if (key == "profile") {
         pool.profile = v.as<std::string>();
       } else if (key == "network_policy") {
-        pool.network_policy = v.as<std::string>();
+        pool.network_policy = ExpandHome(v.as<std::string>());
       } else if (key == "files_roots") {
         if (!v.IsSequence())
           return MakeError(where() + "files_roots: expected a list of directories");
-        for (const auto& r : v) pool.files_roots.push_back(r.as<std::string>());
+        for (const auto& r : v) pool.files_roots.push_back(ExpandHome(r.as<std::string>()));
       } else if (key == "ttl") {
         auto ttl = ParseTtl(json(v.as<std::string>()));
         if (!ttl) return MakeError(where() + ttl.error().message);
@@ -312,7 +322,7 @@ Status LoadConfig(const std::string& path, bool must_exist, PoolOptions& pool) {
       } else {
         return MakeError(where() + "unknown key '" + key +
                          "' (expected export_dir, profile, network_policy, files_roots, ttl, "
-                         "max_sandboxes, warm_spares)");
+                         "max_sandboxes, warm_spares, export_max_file_bytes)");
       }
     }
   } catch (const YAML::Exception& e) {

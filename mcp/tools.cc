@@ -52,16 +52,19 @@ json ToolList() {
             {"max_output_bytes", max_output}},
            {"code"}),
       Tool("file_write",
-           "Create or overwrite a text file in the sandbox's workspace (parent directories are "
+           "Create or overwrite a file in the sandbox's workspace (parent directories are "
            "made). Use it to put code or data you wrote where command_run and python_run see it.",
            {{"path", Prop("string", "Relative to the workspace; no '..', not absolute.")},
-            {"content", Prop("string", "The file's text.")},
+            {"content", Prop("string", "The file's text (or its bytes in base64, see encoding).")},
+            {"encoding", Prop("string", "\"text\" (default) or \"base64\" for binary content.")},
             {"append", Prop("boolean", "Append instead of replacing.")},
             {"sandbox", SandboxArg()}},
            {"path", "content"}),
       Tool("file_read",
-           "Read a text file from the sandbox's workspace, e.g. a build log or a result.",
+           "Read a file from the sandbox's workspace, e.g. a build log or a result. A file that "
+           "is not text comes base64-encoded (encoding says which).",
            {{"path", Prop("string", "Relative to the workspace.")},
+            {"encoding", Prop("string", "\"base64\" to have even a text file base64'd.")},
             {"max_bytes", Prop("integer", "At most this many bytes (default 262144).")},
             {"sandbox", SandboxArg()}},
            {"path"}),

@@ -163,6 +163,21 @@ test("file_write then file_read; paths out of the workspace are refused", async 
   }
 });
 
+test("binary files cross in base64 both ways", async () => {
+  const bytes = Buffer.from([0x7f, 0x45, 0x4c, 0x46, 0, 1, 0xff, 0xfe, 0x80, 10]);
+  const w = await call("file_write", { path: "bin/blob", content: bytes.toString("base64"),
+                                       encoding: "base64" });
+  assert.equal(w.isError, false, w.text);
+  assert.equal(w.s.bytes_written, bytes.length);
+  const sum = await run("od -An -tx1 bin/blob | tr -d ' \\n'");
+  assert.equal(sum.s.stdout.trim(), bytes.toString("hex"));
+  const r = await call("file_read", { path: "bin/blob" });
+  assert.equal(r.s.encoding, "base64", "not text: it comes base64'd without being asked");
+  assert.deepEqual(Buffer.from(r.s.content, "base64"), bytes);
+  const bad = await call("file_write", { path: "x", content: "not base64!", encoding: "base64" });
+  assert.equal(bad.isError, true);
+});
+
 test("output is cut and the cut is said", async () => {
   const r = await call("command_run", { cmd: "head -c 100000 /dev/zero | tr '\\0' x",
                                         max_output_bytes: 1000 });
