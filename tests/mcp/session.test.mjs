@@ -7,6 +7,7 @@
 //   GANDER_BIN=build/launcher/gander node --test tests/mcp/session.test.mjs
 //   GANDER_MCP_FLAGS="--no-namespaces"   extra flags for `gander mcp`
 //   GANDER_MCP_AS_NOBODY=1               run the server as uid/gid 65534 (setpriv)
+//   GANDER_MCP_FLAGS="--backend gvisor"  under gVisor (exit 77, skipped, without runsc; CI: fails)
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
@@ -19,7 +20,16 @@ import { StdioClientTransport } from "../e2e/node_modules/@modelcontextprotocol/
 const GANDER = process.env.GANDER_BIN;
 const FLAGS = (process.env.GANDER_MCP_FLAGS || "").split(" ").filter(Boolean);
 const AS_NOBODY = process.env.GANDER_MCP_AS_NOBODY === "1";
+const GVISOR = FLAGS.includes("gvisor");
 const here = path.dirname(fileURLToPath(import.meta.url));
+
+if (GVISOR && !process.env.PATH.split(":").some((d) => fs.existsSync(path.join(d, "runsc")))) {
+  if (process.env.CI !== "true") {
+    console.log("GANDER-SKIP: runsc is not installed: the gVisor variant needs it");
+    process.exit(77);
+  }
+  throw new Error("CI=true: runsc must be installed for the gVisor variant");
+}
 
 let root, home, project, exportDir, tmp, client, transport, stderr = "";
 
@@ -92,6 +102,7 @@ test("create with the project copied in, then build it", async () => {
   assert.ok(["full", "landlock", "seccomp", "gvisor"].includes(created.s.isolation),
             created.s.isolation);
   if (FLAGS.includes("--no-namespaces")) assert.equal(created.s.isolation, "landlock");
+  if (GVISOR) assert.equal(created.s.isolation, "gvisor");
   assert.equal(created.s.copied.files, 2);
   const built = await run("cd project && make && ./hello", "proj");
   assert.equal(built.isError, false, built.text);
