@@ -484,6 +484,14 @@ std::string ReadLine(std::string& buffer, bool& eof) {
   }
 }
 
+// A tool the server ran on the host (sandbox_create, _fork, _export, _kill, _renew), sent
+// here only so that gander run's relay records it as a tool call of this sandbox's extension
+// (metrics and audit log): nothing is done; a failure the server had is answered as one.
+json HostSideRecord(const std::string& name, const json& args) {
+  if (args.value("failed", false)) return {{"error", name + " failed on the host"}};
+  return {{"recorded", name}};
+}
+
 }  // namespace
 
 int ExecutorMain() {
@@ -516,12 +524,13 @@ int ExecutorMain() {
       std::string name = params.value("name", "");
       json args = params.value("arguments", json::object());
       if (!args.is_object()) args = json::object();
-      json result = name == "command_run"  ? CommandRun(args)
-                    : name == "python_run" ? python.Run(args)
-                    : name == "file_write" ? FileWrite(ws.get(), args)
-                    : name == "file_read"  ? FileRead(ws.get(), args)
-                    : name == "file_list"  ? FileList(ws.get(), args)
-                                           : json{{"error", "unknown tool " + name}};
+      json result = name == "command_run"          ? CommandRun(args)
+                    : name == "python_run"         ? python.Run(args)
+                    : name == "file_write"         ? FileWrite(ws.get(), args)
+                    : name == "file_read"          ? FileRead(ws.get(), args)
+                    : name == "file_list"          ? FileList(ws.get(), args)
+                    : name.starts_with("sandbox_") ? HostSideRecord(name, args)
+                                                   : json{{"error", "unknown tool " + name}};
       bool failed = result.contains("error") || (result.contains("ok") && result["ok"] == false) ||
                     (result.contains("exit_code") && result["exit_code"] != 0);
       // The relay counts a result with isError as a failed tool call.

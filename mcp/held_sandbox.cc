@@ -125,6 +125,17 @@ Result<std::string> HeldSandbox::ReadLine(Clock::time_point deadline) {
   }
 }
 
+void HeldSandbox::Send(const std::string& method, const json& params) {
+  if (pid_ <= 0) return;
+  std::string line =
+      json{{"jsonrpc", "2.0"}, {"id", next_id_++}, {"method", method}, {"params", params}}.dump(
+          -1, ' ', false, json::error_handler_t::replace) +
+      "\n";
+  if (write(to_exec_.get(), line.data(), line.size()) < 0) {
+    // a gone executor is found at the next call
+  }
+}
+
 void HeldSandbox::Notify(const std::string& method) {
   std::string line = json{{"jsonrpc", "2.0"}, {"method", method}}.dump() + "\n";
   if (write(to_exec_.get(), line.data(), line.size()) < 0) {

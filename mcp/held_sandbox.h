@@ -58,6 +58,10 @@ class HeldSandbox {
   Result<nlohmann::json> Call(const std::string& method, const nlohmann::json& params,
                               std::chrono::milliseconds timeout);
 
+  // A request whose answer is not waited for (skipped by the next Call): a host-side tool's
+  // record, which gander run's relay logs as a tool call of this sandbox's extension.
+  void Send(const std::string& method, const nlohmann::json& params);
+
   // Closes the executor's stdin (gander run then ends the sandbox and removes its files),
   // waits up to `grace`, then SIGKILLs gander run. Idempotent.
   void Stop(std::chrono::milliseconds grace);

@@ -131,6 +131,13 @@ json SandboxPool::Describe(const Sandbox& s) const {
   return d;
 }
 
+// A host-side tool as a tool call of the sandbox's own extension, through its executor (see
+// executor.cc HostSideRecord): gander run's relay counts and logs it like command_run.
+void SandboxPool::Record(Sandbox& s, const std::string& tool, json summary, bool failed) {
+  if (failed) summary["failed"] = true;
+  s.held->Send("tools/call", {{"name", tool}, {"arguments", summary}});
+}
+
 std::string SandboxPool::NextCreateName() const {
   if (!sandboxes_.count("default")) return "default";
   for (uint64_t n = tasks_ + 1;; ++n) {
@@ -321,6 +328,7 @@ Result<json> SandboxPool::Create(const json& args) {
   json report;
   auto s = Launch(name, network, *ttl, "", files, report);
   if (!s) return s.error();
+  Record(**s, "sandbox_create", {{"files", files.size()}, {"network", network}});
   json out = Describe(**s);
   out.update(report);
   return out;
@@ -400,6 +408,8 @@ Result<json> SandboxPool::Fork(const json& args) {
   auto child = Launch(name, (*parent)->network, *ttl, (*parent)->dir, {}, report);
   if (!child) return child.error();
   (*child)->forked_from = (*parent)->name;
+  Record(**parent, "sandbox_fork", {{"to", name}});
+  Record(**child, "sandbox_fork", {{"from", (*parent)->name}});
   json out = Describe(**child);
   out.update(report);
   out["note"] = "files are copied; running processes and python_run state are not";
@@ -415,19 +425,28 @@ Result<json> SandboxPool::Export(const json& args) {
   }
   auto s = Resolve(args);
   if (!s) return s.error();
+  auto done = ExportFrom(**s, args);
+  Record(**s, "sandbox_export",
+         done ? json{{"files", done->value("files", 0)}, {"bytes", done->value("bytes", 0)}}
+              : json{{"error", done.error().Describe()}},
+         !done);
+  return done;
+}
+
+Result<json> SandboxPool::ExportFrom(Sandbox& sandbox, const json& args) {
   if (!args.contains("path") || !args["path"].is_string()) return MakeError("`path` is required");
   auto rel = CheckWorkspacePath(args["path"].get<std::string>());
   if (!rel) return rel.error();
-  UniqueFd ws(open((*s)->workspace.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  UniqueFd ws(open(sandbox.workspace.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
   UniqueFd out(open(o_.export_dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (!ws || !out) return ErrnoError("open");
   // Into EXPORT_DIR/SANDBOX/, the path's last component; symlinks are not copied out.
-  if (mkdirat(out.get(), (*s)->name.c_str(), 0755) != 0 && errno != EEXIST) {
-    return ErrnoError("mkdir " + o_.export_dir + "/" + (*s)->name);
+  if (mkdirat(out.get(), sandbox.name.c_str(), 0755) != 0 && errno != EEXIST) {
+    return ErrnoError("mkdir " + o_.export_dir + "/" + sandbox.name);
   }
   UniqueFd dest(
-      openat(out.get(), (*s)->name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-  if (!dest) return ErrnoError("open " + o_.export_dir + "/" + (*s)->name);
+      openat(out.get(), sandbox.name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  if (!dest) return ErrnoError("open " + o_.export_dir + "/" + sandbox.name);
   std::string parent = rel->find('/') == std::string::npos ? "." : rel->substr(0, rel->rfind('/'));
   std::string leaf = rel->substr(rel->find('/') == std::string::npos ? 0 : rel->rfind('/') + 1);
   if (*rel == ".") {
@@ -445,10 +464,10 @@ Result<json> SandboxPool::Export(const json& args) {
                             .max_file_bytes = o_.export_max_file_bytes},
                            stats);
   if (!copied) return copied.error().Context("export");
-  std::string to = o_.export_dir + "/" + (*s)->name + (leaf == "." ? "" : "/" + leaf);
-  spdlog::info("mcp: exported {}:{} to {} ({} files, {} bytes)", (*s)->name, *rel, to, stats.files,
-               stats.bytes);
-  return json{{"sandbox", (*s)->name},
+  std::string to = o_.export_dir + "/" + sandbox.name + (leaf == "." ? "" : "/" + leaf);
+  spdlog::info("mcp: exported {}:{} to {} ({} files, {} bytes)", sandbox.name, *rel, to,
+               stats.files, stats.bytes);
+  return json{{"sandbox", sandbox.name},
               {"path", *rel},
               {"exported_to", to},
               {"files", stats.files},
@@ -461,6 +480,7 @@ Result<json> SandboxPool::Export(const json& args) {
 Result<json> SandboxPool::Kill(const json& args) {
   std::string name = StringArg(args, "sandbox", "");
   if (!sandboxes_.count(name)) return MakeError("no sandbox named " + name);
+  Record(sandboxes_.at(name), "sandbox_kill", json::object());  // answered before its EOF
   Remove(name);
   ended_[name] = "killed by sandbox_kill";
   return json{{"sandbox", name}, {"killed", true}};
@@ -475,6 +495,7 @@ Result<json> SandboxPool::Renew(const json& args) {
   it->second.ttl = *ttl;
   it->second.expires = Clock::now() + *ttl;
   it->second.expires_wall = std::chrono::system_clock::now() + *ttl;
+  Record(it->second, "sandbox_renew", {{"ttl_seconds", ttl->count()}});
   return Describe(it->second);
 }
 

@@ -86,6 +86,8 @@ class SandboxPool {
                           std::chrono::seconds ttl, const std::string& copy_from,
                           const std::vector<std::string>& files, nlohmann::json& report);
   void Remove(const std::string& name);
+  Result<nlohmann::json> ExportFrom(Sandbox& s, const nlohmann::json& args);
+  void Record(Sandbox& s, const std::string& tool, nlohmann::json summary, bool failed = false);
   std::string NextCreateName() const;
   std::string NextForkName() const;
   LaunchOptions LaunchFor(const std::string& name, const std::string& network,
