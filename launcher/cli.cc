@@ -358,6 +358,7 @@ int Main(int argc, char** argv) {
     pool.log_level = log_level;
     pool.run_flags = {"--backend", mcp_backend, "--collector", mcp_collector};
     if (mcp_no_namespaces) pool.run_flags.push_back("--no-namespaces");
+    pool.install_policy = install::InstallStepPolicy();
     return mcp::Serve(std::move(mcp_opts));
   }
   if (*update_cmd) return install::Update(update_name, run, install, std::cout);

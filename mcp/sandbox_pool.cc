@@ -160,7 +160,10 @@ LaunchOptions SandboxPool::LaunchFor(const std::string& name, const std::string&
                        .workspace = workspace,
                        .run_flags = o_.run_flags,
                        .log_level = o_.log_level};
-  if (network == "policy") {
+  if (network == "install") {
+    launch.run_flags.insert(launch.run_flags.end(),
+                            {"--policy", o_.state_dir + "/install-policy.yaml"});
+  } else if (network == "policy") {
     bool file = o_.network_policy.find('/') != std::string::npos;
     launch.run_flags.insert(launch.run_flags.end(),
                             {file ? "--policy" : "--profile", o_.network_policy});
@@ -204,9 +207,12 @@ void SandboxPool::Refill() {
   }
 }
 
-Result<SandboxPool::Sandbox*> SandboxPool::Launch(
-    const std::string& name, const std::string& network, std::chrono::seconds ttl,
-    const std::string& copy_from, const std::vector<std::string>& files, json& report) {
+Result<SandboxPool::Sandbox*> SandboxPool::Launch(const std::string& name,
+                                                  const std::string& network,
+                                                  std::chrono::seconds ttl,
+                                                  const std::string& copy_from,
+                                                  const std::vector<std::string>& files,
+                                                  json& report, bool dir_made) {
   if (sandboxes_.size() >= o_.max_sandboxes) {
     return MakeError("already " + std::to_string(sandboxes_.size()) +
                      " sandboxes: kill one first (sandbox_kill)");
@@ -215,15 +221,15 @@ Result<SandboxPool::Sandbox*> SandboxPool::Launch(
   Sandbox s;
   s.name = name;
   if (auto spare = spares_.find(name);
-      spare != spares_.end() && network == "off" && spare->second.held->alive()) {
+      !dir_made && spare != spares_.end() && network == "off" && spare->second.held->alive()) {
     s.dir = spare->second.dir;  // already running: the files go into its workspace
     s.held = std::move(spare->second.held);
     spares_.erase(spare);
     report["warm"] = true;
   } else {
     s.dir = o_.state_dir + "/" + name;
-    if (mkdir(s.dir.c_str(), 0700) != 0) return ErrnoError("mkdir " + s.dir);
-    if (mkdir((s.dir + "/ws").c_str(), 0755) != 0) {
+    if (!dir_made && mkdir(s.dir.c_str(), 0700) != 0) return ErrnoError("mkdir " + s.dir);
+    if (!dir_made && mkdir((s.dir + "/ws").c_str(), 0755) != 0) {
       RemoveTree(s.dir);
       return ErrnoError("mkdir " + s.dir + "/ws");
     }
@@ -274,11 +280,12 @@ Result<SandboxPool::Sandbox*> SandboxPool::Launch(
   s.ttl = ttl;
   s.expires = Clock::now() + ttl;
   s.expires_wall = std::chrono::system_clock::now() + ttl;
-  report["copied"] = {{"files", stats.files},
-                      {"dirs", stats.dirs},
-                      {"bytes", stats.bytes},
-                      {"symlinks", stats.symlinks},
-                      {"skipped", stats.skipped}};
+  if (!report.contains("copied"))
+    report["copied"] = {{"files", stats.files},
+                        {"dirs", stats.dirs},
+                        {"bytes", stats.bytes},
+                        {"symlinks", stats.symlinks},
+                        {"skipped", stats.skipped}};
   report["timing_ms"] = {{"copy", copy_ms}, {"total", MsSinceExact(started)}};
   ended_.erase(name);
   auto [it, _] = sandboxes_.emplace(name, std::move(s));
@@ -325,13 +332,84 @@ Result<json> SandboxPool::Create(const json& args) {
       files.push_back(*real);
     }
   }
+  std::vector<std::string> install;
+  if (auto it = args.find("install"); it != args.end()) {
+    if (!it->is_string() && !it->is_array()) return MakeError("install: a list of shell commands");
+    for (const auto& c : it->is_string() ? json::array({*it}) : *it) {
+      if (!c.is_string() || c.get<std::string>().empty())
+        return MakeError("install: a list of shell commands");
+      install.push_back(c.get<std::string>());
+    }
+  }
   json report;
-  auto s = Launch(name, network, *ttl, "", files, report);
-  if (!s) return s.error();
-  Record(**s, "sandbox_create", {{"files", files.size()}, {"network", network}});
+  if (!install.empty()) {
+    if (spares_.count(name)) {  // its workspace is the install step's: not a spare's
+      spares_[name].held->Stop(std::chrono::milliseconds(0));
+      RemoveTree(spares_[name].dir);
+      spares_.erase(name);
+    }
+    if (Status ok = RunInstallStep(name, files, install, report); !ok) return ok.error();
+    files.clear();  // copied in before the install step
+  }
+  auto s = Launch(name, network, *ttl, "", files, report, !install.empty());
+  if (!s) {
+    if (!install.empty()) RemoveTree(o_.state_dir + "/" + name);
+    return s.error();
+  }
+  Record(**s, "sandbox_create",
+         {{"files", files.size()}, {"network", network}, {"install", install.size()}});
   json out = Describe(**s);
   out.update(report);
   return out;
+}
+
+Status SandboxPool::RunInstallStep(const std::string& name, const std::vector<std::string>& files,
+                                   const std::vector<std::string>& commands, json& report) {
+  const std::string dir = o_.state_dir + "/" + name;
+  if (mkdir(dir.c_str(), 0700) != 0) return ErrnoError("mkdir " + dir);
+  auto fail = [&](Error e) {
+    RemoveTree(dir);
+    return e.Context("install");
+  };
+  if (mkdir((dir + "/ws").c_str(), 0755) != 0) return fail(ErrnoError("mkdir " + dir + "/ws"));
+  UniqueFd ws(open((dir + "/ws").c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  CopyStats stats;
+  for (const auto& file : files) {
+    Status copied =
+        CopyTree(AT_FDCWD, file, ws.get(), file.substr(file.find_last_of('/') + 1),
+                 {.follow_top = true, .keep_symlinks = true, .skip = IsSecretName}, stats);
+    if (!copied) return fail(copied.error().Context("copying " + file));
+  }
+  auto held = HeldSandbox::Start(LaunchFor(name, "install", dir + "/ws"), kStartTimeout);
+  if (!held) return fail(held.error());
+  json steps = json::array();
+  for (const auto& cmd : commands) {
+    auto answer =
+        held->Call("tools/call",
+                   {{"name", "command_run"},
+                    {"arguments", {{"cmd", cmd}, {"timeout", 600}, {"max_output_bytes", 4000}}}},
+                   std::chrono::seconds(620));
+    if (!answer) return fail(answer.error());
+    json r = answer->value("structuredContent", json::object());
+    steps.push_back({{"cmd", cmd},
+                     {"exit_code", r.value("exit_code", -1)},
+                     {"stdout", r.value("stdout", "")},
+                     {"stderr", r.value("stderr", "")}});
+    if (r.value("exit_code", -1) != 0) {
+      held->Stop(kStopGrace);
+      return fail(MakeError("`" + cmd + "` exited with " +
+                            std::to_string(r.value("exit_code", -1)) + ": " +
+                            r.value("stderr", std::string())));
+    }
+  }
+  held->Stop(kStopGrace);  // the registries' reach ends with it
+  report["install"] = steps;
+  report["copied"] = {{"files", stats.files},
+                      {"dirs", stats.dirs},
+                      {"bytes", stats.bytes},
+                      {"symlinks", stats.symlinks},
+                      {"skipped", stats.skipped}};
+  return {};
 }
 
 Result<SandboxPool::Sandbox*> SandboxPool::Resolve(const json& args) {

@@ -22,7 +22,8 @@ struct PoolOptions {
   std::string gander;                      // this binary
   std::string profile = "default";         // network off: a profile without network
   std::string network_policy;              // network "policy": a policy file or profile
-  std::vector<std::string> run_flags;      // --no-namespaces, --backend, --collector, ...
+  std::string install_policy;  // the text of sandbox_create's install-step policy (registries)
+  std::vector<std::string> run_flags;  // --no-namespaces, --backend, --collector, ...
   std::string backend = "native";
   std::string export_dir;                         // empty: sandbox_export refuses
   uint64_t export_max_file_bytes = 256ull << 20;  // a larger file is not exported
@@ -84,7 +85,12 @@ class SandboxPool {
   Result<Sandbox*> Resolve(const nlohmann::json& args);
   Result<Sandbox*> Launch(const std::string& name, const std::string& network,
                           std::chrono::seconds ttl, const std::string& copy_from,
-                          const std::vector<std::string>& files, nlohmann::json& report);
+                          const std::vector<std::string>& files, nlohmann::json& report,
+                          bool dir_made = false);
+  // sandbox_create's `install`: the commands run in a sandbox of the same workspace whose only
+  // destinations are the package registries; it is ended before the sandbox proper starts.
+  Status RunInstallStep(const std::string& name, const std::vector<std::string>& files,
+                        const std::vector<std::string>& commands, nlohmann::json& report);
   void Remove(const std::string& name);
   Result<nlohmann::json> ExportFrom(Sandbox& s, const nlohmann::json& args);
   void Record(Sandbox& s, const std::string& tool, nlohmann::json summary, bool failed = false);

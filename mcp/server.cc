@@ -349,6 +349,14 @@ int Serve(ServerOptions options) {
   }
   pool.state_dir = *state;
   UniqueFd reaper = StartReaper(pool.state_dir);
+  if (!pool.install_policy.empty()) {  // sandbox_create's install step: the registries only
+    std::string path = pool.state_dir + "/install-policy.yaml";
+    UniqueFd f(open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600));
+    if (!f || write(f.get(), pool.install_policy.data(), pool.install_policy.size()) !=
+                  static_cast<ssize_t>(pool.install_policy.size())) {
+      spdlog::warn("mcp: {}: {}", path, strerror(errno));
+    }
+  }
   signal(SIGPIPE, SIG_IGN);
   sigset_t signals;
   sigemptyset(&signals);

@@ -88,7 +88,14 @@ json ToolList() {
               {"enum", {"off", "policy"}},
               {"description",
                "off (default): no network; policy: the hosts the user's gander "
-               "policy allows."}}}}),
+               "policy allows."}}},
+            {"install",
+             {{"type", "array"},
+              {"items", {{"type", "string"}}},
+              {"description",
+               "Commands that install what the task needs (pip into a venv, npm install, ...) "
+               "in the workspace, run first with only the package registries reachable; the "
+               "network is then closed for the sandbox's life."}}}}),
       Tool("sandbox_fork",
            "Copy a sandbox's files into a new sandbox, to try something risky or compare two "
            "approaches; the original stays as it was.",
