@@ -381,6 +381,7 @@ int StartMcp(Cli& c) {
   pool.log_level = c.log_level;
   pool.run_flags = {"--backend", c.mcp_backend, "--collector", c.mcp_collector};
   if (c.mcp_no_namespaces) pool.run_flags.push_back("--no-namespaces");
+  pool.install_policy = install::InstallStepPolicy();
   return mcp::Serve(std::move(c.mcp_opts));
 }
 

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "common/unique_fd.h"
+#include "mcp/base64.h"
 #include "mcp/bounded_output.h"
 #include "mcp/workspace_path.h"
 
@@ -344,7 +345,16 @@ json FileWrite(int ws, const json& args) {
   if (!args.contains("content") || !args["content"].is_string()) {
     return {{"error", "`content` (a string) is required"}};
   }
-  const std::string& content = args["content"].get_ref<const std::string&>();
+  std::string encoding = args.value("encoding", std::string("text"));
+  if (encoding != "text" && encoding != "base64") {
+    return {{"error", "`encoding`: \"text\" or \"base64\""}};
+  }
+  std::optional<std::string> decoded;
+  if (encoding == "base64") {
+    decoded = Base64Decode(args["content"].get_ref<const std::string&>());
+    if (!decoded) return {{"error", "`content` is not base64 (encoding \"base64\")"}};
+  }
+  const std::string& content = decoded ? *decoded : args["content"].get_ref<const std::string&>();
   if (Status made = MakeParentsBeneath(ws, *path); !made)
     return {{"error", Describe(made.error())}};
   bool append = args.value("append", false);
@@ -385,8 +395,18 @@ json FileRead(int ws, const json& args) {
   }
   content.resize(got);
   uint64_t size = static_cast<uint64_t>(st.st_size);
-  return {
-      {"path", *path}, {"content", content}, {"size", size}, {"cut", size > got ? size - got : 0}};
+  // Bytes a JSON string cannot carry (a binary, an image) come base64'd, and say so; the
+  // caller may ask for base64 in any case.
+  std::string encoding = args.value("encoding", std::string(""));
+  if (encoding != "" && encoding != "text" && encoding != "base64") {
+    return {{"error", "`encoding`: \"text\" or \"base64\""}};
+  }
+  bool binary = encoding == "base64" || !IsUtf8(content);
+  return {{"path", *path},
+          {"content", binary ? Base64Encode(content) : content},
+          {"encoding", binary ? "base64" : "text"},
+          {"size", size},
+          {"cut", size > got ? size - got : 0}};
 }
 
 json FileList(int ws, const json& args) {
@@ -464,6 +484,14 @@ std::string ReadLine(std::string& buffer, bool& eof) {
   }
 }
 
+// A tool the server ran on the host (sandbox_create, _fork, _export, _kill, _renew), sent
+// here only so that gander run's relay records it as a tool call of this sandbox's extension
+// (metrics and audit log): nothing is done; a failure the server had is answered as one.
+json HostSideRecord(const std::string& name, const json& args) {
+  if (args.value("failed", false)) return {{"error", name + " failed on the host"}};
+  return {{"recorded", name}};
+}
+
 }  // namespace
 
 int ExecutorMain() {
@@ -496,12 +524,13 @@ int ExecutorMain() {
       std::string name = params.value("name", "");
       json args = params.value("arguments", json::object());
       if (!args.is_object()) args = json::object();
-      json result = name == "command_run"  ? CommandRun(args)
-                    : name == "python_run" ? python.Run(args)
-                    : name == "file_write" ? FileWrite(ws.get(), args)
-                    : name == "file_read"  ? FileRead(ws.get(), args)
-                    : name == "file_list"  ? FileList(ws.get(), args)
-                                           : json{{"error", "unknown tool " + name}};
+      json result = name == "command_run"          ? CommandRun(args)
+                    : name == "python_run"         ? python.Run(args)
+                    : name == "file_write"         ? FileWrite(ws.get(), args)
+                    : name == "file_read"          ? FileRead(ws.get(), args)
+                    : name == "file_list"          ? FileList(ws.get(), args)
+                    : name.starts_with("sandbox_") ? HostSideRecord(name, args)
+                                                   : json{{"error", "unknown tool " + name}};
       bool failed = result.contains("error") || (result.contains("ok") && result["ok"] == false) ||
                     (result.contains("exit_code") && result["exit_code"] != 0);
       // The relay counts a result with isError as a failed tool call.

@@ -26,6 +26,13 @@ int MsLeft(Clock::time_point deadline) {
 }  // namespace
 
 Result<HeldSandbox> HeldSandbox::Start(const LaunchOptions& o, std::chrono::milliseconds timeout) {
+  auto s = Spawn(o);
+  if (!s) return s.error();
+  if (Status ok = s->Ready(timeout); !ok) return ok.error();
+  return std::move(s).value();
+}
+
+Result<HeldSandbox> HeldSandbox::Spawn(const LaunchOptions& o) {
   std::vector<std::string> args = {o.gander, "--log-level", o.log_level,   "run",
                                    "--name", o.extension,   "--workspace", o.workspace};
   args.insert(args.end(), o.run_flags.begin(), o.run_flags.end());
@@ -62,18 +69,36 @@ Result<HeldSandbox> HeldSandbox::Start(const LaunchOptions& o, std::chrono::mill
   s.to_exec_ = std::move(in_write);
   s.from_exec_ = std::move(out_read);
   fcntl(s.from_exec_.get(), F_SETFL, O_NONBLOCK);
-  auto hello = s.Call("initialize",
-                      {{"protocolVersion", "2025-06-18"},
-                       {"capabilities", json::object()},
-                       {"clientInfo", {{"name", "gander-mcp"}, {"version", "0.1.0"}}}},
-                      timeout);
-  if (!hello) {
+  // The initialize request goes out now; its answer (the executor's hello) is read by Ready.
+  s.extension_ = o.extension;
+  s.hello_id_ = s.next_id_++;
+  std::string line = json{{"jsonrpc", "2.0"},
+                          {"id", s.hello_id_},
+                          {"method", "initialize"},
+                          {"params",
+                           {{"protocolVersion", "2025-06-18"},
+                            {"capabilities", json::object()},
+                            {"clientInfo", {{"name", "gander-mcp"}, {"version", "0.1.0"}}}}}}
+                         .dump() +
+                     "\n";
+  if (write(s.to_exec_.get(), line.data(), line.size()) != static_cast<ssize_t>(line.size())) {
     s.Stop(std::chrono::milliseconds(0));
-    return hello.error().Context("sandbox " + o.extension + " did not start");
+    return ErrnoError("sandbox " + o.extension + ": writing its initialize");
   }
-  s.hello_ = hello->value("_meta", json::object()).value("gander/isolation", json::object());
-  s.Notify("notifications/initialized");
   return s;
+}
+
+Status HeldSandbox::Ready(std::chrono::milliseconds timeout) {
+  if (hello_id_ == 0) return {};
+  auto hello = Await(hello_id_, Clock::now() + timeout);
+  hello_id_ = 0;
+  if (!hello) {
+    Stop(std::chrono::milliseconds(0));
+    return hello.error().Context("sandbox " + extension_ + " did not start");
+  }
+  hello_ = hello->value("_meta", json::object()).value("gander/isolation", json::object());
+  Notify("notifications/initialized");
+  return {};
 }
 
 Result<std::string> HeldSandbox::ReadLine(Clock::time_point deadline) {
@@ -100,6 +125,17 @@ Result<std::string> HeldSandbox::ReadLine(Clock::time_point deadline) {
   }
 }
 
+void HeldSandbox::Send(const std::string& method, const json& params) {
+  if (pid_ <= 0) return;
+  std::string line =
+      json{{"jsonrpc", "2.0"}, {"id", next_id_++}, {"method", method}, {"params", params}}.dump(
+          -1, ' ', false, json::error_handler_t::replace) +
+      "\n";
+  if (write(to_exec_.get(), line.data(), line.size()) < 0) {
+    // a gone executor is found at the next call
+  }
+}
+
 void HeldSandbox::Notify(const std::string& method) {
   std::string line = json{{"jsonrpc", "2.0"}, {"method", method}}.dump() + "\n";
   if (write(to_exec_.get(), line.data(), line.size()) < 0) {
@@ -110,6 +146,7 @@ void HeldSandbox::Notify(const std::string& method) {
 Result<json> HeldSandbox::Call(const std::string& method, const json& params,
                                std::chrono::milliseconds timeout) {
   if (pid_ <= 0) return MakeError("the sandbox is gone");
+  if (Status ok = Ready(timeout); !ok) return ok.error();
   const int64_t id = next_id_++;
   std::string line =
       json{{"jsonrpc", "2.0"}, {"id", id}, {"method", method}, {"params", params}}.dump(
@@ -124,7 +161,10 @@ Result<json> HeldSandbox::Call(const std::string& method, const json& params,
     }
     done += static_cast<size_t>(n);
   }
-  auto deadline = Clock::now() + timeout;
+  return Await(id, Clock::now() + timeout);
+}
+
+Result<json> HeldSandbox::Await(int64_t id, Clock::time_point deadline) {
   for (;;) {
     auto got = ReadLine(deadline);
     if (!got) {

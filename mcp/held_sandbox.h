@@ -30,6 +30,10 @@ class HeldSandbox {
   // Starts `gander run ... -- gander mcp exec` and waits for the executor's hello (what
   // isolation is in force), up to `timeout`.
   static Result<HeldSandbox> Start(const LaunchOptions& options, std::chrono::milliseconds timeout);
+  // Starts it without waiting: the hello is read by Ready (or the first Call). A warm spare is
+  // spawned behind the sandbox handed out, and is ready by the next create.
+  static Result<HeldSandbox> Spawn(const LaunchOptions& options);
+  Status Ready(std::chrono::milliseconds timeout);
 
   HeldSandbox(HeldSandbox&& other) noexcept { *this = std::move(other); }
   HeldSandbox& operator=(HeldSandbox&& other) noexcept {
@@ -42,6 +46,8 @@ class HeldSandbox {
       buffer_ = std::move(other.buffer_);
       next_id_ = other.next_id_;
       hello_ = std::move(other.hello_);
+      hello_id_ = std::exchange(other.hello_id_, 0);
+      extension_ = std::move(other.extension_);
     }
     return *this;
   }
@@ -51,6 +57,10 @@ class HeldSandbox {
   // server's backstop: past it the sandbox is killed.
   Result<nlohmann::json> Call(const std::string& method, const nlohmann::json& params,
                               std::chrono::milliseconds timeout);
+
+  // A request whose answer is not waited for (skipped by the next Call): a host-side tool's
+  // record, which gander run's relay logs as a tool call of this sandbox's extension.
+  void Send(const std::string& method, const nlohmann::json& params);
 
   // Closes the executor's stdin (gander run then ends the sandbox and removes its files),
   // waits up to `grace`, then SIGKILLs gander run. Idempotent.
@@ -65,6 +75,7 @@ class HeldSandbox {
  private:
   HeldSandbox() = default;
   void Notify(const std::string& method);
+  Result<nlohmann::json> Await(int64_t id, std::chrono::steady_clock::time_point deadline);
   Result<std::string> ReadLine(std::chrono::steady_clock::time_point deadline);
 
   pid_t pid_ = -1;
@@ -72,6 +83,8 @@ class HeldSandbox {
   std::string buffer_;
   int64_t next_id_ = 1;
   nlohmann::json hello_;
+  int64_t hello_id_ = 0;  // the initialize not yet answered (0: none)
+  std::string extension_;
 };
 
 }  // namespace gander::mcp

@@ -121,9 +121,88 @@ json SandboxPool::Describe(const Sandbox& s) const {
   return d;
 }
 
-Result<SandboxPool::Sandbox*> SandboxPool::Launch(
-    const std::string& name, const std::string& network, std::chrono::seconds ttl,
-    const std::string& copy_from, const std::vector<std::string>& files, json& report) {
+// A host-side tool as a tool call of the sandbox's own extension, through its executor (see
+// executor.cc HostSideRecord): gander run's relay counts and logs it like command_run.
+void SandboxPool::Record(Sandbox& s, const std::string& tool, json summary, bool failed) {
+  if (failed) summary["failed"] = true;
+  s.held->Send("tools/call", {{"name", tool}, {"arguments", summary}});
+}
+
+std::string SandboxPool::NextCreateName() const {
+  if (!sandboxes_.count("default")) return "default";
+  for (uint64_t n = tasks_ + 1;; ++n) {
+    std::string name = "task-" + std::to_string(n);
+    if (!sandboxes_.count(name)) return name;
+  }
+}
+
+std::string SandboxPool::NextForkName() const {
+  for (uint64_t n = forks_ + 1;; ++n) {
+    std::string name = "fork-" + std::to_string(n);
+    if (!sandboxes_.count(name)) return name;
+  }
+}
+
+LaunchOptions SandboxPool::LaunchFor(const std::string& name, const std::string& network,
+                                     const std::string& workspace) const {
+  LaunchOptions launch{.gander = o_.gander,
+                       .extension = o_.server_name + "." + name,
+                       .workspace = workspace,
+                       .run_flags = o_.run_flags,
+                       .log_level = o_.log_level};
+  if (network == "install") {
+    launch.run_flags.insert(launch.run_flags.end(),
+                            {"--policy", o_.state_dir + "/install-policy.yaml"});
+  } else if (network == "policy") {
+    bool file = o_.network_policy.find('/') != std::string::npos;
+    launch.run_flags.insert(launch.run_flags.end(),
+                            {file ? "--policy" : "--profile", o_.network_policy});
+  } else {
+    launch.run_flags.insert(launch.run_flags.end(), {"--profile", o_.profile});
+  }
+  return launch;
+}
+
+// A sandbox started ahead under the name the next unnamed create (or fork) will take, so that
+// its extension name in metrics and the audit log is already the right one; network off.
+void SandboxPool::Refill() {
+  if (!o_.warm_spares) return;
+  std::set<std::string> wanted = {NextCreateName()};
+  if (!sandboxes_.empty()) wanted.insert(NextForkName());  // a fork needs a sandbox first
+  for (auto it = spares_.begin(); it != spares_.end();) {
+    if (wanted.count(it->first) && it->second.held->alive()) {
+      ++it;
+      continue;
+    }
+    it->second.held->Stop(std::chrono::milliseconds(0));
+    RemoveTree(it->second.dir);
+    it = spares_.erase(it);
+  }
+  for (const auto& name : wanted) {
+    if (spares_.count(name)) continue;
+    Spare spare{.dir = o_.state_dir + "/" + name, .held = nullptr};
+    if (mkdir(spare.dir.c_str(), 0700) != 0) continue;
+    if (mkdir((spare.dir + "/ws").c_str(), 0755) != 0) {
+      RemoveTree(spare.dir);
+      continue;
+    }
+    auto held = HeldSandbox::Spawn(LaunchFor(name, "off", spare.dir + "/ws"));
+    if (!held) {
+      spdlog::warn("mcp: a warm spare {}: {}", name, held.error().Describe());
+      RemoveTree(spare.dir);
+      continue;
+    }
+    spare.held = std::make_unique<HeldSandbox>(std::move(held).value());
+    spares_.emplace(name, std::move(spare));
+  }
+}
+
+Result<SandboxPool::Sandbox*> SandboxPool::Launch(const std::string& name,
+                                                  const std::string& network,
+                                                  std::chrono::seconds ttl,
+                                                  const std::string& copy_from,
+                                                  const std::vector<std::string>& files,
+                                                  json& report, bool dir_made) {
   if (sandboxes_.size() >= o_.max_sandboxes) {
     return MakeError("already " + std::to_string(sandboxes_.size()) +
                      " sandboxes: kill one first (sandbox_kill)");
@@ -131,11 +210,34 @@ Result<SandboxPool::Sandbox*> SandboxPool::Launch(
   auto started = Clock::now();
   Sandbox s;
   s.name = name;
-  s.dir = o_.state_dir + "/" + name;
+  if (auto spare = spares_.find(name);
+      !dir_made && spare != spares_.end() && network == "off" && spare->second.held->alive()) {
+    s.dir = spare->second.dir;  // already running: the files go into its workspace
+    s.held = std::move(spare->second.held);
+    spares_.erase(spare);
+    report["warm"] = true;
+  } else {
+    s.dir = o_.state_dir + "/" + name;
+    if (!dir_made && mkdir(s.dir.c_str(), 0700) != 0) return ErrnoError("mkdir " + s.dir);
+    if (!dir_made && mkdir((s.dir + "/ws").c_str(), 0755) != 0) {
+      RemoveTree(s.dir);
+      return ErrnoError("mkdir " + s.dir + "/ws");
+    }
+    // Started first: the files are copied in while it comes up.
+    auto held = HeldSandbox::Spawn(LaunchFor(name, network, s.dir + "/ws"));
+    if (!held) {
+      RemoveTree(s.dir);
+      return held.error();
+    }
+    s.held = std::make_unique<HeldSandbox>(std::move(held).value());
+    report["warm"] = false;
+  }
   s.workspace = s.dir + "/ws";
-  if (mkdir(s.dir.c_str(), 0700) != 0) return ErrnoError("mkdir " + s.dir);
+  auto cleanup = [&] {
+    s.held->Stop(std::chrono::milliseconds(0));
+    RemoveTree(s.dir);
+  };
   UniqueFd dir(open(s.dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-  auto cleanup = [&] { RemoveTree(s.dir); };
   CopyStats stats;
   if (!copy_from.empty()) {
     UniqueFd from(open(copy_from.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
@@ -145,9 +247,6 @@ Result<SandboxPool::Sandbox*> SandboxPool::Launch(
       cleanup();
       return copied.error().Context("fork: copying the workspace");
     }
-  } else if (mkdirat(dir.get(), "ws", 0755) != 0) {
-    cleanup();
-    return ErrnoError("mkdir " + s.workspace);
   }
   const double copy_ms = MsSinceExact(started);
   UniqueFd ws(openat(dir.get(), "ws", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
@@ -163,33 +262,20 @@ Result<SandboxPool::Sandbox*> SandboxPool::Launch(
       return copied.error().Context("copying " + file);
     }
   }
-  LaunchOptions launch{.gander = o_.gander,
-                       .extension = o_.server_name + "." + name,
-                       .workspace = s.workspace,
-                       .run_flags = o_.run_flags,
-                       .log_level = o_.log_level};
-  if (network == "policy") {
-    bool file = o_.network_policy.find('/') != std::string::npos;
-    launch.run_flags.insert(launch.run_flags.end(),
-                            {file ? "--policy" : "--profile", o_.network_policy});
-  } else {
-    launch.run_flags.insert(launch.run_flags.end(), {"--profile", o_.profile});
-  }
-  auto held = HeldSandbox::Start(launch, kStartTimeout);
-  if (!held) {
+  if (Status ready = s.held->Ready(kStartTimeout); !ready) {
     cleanup();
-    return held.error();
+    return ready.error();
   }
-  s.held = std::make_unique<HeldSandbox>(std::move(held).value());
   s.network = network;
   s.ttl = ttl;
   s.expires = Clock::now() + ttl;
   s.expires_wall = std::chrono::system_clock::now() + ttl;
-  report["copied"] = {{"files", stats.files},
-                      {"dirs", stats.dirs},
-                      {"bytes", stats.bytes},
-                      {"symlinks", stats.symlinks},
-                      {"skipped", stats.skipped}};
+  if (!report.contains("copied"))
+    report["copied"] = {{"files", stats.files},
+                        {"dirs", stats.dirs},
+                        {"bytes", stats.bytes},
+                        {"symlinks", stats.symlinks},
+                        {"skipped", stats.skipped}};
   report["timing_ms"] = {{"copy", copy_ms}, {"total", MsSinceExact(started)}};
   ended_.erase(name);
   auto [it, _] = sandboxes_.emplace(name, std::move(s));
@@ -200,8 +286,10 @@ Result<SandboxPool::Sandbox*> SandboxPool::Launch(
 
 Result<json> SandboxPool::Create(const json& args) {
   std::string name = StringArg(args, "name", "");
-  if (name.empty())
-    name = sandboxes_.count("default") ? "task-" + std::to_string(++forks_) : "default";
+  if (name.empty()) {
+    name = NextCreateName();
+    if (name != "default") tasks_ = std::stoull(name.substr(5));
+  }
   if (Status ok = CheckSandboxName(name); !ok) return ok.error();
   if (sandboxes_.count(name)) return MakeError("a sandbox named " + name + " exists already");
   auto ttl = args.contains("ttl") ? ParseTtl(args["ttl"]) : Result(o_.default_ttl);
@@ -234,12 +322,84 @@ Result<json> SandboxPool::Create(const json& args) {
       files.push_back(*real);
     }
   }
+  std::vector<std::string> install;
+  if (auto it = args.find("install"); it != args.end()) {
+    if (!it->is_string() && !it->is_array()) return MakeError("install: a list of shell commands");
+    for (const auto& c : it->is_string() ? json::array({*it}) : *it) {
+      if (!c.is_string() || c.get<std::string>().empty())
+        return MakeError("install: a list of shell commands");
+      install.push_back(c.get<std::string>());
+    }
+  }
   json report;
-  auto s = Launch(name, network, *ttl, "", files, report);
-  if (!s) return s.error();
+  if (!install.empty()) {
+    if (spares_.count(name)) {  // its workspace is the install step's: not a spare's
+      spares_[name].held->Stop(std::chrono::milliseconds(0));
+      RemoveTree(spares_[name].dir);
+      spares_.erase(name);
+    }
+    if (Status ok = RunInstallStep(name, files, install, report); !ok) return ok.error();
+    files.clear();  // copied in before the install step
+  }
+  auto s = Launch(name, network, *ttl, "", files, report, !install.empty());
+  if (!s) {
+    if (!install.empty()) RemoveTree(o_.state_dir + "/" + name);
+    return s.error();
+  }
+  Record(**s, "sandbox_create",
+         {{"files", files.size()}, {"network", network}, {"install", install.size()}});
   json out = Describe(**s);
   out.update(report);
   return out;
+}
+
+Status SandboxPool::RunInstallStep(const std::string& name, const std::vector<std::string>& files,
+                                   const std::vector<std::string>& commands, json& report) {
+  const std::string dir = o_.state_dir + "/" + name;
+  if (mkdir(dir.c_str(), 0700) != 0) return ErrnoError("mkdir " + dir);
+  auto fail = [&](Error e) {
+    RemoveTree(dir);
+    return e.Context("install");
+  };
+  if (mkdir((dir + "/ws").c_str(), 0755) != 0) return fail(ErrnoError("mkdir " + dir + "/ws"));
+  UniqueFd ws(open((dir + "/ws").c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  CopyStats stats;
+  for (const auto& file : files) {
+    Status copied =
+        CopyTree(AT_FDCWD, file, ws.get(), file.substr(file.find_last_of('/') + 1),
+                 {.follow_top = true, .keep_symlinks = true, .skip = IsSecretName}, stats);
+    if (!copied) return fail(copied.error().Context("copying " + file));
+  }
+  auto held = HeldSandbox::Start(LaunchFor(name, "install", dir + "/ws"), kStartTimeout);
+  if (!held) return fail(held.error());
+  json steps = json::array();
+  for (const auto& cmd : commands) {
+    auto answer =
+        held->Call("tools/call",
+                   {{"name", "command_run"},
+                    {"arguments", {{"cmd", cmd}, {"timeout", 600}, {"max_output_bytes", 4000}}}},
+                   std::chrono::seconds(620));
+    if (!answer) return fail(answer.error());
+    json r = answer->value("structuredContent", json::object());
+    steps.push_back({{"cmd", cmd},
+                     {"exit_code", r.value("exit_code", -1)},
+                     {"stdout", r.value("stdout", "")},
+                     {"stderr", r.value("stderr", "")}});
+    if (r.value("exit_code", -1) != 0) {
+      held->Stop(kStopGrace);
+      return fail(MakeError("`" + cmd + "` exited with " +
+                            std::to_string(r.value("exit_code", -1)) + ": " +
+                            r.value("stderr", std::string())));
+    }
+  }
+  held->Stop(kStopGrace);  // the registries' reach ends with it
+  report["install"] = steps;
+  report["copied"] = {{"files", stats.files},
+                      {"dirs", stats.dirs},
+                      {"bytes", stats.bytes},
+                      {"symlinks", stats.symlinks},
+                      {"skipped", stats.skipped}};
+  return {};
 }
 
 Result<SandboxPool::Sandbox*> SandboxPool::Resolve(const json& args) {
@@ -302,7 +462,10 @@ Result<json> SandboxPool::Fork(const json& args) {
   auto parent = Resolve(args);
   if (!parent) return parent.error();
   std::string name = StringArg(args, "name", "");
-  if (name.empty()) name = (*parent)->name + "-fork" + std::to_string(++forks_);
+  if (name.empty()) {
+    name = NextForkName();
+    forks_ = std::stoull(name.substr(5));
+  }
   if (Status ok = CheckSandboxName(name); !ok) return ok.error();
   if (sandboxes_.count(name)) return MakeError("a sandbox named " + name + " exists already");
   auto ttl = args.contains("ttl") ? ParseTtl(args["ttl"]) : Result((*parent)->ttl);
@@ -313,6 +476,8 @@ Result<json> SandboxPool::Fork(const json& args) {
   auto child = Launch(name, (*parent)->network, *ttl, (*parent)->dir, {}, report);
   if (!child) return child.error();
   (*child)->forked_from = (*parent)->name;
+  Record(**parent, "sandbox_fork", {{"to", name}});
+  Record(**child, "sandbox_fork", {{"from", (*parent)->name}});
   json out = Describe(**child);
   out.update(report);
   out["note"] = "files are copied; running processes and python_run state are not";
@@ -328,19 +493,28 @@ Result<json> SandboxPool::Export(const json& args) {
   }
   auto s = Resolve(args);
   if (!s) return s.error();
+  auto done = ExportFrom(**s, args);
+  Record(**s, "sandbox_export",
+         done ? json{{"files", done->value("files", 0)}, {"bytes", done->value("bytes", 0)}}
+              : json{{"error", done.error().Describe()}},
+         !done);
+  return done;
+}
+
+Result<json> SandboxPool::ExportFrom(Sandbox& sandbox, const json& args) {
   if (!args.contains("path") || !args["path"].is_string()) return MakeError("`path` is required");
   auto rel = CheckWorkspacePath(args["path"].get<std::string>());
   if (!rel) return rel.error();
-  UniqueFd ws(open((*s)->workspace.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  UniqueFd ws(open(sandbox.workspace.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
   UniqueFd out(open(o_.export_dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (!ws || !out) return ErrnoError("open");
   // Into EXPORT_DIR/SANDBOX/, the path's last component; symlinks are not copied out.
-  if (mkdirat(out.get(), (*s)->name.c_str(), 0755) != 0 && errno != EEXIST) {
-    return ErrnoError("mkdir " + o_.export_dir + "/" + (*s)->name);
+  if (mkdirat(out.get(), sandbox.name.c_str(), 0755) != 0 && errno != EEXIST) {
+    return ErrnoError("mkdir " + o_.export_dir + "/" + sandbox.name);
   }
   UniqueFd dest(
-      openat(out.get(), (*s)->name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-  if (!dest) return ErrnoError("open " + o_.export_dir + "/" + (*s)->name);
+      openat(out.get(), sandbox.name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  if (!dest) return ErrnoError("open " + o_.export_dir + "/" + sandbox.name);
   std::string parent = rel->find('/') == std::string::npos ? "." : rel->substr(0, rel->rfind('/'));
   std::string leaf = rel->substr(rel->find('/') == std::string::npos ? 0 : rel->rfind('/') + 1);
   if (*rel == ".") {
@@ -351,20 +525,30 @@ Result<json> SandboxPool::Export(const json& args) {
   if (!from) return from.error();
   UniqueFd from_fd(*from);
   CopyStats stats;
-  Status copied =
-      CopyTree(from_fd.get(), leaf, dest.get(), leaf == "." ? "." : leaf,
-               {.follow_top = false, .keep_symlinks = false, .max_bytes = 1ull << 30}, stats);
+  Status copied = CopyTree(from_fd.get(), leaf, dest.get(), leaf == "." ? "." : leaf,
+                           {.follow_top = false,
+                            .keep_symlinks = false,
+                            .max_bytes = 1ull << 30,
+                            .max_file_bytes = o_.export_max_file_bytes},
+                           stats);
   if (!copied) return copied.error().Context("export");
-  std::string to = o_.export_dir + "/" + (*s)->name + (leaf == "." ? "" : "/" + leaf);
-  spdlog::info("mcp: exported {}:{} to {} ({} files, {} bytes)", (*s)->name, *rel, to, stats.files,
-               stats.bytes);
-  return json{{"sandbox", (*s)->name}, {"path", *rel},         {"exported_to", to},
-              {"files", stats.files},  {"bytes", stats.bytes}, {"skipped_symlinks", stats.skipped}};
+  std::string to = o_.export_dir + "/" + sandbox.name + (leaf == "." ? "" : "/" + leaf);
+  spdlog::info("mcp: exported {}:{} to {} ({} files, {} bytes)", sandbox.name, *rel, to,
+               stats.files, stats.bytes);
+  return json{{"sandbox", sandbox.name},
+              {"path", *rel},
+              {"exported_to", to},
+              {"files", stats.files},
+              {"bytes", stats.bytes},
+              {"skipped_symlinks", stats.skipped - stats.too_large},
+              {"skipped_too_large", stats.too_large},
+              {"max_file_bytes", o_.export_max_file_bytes}};
 }
 
 Result<json> SandboxPool::Kill(const json& args) {
   std::string name = StringArg(args, "sandbox", "");
   if (!sandboxes_.count(name)) return MakeError("no sandbox named " + name);
+  Record(sandboxes_.at(name), "sandbox_kill", json::object());  // answered before its EOF
   Remove(name);
   ended_[name] = "killed by sandbox_kill";
   return json{{"sandbox", name}, {"killed", true}};
@@ -379,6 +563,7 @@ Result<json> SandboxPool::Renew(const json& args) {
   it->second.ttl = *ttl;
   it->second.expires = Clock::now() + *ttl;
   it->second.expires_wall = std::chrono::system_clock::now() + *ttl;
+  Record(it->second, "sandbox_renew", {{"ttl_seconds", ttl->count()}});
   return Describe(it->second);
 }
 
@@ -387,7 +572,9 @@ json SandboxPool::List() const {
   for (const auto& [name, s] : sandboxes_) list.push_back(Describe(s));
   json ended = json::object();
   for (const auto& [name, why] : ended_) ended[name] = why;
-  return {{"sandboxes", list}, {"ended", ended}};
+  json spares = json::array();
+  for (const auto& [name, spare] : spares_) spares.push_back(name);
+  return {{"sandboxes", list}, {"ended", ended}, {"warm_spares", spares}};
 }
 
 void SandboxPool::Remove(const std::string& name) {
@@ -420,9 +607,13 @@ std::optional<std::chrono::milliseconds> SandboxPool::Expire() {
 void SandboxPool::KillAll() {
   // All executors get EOF at once, then each is waited for: one grace period, not N.
   for (auto& [name, s] : sandboxes_) s.held->CloseInput();
+  for (auto& [name, s] : spares_) s.held->CloseInput();
   for (auto& [name, s] : sandboxes_) s.held->Stop(kStopGrace);
+  for (auto& [name, s] : spares_) s.held->Stop(kStopGrace);
   for (auto& [name, s] : sandboxes_) RemoveTree(s.dir);
+  for (auto& [name, s] : spares_) RemoveTree(s.dir);
   sandboxes_.clear();
+  spares_.clear();
 }
 
 }  // namespace gander::mcp

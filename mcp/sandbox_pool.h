@@ -22,14 +22,17 @@ struct PoolOptions {
   std::string gander;                      // this binary
   std::string profile = "default";         // network off: a profile without network
   std::string network_policy;              // network "policy": a policy file or profile
-  std::vector<std::string> run_flags;      // --no-namespaces, --backend, --collector, ...
+  std::string install_policy;  // the text of sandbox_create's install-step policy (registries)
+  std::vector<std::string> run_flags;  // --no-namespaces, --backend, --collector, ...
   std::string backend = "native";
-  std::string export_dir;                // empty: sandbox_export refuses
-  std::vector<std::string> files_roots;  // host paths sandbox_create may copy from
+  std::string export_dir;                         // empty: sandbox_export refuses
+  uint64_t export_max_file_bytes = 256ull << 20;  // a larger file is not exported
+  std::vector<std::string> files_roots;           // host paths sandbox_create may copy from
   std::chrono::seconds default_ttl{3600};
   size_t max_sandboxes = 16;
   std::string state_dir;  // this session's directory (created by the server, removed after)
   std::string log_level = "warn";
+  bool warm_spares = true;  // start the next create's (and fork's) sandbox ahead
 };
 
 // A TTL: "90", "90s", "30m", "1h", "2d" or a number of seconds; 1 s .. 7 days.
@@ -60,6 +63,9 @@ class SandboxPool {
   // Ends the sandboxes whose TTL has passed; returns how long until the next one does.
   std::optional<std::chrono::milliseconds> Expire();
   void KillAll();
+  // Starts the warm spares the next unnamed create and fork will take (after an answer is
+  // written, so that it is not on the caller's time); ends spares no longer wanted.
+  void Refill();
   size_t size() const { return sandboxes_.size(); }
 
  private:
@@ -79,15 +85,31 @@ class SandboxPool {
   Result<Sandbox*> Resolve(const nlohmann::json& args);
   Result<Sandbox*> Launch(const std::string& name, const std::string& network,
                           std::chrono::seconds ttl, const std::string& copy_from,
-                          const std::vector<std::string>& files, nlohmann::json& report);
+                          const std::vector<std::string>& files, nlohmann::json& report,
+                          bool dir_made = false);
+  // sandbox_create's `install`: the commands run in a sandbox of the same workspace whose only
+  // destinations are the package registries; it is ended before the sandbox proper starts.
+  Status RunInstallStep(const std::string& name, const std::vector<std::string>& files,
+                        const std::vector<std::string>& commands, nlohmann::json& report);
   void Remove(const std::string& name);
+  Result<nlohmann::json> ExportFrom(Sandbox& s, const nlohmann::json& args);
+  void Record(Sandbox& s, const std::string& tool, nlohmann::json summary, bool failed = false);
+  std::string NextCreateName() const;
+  std::string NextForkName() const;
+  LaunchOptions LaunchFor(const std::string& name, const std::string& network,
+                          const std::string& workspace) const;
   nlohmann::json Describe(const Sandbox& s) const;
   std::string Isolation(const nlohmann::json& hello) const;
 
   PoolOptions o_;
   std::map<std::string, Sandbox> sandboxes_;
   std::map<std::string, std::string> ended_;  // name -> why (TTL, killed, died)
-  uint64_t forks_ = 0;
+  struct Spare {
+    std::string dir;
+    std::unique_ptr<HeldSandbox> held;
+  };
+  std::map<std::string, Spare> spares_;  // by the name it was started under
+  uint64_t forks_ = 0, tasks_ = 0;
 };
 
 }  // namespace gander::mcp

@@ -260,6 +260,14 @@ bool ServeInput(Session& session, std::string& buffer) {
   return true;
 }
 
+// `~` and `~/...` in mcp.yaml's paths are the user's home, as a shell would have them.
+std::string ExpandHome(const std::string& path) {
+  if (path != "~" && !path.starts_with("~/")) return path;
+  const char* home = getenv("HOME");
+  if (!home || !*home) return path;
+  return std::string(home) + path.substr(1);
+}
+
 }  // namespace
 
 const std::vector<std::string>& SupportedProtocolVersions() {
@@ -292,25 +300,29 @@ Status LoadConfig(const std::string& path, bool must_exist, PoolOptions& pool) {
                std::to_string(kv.first.Mark().column + 1) + ": ";
       };
       if (key == "export_dir") {
-        pool.export_dir = v.as<std::string>();
+        pool.export_dir = ExpandHome(v.as<std::string>());
+      } else if (key == "export_max_file_bytes") {
+        pool.export_max_file_bytes = v.as<uint64_t>();
       } else if (key == "profile") {
         pool.profile = v.as<std::string>();
       } else if (key == "network_policy") {
-        pool.network_policy = v.as<std::string>();
+        pool.network_policy = ExpandHome(v.as<std::string>());
       } else if (key == "files_roots") {
         if (!v.IsSequence())
           return MakeError(where() + "files_roots: expected a list of directories");
-        for (const auto& r : v) pool.files_roots.push_back(r.as<std::string>());
+        for (const auto& r : v) pool.files_roots.push_back(ExpandHome(r.as<std::string>()));
       } else if (key == "ttl") {
         auto ttl = ParseTtl(json(v.as<std::string>()));
         if (!ttl) return MakeError(where() + ttl.error().message);
         pool.default_ttl = *ttl;
+      } else if (key == "warm_spares") {
+        pool.warm_spares = v.as<bool>();
       } else if (key == "max_sandboxes") {
         pool.max_sandboxes = v.as<size_t>();
       } else {
         return MakeError(where() + "unknown key '" + key +
                          "' (expected export_dir, profile, network_policy, files_roots, ttl, "
-                         "max_sandboxes)");
+                         "max_sandboxes, warm_spares, export_max_file_bytes)");
       }
     }
   } catch (const YAML::Exception& e) {
@@ -337,6 +349,14 @@ int Serve(ServerOptions options) {
   }
   pool.state_dir = *state;
   UniqueFd reaper = StartReaper(pool.state_dir);
+  if (!pool.install_policy.empty()) {  // sandbox_create's install step: the registries only
+    std::string path = pool.state_dir + "/install-policy.yaml";
+    UniqueFd f(open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600));
+    if (!f || write(f.get(), pool.install_policy.data(), pool.install_policy.size()) !=
+                  static_cast<ssize_t>(pool.install_policy.size())) {
+      spdlog::warn("mcp: {}: {}", path, strerror(errno));
+    }
+  }
   signal(SIGPIPE, SIG_IGN);
   sigset_t signals;
   sigemptyset(&signals);
@@ -349,12 +369,25 @@ int Serve(ServerOptions options) {
   {
     Session session(pool);
     std::string buffer;
+    session.pool().Refill();
+    // The warm spares are started once the caller has been quiet for kRefillAfter: not while
+    // its next call (the first command in the sandbox just handed out) is on its way.
+    constexpr int kRefillAfter = 50;
+    bool refill_due = false;
     for (;;) {
       auto next = session.pool().Expire();
       pollfd fds[2] = {{0, POLLIN, 0}, {signal_fd.get(), POLLIN, 0}};
       int timeout = next ? static_cast<int>(std::min<int64_t>(next->count() + 1, INT32_MAX)) : -1;
+      if (refill_due && (timeout < 0 || timeout > kRefillAfter)) timeout = kRefillAfter;
       int n = poll(fds, 2, timeout);
       if (n < 0 && errno != EINTR) break;
+      if (n == 0) {
+        session.pool().Expire();
+        session.pool().Refill();  // behind the answers, and an expired default's successor
+        refill_due = false;
+        continue;
+      }
+      refill_due = true;
       if (fds[1].revents & POLLIN) {
         signalfd_siginfo info;
         if (read(signal_fd.get(), &info, sizeof(info)) > 0) {

@@ -20,8 +20,9 @@ struct ServerOptions {
 // The default config file: $XDG_CONFIG_HOME/gander/mcp.yaml (or ~/.config/gander/mcp.yaml).
 std::string DefaultConfigPath();
 
-// Reads mcp.yaml into `pool` (keys: export_dir, profile, network_policy, files_roots, ttl,
-// max_sandboxes). A missing default file is no error; unknown keys are.
+// Reads mcp.yaml into `pool` (keys: export_dir, export_max_file_bytes, profile, network_policy,
+// files_roots, ttl, max_sandboxes, warm_spares; `~/` in paths is $HOME). A missing default
+// file is no error; unknown keys are.
 Status LoadConfig(const std::string& path, bool must_exist, PoolOptions& pool);
 
 // The protocol versions answered in initialize, newest first.

@@ -52,16 +52,19 @@ json ToolList() {
             {"max_output_bytes", max_output}},
            {"code"}),
       Tool("file_write",
-           "Create or overwrite a text file in the sandbox's workspace (parent directories are "
+           "Create or overwrite a file in the sandbox's workspace (parent directories are "
            "made). Use it to put code or data you wrote where command_run and python_run see it.",
            {{"path", Prop("string", "Relative to the workspace; no '..', not absolute.")},
-            {"content", Prop("string", "The file's text.")},
+            {"content", Prop("string", "The file's text (or its bytes in base64, see encoding).")},
+            {"encoding", Prop("string", "\"text\" (default) or \"base64\" for binary content.")},
             {"append", Prop("boolean", "Append instead of replacing.")},
             {"sandbox", SandboxArg()}},
            {"path", "content"}),
       Tool("file_read",
-           "Read a text file from the sandbox's workspace, e.g. a build log or a result.",
+           "Read a file from the sandbox's workspace, e.g. a build log or a result. A file that "
+           "is not text comes base64-encoded (encoding says which).",
            {{"path", Prop("string", "Relative to the workspace.")},
+            {"encoding", Prop("string", "\"base64\" to have even a text file base64'd.")},
             {"max_bytes", Prop("integer", "At most this many bytes (default 262144).")},
             {"sandbox", SandboxArg()}},
            {"path"}),
@@ -85,7 +88,14 @@ json ToolList() {
               {"enum", {"off", "policy"}},
               {"description",
                "off (default): no network; policy: the hosts the user's gander "
-               "policy allows."}}}}),
+               "policy allows."}}},
+            {"install",
+             {{"type", "array"},
+              {"items", {{"type", "string"}}},
+              {"description",
+               "Commands that install what the task needs (pip into a venv, npm install, ...) "
+               "in the workspace, run first with only the package registries reachable; the "
+               "network is then closed for the sandbox's life."}}}}),
       Tool("sandbox_fork",
            "Copy a sandbox's files into a new sandbox, to try something risky or compare two "
            "approaches; the original stays as it was.",

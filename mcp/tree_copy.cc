@@ -2,12 +2,12 @@
 
 #include <dirent.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <linux/fs.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <vector>
 
@@ -16,18 +16,17 @@
 namespace gander::mcp {
 namespace {
 
-Status CopyData(int in, int out, uint64_t size, CopyStats& stats) {
-  if (ioctl(out, FICLONE, in) == 0) {
-    stats.bytes += size;
-    return {};
-  }
-  for (;;) {
-    ssize_t n = copy_file_range(in, nullptr, out, nullptr, 1 << 30, 0);
-    if (n == 0) return {};
+// Bytes [from, to) of `in` to the same offsets of `out`: in the kernel where it can, else
+// through a buffer.
+Status CopyRange(int in, int out, off_t from, off_t to, CopyStats& stats) {
+  off_t in_off = from, out_off = from;
+  while (in_off < to) {
+    ssize_t n = copy_file_range(in, &in_off, out, &out_off, static_cast<size_t>(to - in_off), 0);
     if (n > 0) {
       stats.bytes += static_cast<uint64_t>(n);
       continue;
     }
+    if (n == 0) return {};  // the file shrank under us
     if (errno == EINTR) continue;
     if (errno != EXDEV && errno != EINVAL && errno != ENOSYS && errno != EOPNOTSUPP) {
       return ErrnoError("copy_file_range");
@@ -35,19 +34,43 @@ Status CopyData(int in, int out, uint64_t size, CopyStats& stats) {
     break;
   }
   char buf[65536];
-  for (;;) {
-    ssize_t n = read(in, buf, sizeof(buf));
+  while (in_off < to) {
+    ssize_t n =
+        pread(in, buf, static_cast<size_t>(std::min<off_t>(sizeof(buf), to - in_off)), in_off);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) return ErrnoError("read");
     if (n == 0) return {};
     for (ssize_t done = 0; done < n;) {
-      ssize_t w = write(out, buf + done, static_cast<size_t>(n - done));
+      ssize_t w = pwrite(out, buf + done, static_cast<size_t>(n - done), in_off + done);
       if (w < 0 && errno == EINTR) continue;
       if (w <= 0) return ErrnoError("write");
       done += w;
     }
+    in_off += n;
     stats.bytes += static_cast<uint64_t>(n);
   }
+  return {};
+}
+
+// A reflink where the filesystem has them; else the data segments only (SEEK_DATA/SEEK_HOLE),
+// so that a sparse file stays sparse, and the size set last (a trailing hole).
+Status CopyData(int in, int out, uint64_t size, CopyStats& stats) {
+  if (ioctl(out, FICLONE, in) == 0) {
+    stats.bytes += size;
+    return {};
+  }
+  const off_t end = static_cast<off_t>(size);
+  for (off_t pos = 0; pos < end;) {
+    off_t data = lseek(in, pos, SEEK_DATA);
+    if (data < 0 && errno == ENXIO) break;                     // only a hole is left
+    if (data < 0) return CopyRange(in, out, pos, end, stats);  // no SEEK_DATA here: all of it
+    off_t hole = lseek(in, data, SEEK_HOLE);
+    if (hole < 0 || hole > end) hole = end;
+    if (Status ok = CopyRange(in, out, data, hole, stats); !ok) return ok;
+    pos = hole;
+  }
+  if (ftruncate(out, end) != 0) return ErrnoError("ftruncate");
+  return {};
 }
 
 Status CopyEntry(int src_dir, const std::string& name, int dst_dir, const std::string& dst_name,
@@ -118,6 +141,18 @@ Status CopyEntry(int src_dir, const std::string& name, int dst_dir, const std::s
     ++stats.skipped;  // devices, sockets, fifos stay where they are
     return {};
   }
+  // The bound is on the bytes a file holds (its blocks), not its length: a sparse file with a
+  // large hole is copied, holes kept.
+  const uint64_t held = std::min<uint64_t>(static_cast<uint64_t>(st.st_size),
+                                           static_cast<uint64_t>(st.st_blocks) * 512);
+  if (o.max_file_bytes && held > o.max_file_bytes) {
+    ++stats.skipped;
+    ++stats.too_large;
+    return {};
+  }
+  if (held > o.max_bytes - std::min(o.max_bytes, stats.bytes)) {
+    return MakeError("more than " + std::to_string(o.max_bytes) + " bytes");
+  }
   UniqueFd src(openat(src_dir, name.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | nofollow));
   if (!src) return ErrnoError("open " + where);
   unlinkat(dst_dir, dst_name.c_str(), 0);
@@ -142,22 +177,70 @@ Status CopyTree(int src_dir, const std::string& src_name, int dst_dir, const std
   return CopyEntry(src_dir, src_name, dst_dir, dst_name, options, stats, true, src_name);
 }
 
+namespace {
+
+constexpr int kMaxRemoveDepth = 64;
+
+// Empties the directory `dir` (an fd of ours), entries by name relative to it: nothing is
+// reached through a path a process inside could swap for a link. A directory deeper than
+// kMaxRemoveDepth is moved up to `top` (renameat between fds) and emptied from there, so
+// that no depth exhausts the fds.
+void EmptyDir(int dir, int top, int depth, std::vector<std::string>& moved_up, uint64_t& serial) {
+  std::vector<std::pair<std::string, bool>> entries;
+  {
+    int dup = fcntl(dir, F_DUPFD_CLOEXEC, 0);
+    DIR* d = dup >= 0 ? fdopendir(dup) : nullptr;
+    if (!d) {
+      if (dup >= 0) close(dup);
+      return;
+    }
+    while (dirent* e = readdir(d)) {
+      std::string name = e->d_name;
+      if (name != "." && name != "..") entries.emplace_back(name, e->d_type == DT_DIR);
+    }
+    closedir(d);
+  }
+  for (auto& [name, is_dir] : entries) {
+    if (unlinkat(dir, name.c_str(), 0) == 0) continue;
+    if (errno != EISDIR && errno != EPERM && !is_dir) continue;
+    if (depth >= kMaxRemoveDepth) {
+      std::string up = ".gander-rm-" + std::to_string(++serial);
+      if (renameat(dir, name.c_str(), top, up.c_str()) == 0) moved_up.push_back(up);
+      continue;
+    }
+    UniqueFd child(openat(dir, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (!child) continue;
+    fchmod(child.get(), S_IRWXU);  // a directory the sandbox made read-only
+    EmptyDir(child.get(), top, depth + 1, moved_up, serial);
+    unlinkat(dir, name.c_str(), AT_REMOVEDIR);
+  }
+}
+
+}  // namespace
+
 void RemoveTree(const std::string& path) {
-  // Directories the sandbox made read-only first get their owner's rights back.
-  nftw(
-      path.c_str(),
-      [](const char* p, const struct stat* st, int type, FTW*) {
-        if (type == FTW_D) chmod(p, (st->st_mode & 07777) | S_IRWXU);
-        return 0;
-      },
-      16, FTW_PHYS);
-  nftw(
-      path.c_str(),
-      [](const char* p, const struct stat*, int, FTW*) {
-        remove(p);
-        return 0;
-      },
-      16, FTW_DEPTH | FTW_PHYS);
+  std::string parent = path.find('/') == std::string::npos ? "." : path.substr(0, path.rfind('/'));
+  if (parent.empty()) parent = "/";
+  std::string leaf = path.substr(path.rfind('/') + 1);
+  UniqueFd up(open(parent.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!up || leaf.empty() || leaf == "." || leaf == "..") return;
+  if (unlinkat(up.get(), leaf.c_str(), 0) == 0) return;  // a file or a link: only it goes
+  UniqueFd top(openat(up.get(), leaf.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  if (!top) return;
+  fchmod(top.get(), S_IRWXU);
+  std::vector<std::string> moved_up;
+  uint64_t serial = 0;
+  EmptyDir(top.get(), top.get(), 0, moved_up, serial);
+  while (!moved_up.empty()) {
+    std::string name = moved_up.back();
+    moved_up.pop_back();
+    UniqueFd d(openat(top.get(), name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (!d) continue;
+    fchmod(d.get(), S_IRWXU);
+    EmptyDir(d.get(), top.get(), 1, moved_up, serial);
+    unlinkat(top.get(), name.c_str(), AT_REMOVEDIR);
+  }
+  unlinkat(up.get(), leaf.c_str(), AT_REMOVEDIR);
 }
 
 }  // namespace gander::mcp

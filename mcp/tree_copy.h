@@ -18,6 +18,7 @@ struct CopyOptions {
   bool follow_top = false;    // the top entry may be a symlink (a host path the user named)
   bool keep_symlinks = true;  // copy symlinks as symlinks; false: skip them
   uint64_t max_bytes = 4ull << 30;
+  uint64_t max_file_bytes = 0;  // a larger file (by the bytes it holds) is skipped; 0: none
   uint64_t max_entries = 200000;
   // Entries (by their path: the source name, then "/child" per level) left out and counted as
   // skipped, e.g. key stores inside a directory the caller copies in.
@@ -26,6 +27,7 @@ struct CopyOptions {
 
 struct CopyStats {
   uint64_t files = 0, dirs = 0, symlinks = 0, bytes = 0, skipped = 0;
+  uint64_t too_large = 0;  // of the skipped: past max_file_bytes
 };
 
 // Copies `src_name` in the directory `src_dir` to `dst_name` in `dst_dir` (created; an
@@ -33,7 +35,8 @@ struct CopyStats {
 Status CopyTree(int src_dir, const std::string& src_name, int dst_dir, const std::string& dst_name,
                 const CopyOptions& options, CopyStats& stats);
 
-// rm -rf of `path` without following symlinks; errors ignored (best effort at cleanup).
+// rm -rf of `path` by fds (openat/unlinkat from the directory above it): no symlink is
+// followed, no path re-walked that a process inside could swap; errors ignored (best effort).
 void RemoveTree(const std::string& path);
 
 }  // namespace gander::mcp

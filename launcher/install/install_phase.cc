@@ -453,6 +453,25 @@ std::string BinPath(const std::string& cache, Runner runner, const std::string& 
 
 }  // namespace
 
+std::string InstallStepPolicy() {
+  std::vector<HostPort> hosts;
+  std::vector<std::pair<std::string, std::string>> env;
+  const std::string registry = HostRegistry();
+  if (auto host = UrlHostPort(registry)) {
+    hosts.push_back(*host);
+    env.push_back({"npm_config_registry", registry});
+  }
+  const std::string index = HostPythonIndex(Runner::kPipxRun);
+  if (auto host = UrlHostPort(index)) {
+    hosts.push_back(*host);
+    if (host->host == "pypi.org") hosts.push_back({"files.pythonhosted.org", 443});
+    env.push_back({"PIP_INDEX_URL", index});
+    env.push_back({"PIP_CONFIG_FILE", "/dev/null"});
+    env.push_back({"PIP_DISABLE_PIP_VERSION_CHECK", "1"});
+  }
+  return InstallPolicy(hosts, env, {"SSL_CERT_FILE", "REQUESTS_CA_BUNDLE", "PIP_CERT"}, "");
+}
+
 std::string PackagesDir() {
   if (const char* xdg = getenv("XDG_DATA_HOME"); xdg && *xdg) {
     return std::string(xdg) + "/gander/packages";

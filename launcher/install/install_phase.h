@@ -40,6 +40,11 @@ int RunWithInstall(RunOptions run, const InstallOptions& install);
 int Update(const std::string& name, RunOptions run, const InstallOptions& install,
            std::ostream& out);
 
+// The policy of an install step that is not a package runner's (`gander mcp`'s sandbox_create
+// `install`): the default profile with the host's npm registry and Python index (and PyPI's
+// file host) as the only destinations, npm and pip pointed at them.
+std::string InstallStepPolicy();
+
 // $XDG_DATA_HOME/gander/packages (default ~/.local/share/gander/packages).
 std::string PackagesDir();
 

@@ -88,5 +88,50 @@ TEST_F(TreeCopyTest, ATopLevelSymlinkIsNotFollowedUnlessAsked) {
   EXPECT_NE(lstat((root_ + "/out/r").c_str(), &st), 0);
 }
 
+TEST_F(TreeCopyTest, ASparseFileStaysSparseAndTheBoundIsOnItsBytes) {
+  // 1 GiB long, 8 KiB of data at each end: a copy that writes the hole would hold 1 GiB.
+  {
+    UniqueFd f(open((root_ + "/ws/sparse").c_str(), O_WRONLY | O_CREAT, 0644));
+    std::string data(8192, 'd');
+    ASSERT_EQ(pwrite(f.get(), data.data(), data.size(), 0), 8192);
+    ASSERT_EQ(pwrite(f.get(), data.data(), data.size(), (1ll << 30) - 8192), 8192);
+  }
+  std::ofstream(root_ + "/ws/big") << std::string(300000, 'b');
+  UniqueFd ws(Dir("/ws")), out(Dir("/out"));
+  CopyStats stats;
+  ASSERT_TRUE(CopyTree(ws.get(), ".", out.get(), ".",
+                       {.keep_symlinks = false, .max_file_bytes = 200000}, stats)
+                  .ok());
+  struct stat st;
+  ASSERT_EQ(stat((root_ + "/out/sparse").c_str(), &st), 0);
+  EXPECT_EQ(st.st_size, 1ll << 30);
+  EXPECT_LT(st.st_blocks * 512, 1ll << 20) << "the hole was written out";
+  std::ifstream in(root_ + "/out/sparse");
+  in.seekg((1ll << 30) - 1);
+  EXPECT_EQ(in.get(), 'd');
+  EXPECT_NE(stat((root_ + "/out/big").c_str(), &st), 0) << "past the per-file bound";
+  EXPECT_EQ(stats.too_large, 1u);
+}
+
+TEST_F(TreeCopyTest, RemoveTreeTakesDeepAndReadOnlyTreesAndNoLinkTarget) {
+  std::string deep = root_ + "/ws/d";
+  mkdir(deep.c_str(), 0755);
+  UniqueFd at(open(deep.c_str(), O_RDONLY | O_DIRECTORY));
+  for (int i = 0; i < 300; ++i) {  // deeper than RemoveTree holds fds for
+    ASSERT_EQ(mkdirat(at.get(), "n", 0755), 0);
+    at.Reset(openat(at.get(), "n", O_RDONLY | O_DIRECTORY));
+  }
+  ASSERT_EQ(mkdirat(at.get(), "ro", 0755), 0);
+  ASSERT_EQ(close(openat(at.get(), "ro/f", O_WRONLY | O_CREAT, 0644)), 0);
+  ASSERT_EQ(fchmodat(at.get(), "ro", 0500, 0), 0);
+  at.Reset();
+  ASSERT_EQ(symlink((root_ + "/out").c_str(), (root_ + "/ws/d/out-link").c_str()), 0);
+  std::ofstream(root_ + "/out/keep") << "kept\n";
+  RemoveTree(root_ + "/ws");
+  struct stat st;
+  EXPECT_NE(lstat((root_ + "/ws").c_str(), &st), 0);
+  EXPECT_EQ(stat((root_ + "/out/keep").c_str(), &st), 0) << "a link's target was removed";
+}
+
 }  // namespace
 }  // namespace gander::mcp
