@@ -50,6 +50,103 @@ struct Recorder : LineObserver {
   }
 };
 
+// An observer that never swallows: at each line it reads what the relay wrote so far.
+struct AfterWriteObserver : LineObserver {
+  int out_r = -1;
+  bool may_swallow = false;
+  std::string written;             // everything read from the relay's output
+  std::vector<std::string> lines;  // as shown
+  std::vector<bool> already_out;   // was the line (and its '\n', if any) written when shown?
+  LineVerdict OnLine(std::string_view line) override {
+    char buf[65536];
+    ssize_t n;
+    while ((n = read(out_r, buf, sizeof(buf))) > 0) written.append(buf, n);
+    lines.emplace_back(line);
+    volatile char c = line.data()[line.size() + kLinePadding - 1];  // padding readable
+    (void)c;
+    // Lines are distinct in these tests: is this one in the output already?
+    already_out.push_back(written.find(std::string(line)) != std::string::npos);
+    return line[0] == '{' ? LineVerdict::kForward : LineVerdict::kNotJson;
+  }
+  bool MaySwallow() const override { return may_swallow; }
+};
+
+// Cut at every byte: each line reaches the reader before the observer sees it, every line is
+// seen once, whole and in order, and the bytes go through unchanged (partial lines, a blank
+// line, a last line without its newline).
+TEST(LineRelay, AnObserverThatCannotSwallowSeesEachLineAfterItWasWritten) {
+  const std::string input = "{\"id\":1}\nnot json\n\n{\"id\":2,\"x\":\"abc\"}\n{\"tail\":3}";
+  const std::vector<std::string> expected = {"{\"id\":1}", "not json", "{\"id\":2,\"x\":\"abc\"}",
+                                             "{\"tail\":3}"};
+  for (size_t cut = 1; cut < input.size(); ++cut) {
+    SCOPED_TRACE(cut);
+    Pipe in, out;
+    AfterWriteObserver obs;
+    obs.out_r = out.r;
+    LineRelay relay(in.r, out.w, {}, &obs);
+    for (std::string_view part :
+         {std::string_view(input).substr(0, cut), std::string_view(input).substr(cut)}) {
+      ASSERT_EQ(write(in.w, part.data(), part.size()), static_cast<ssize_t>(part.size()));
+      relay.OnReadable();
+    }
+    close(in.w);
+    in.w = -1;
+    relay.OnReadable();  // EOF: the last line, without its '\n'
+    relay.OnWritable();
+    EXPECT_TRUE(relay.Finished());
+    EXPECT_EQ(obs.lines, expected);
+    EXPECT_EQ(obs.already_out, std::vector<bool>(expected.size(), true));
+    EXPECT_EQ(obs.written + out.ReadAll(), input);
+    EXPECT_EQ(relay.stats().lines, 5u);
+    EXPECT_EQ(relay.stats().empty_lines, 1u);
+    EXPECT_EQ(relay.stats().non_json_lines, 1u);
+  }
+}
+
+// Many lines per read, and a line over the size limit among them: the long one goes out in
+// pieces, unparsed, as before; the others are shown after they were written.
+TEST(LineRelay, AfterWriteObservingKeepsTheSizeLimitAndManyLinesPerRead) {
+  Pipe in, out;
+  AfterWriteObserver obs;
+  obs.out_r = out.r;
+  LineRelay relay(in.r, out.w, {.max_line = 64}, &obs);
+  std::string input, huge(1000, 'h');
+  std::vector<std::string> expected;
+  for (int i = 0; i < 50; ++i) {
+    std::string line = "{\"n\":" + std::to_string(i) + "}";
+    input += line + "\n";
+    expected.push_back(line);
+    if (i == 20) input += huge + "\n";
+  }
+  // The long line is cut by the reads (one that arrives whole with its '\n' is shown whole).
+  size_t cut = input.find(huge) + 500;
+  for (std::string_view part :
+       {std::string_view(input).substr(0, cut), std::string_view(input).substr(cut)}) {
+    ASSERT_EQ(write(in.w, part.data(), part.size()), static_cast<ssize_t>(part.size()));
+    relay.OnReadable();
+  }
+  relay.OnWritable();
+  EXPECT_EQ(obs.lines, expected);
+  EXPECT_EQ(obs.already_out, std::vector<bool>(expected.size(), true));
+  EXPECT_EQ(obs.written + out.ReadAll(), input);
+  EXPECT_EQ(relay.stats().oversize_lines, 1u);
+}
+
+// An observer that may swallow sees each line before any of it is written, as always.
+TEST(LineRelay, AnObserverThatMaySwallowSeesTheLineBeforeItIsWritten) {
+  Pipe in, out;
+  AfterWriteObserver obs;
+  obs.out_r = out.r;
+  obs.may_swallow = true;
+  LineRelay relay(in.r, out.w, {}, &obs);
+  std::string input = "{\"a\":1}\n{\"b\":2}\n";
+  ASSERT_EQ(write(in.w, input.data(), input.size()), static_cast<ssize_t>(input.size()));
+  relay.OnReadable();
+  relay.OnWritable();
+  EXPECT_EQ(obs.already_out, std::vector<bool>({false, false}));
+  EXPECT_EQ(obs.written + out.ReadAll(), input);
+}
+
 TEST(LineRelay, ForwardsBytesUnchangedAndFramesLines) {
   Pipe in, out;
   Recorder rec;
