@@ -28,14 +28,12 @@ std::string Pump(std::string_view data, size_t chunk_seed, LineObserver* observe
   LineRelay relay(-1, p[1], kOptions, observer, rewriter);
   std::string out;
   char buf[4096];
-  // The relay may write on its own while fed (an observer that cannot swallow sees lines
-  // after they are written): read the pipe whether or not it still wants to write.
   auto drain = [&] {
-    do {
+    while (relay.WantsWrite()) {
       relay.OnWritable();
       ssize_t n;
       while ((n = read(p[0], buf, sizeof(buf))) > 0) out.append(buf, n);
-    } while (relay.WantsWrite());
+    }
   };
   size_t at = 0, seed = chunk_seed;
   while (at < data.size()) {
