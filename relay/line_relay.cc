@@ -106,27 +106,8 @@ void LineRelay::Inject(std::string_view bytes) {
 }
 
 void LineRelay::Process(bool at_end) {
-  if (observer_ && !rewriter_ && !skipping_ && !output_broken_ && !observer_->MaySwallow()) {
-    DetectOutKind();
-    defer_ = out_kind_ != OutKind::kBlocking;  // a write here must not wait for the reader
-  }
   Frame(at_end);
   Release(at_end);
-  if (defer_) ObserveDeferred();
-}
-
-void LineRelay::ObserveDeferred() {
-  // Out first. The lines stay where they are in buf_ (and readable past their end): nothing
-  // moves or frees the buffer before the next read, whatever the write did.
-  if (!deferred_.empty()) OnWritable();
-  defer_ = false;
-  for (auto [begin, end] : deferred_) {
-    if (observer_->OnLine(std::string_view(buf_.get() + begin, end - begin)) ==
-        LineVerdict::kNotJson) {
-      ++stats_.non_json_lines;
-    }
-  }
-  deferred_.clear();
 }
 
 void LineRelay::Frame(bool at_end) {
@@ -137,8 +118,6 @@ void LineRelay::Frame(bool at_end) {
     LineVerdict verdict = LineVerdict::kForward;
     if (line.empty() || line == "\r") {
       ++stats_.empty_lines;
-    } else if (observer_ && defer_) {
-      deferred_.emplace_back(begin, end);
     } else if (observer_) {
       verdict = observer_->OnLine(line);
     }
@@ -272,24 +251,21 @@ void LineRelay::OnTimer(int64_t now_ms) {
   if (now_ms >= HoldDeadline()) Release(true);
 }
 
-void LineRelay::DetectOutKind() {
-  if (out_kind_ != OutKind::kUnknown) return;
-  struct stat st;
-  int flags = fcntl(out_, F_GETFL);
-  if (fstat(out_, &st) == 0 && S_ISFIFO(st.st_mode)) {
-    out_kind_ = OutKind::kPipe;
-  } else if (fstat(out_, &st) == 0 && S_ISSOCK(st.st_mode)) {
-    out_kind_ = OutKind::kSocket;
-  } else if (flags >= 0 && (flags & O_NONBLOCK)) {
-    out_kind_ = OutKind::kNonBlocking;
-  } else {
-    out_kind_ = OutKind::kBlocking;
-  }
-}
-
 void LineRelay::OnWritable() {
   if (!WantsWrite()) return;
-  DetectOutKind();
+  if (out_kind_ == OutKind::kUnknown) {
+    struct stat st;
+    int flags = fcntl(out_, F_GETFL);
+    if (fstat(out_, &st) == 0 && S_ISFIFO(st.st_mode)) {
+      out_kind_ = OutKind::kPipe;
+    } else if (fstat(out_, &st) == 0 && S_ISSOCK(st.st_mode)) {
+      out_kind_ = OutKind::kSocket;
+    } else if (flags >= 0 && (flags & O_NONBLOCK)) {
+      out_kind_ = OutKind::kNonBlocking;
+    } else {
+      out_kind_ = OutKind::kBlocking;
+    }
+  }
   while (ready_ > head_) {
     size_t want = ready_ - head_;
     const char* from = buf_.get() + head_;
@@ -313,7 +289,6 @@ void LineRelay::OnWritable() {
         n = write(out_, from, want);
         break;
       default:
-        if (defer_) return;  // poll did not say writable: this write could block
         // Blocking and poll said writable: a write of at most PIPE_BUF bytes does not block.
         n = write(out_, from, std::min<size_t>(want, 4096));
         break;

@@ -14,7 +14,6 @@
 #include <memory>
 #include <string>
 #include <string_view>
-#include <utility>
 #include <vector>
 
 namespace gander::monitor {
@@ -31,11 +30,6 @@ class LineObserver {
  public:
   virtual ~LineObserver() = default;
   virtual LineVerdict OnLine(std::string_view line) = 0;
-  // False while OnLine cannot answer kSwallow. Then, with no rewriter, the relay writes a
-  // read's complete lines out first and shows them to the observer right after (before the
-  // next read): the parse is off the path of the message, and the observer still sees every
-  // line, whole and in order, before anything that follows it is read.
-  virtual bool MaySwallow() const { return true; }
 };
 
 // Rewrites the byte stream on its way out (secret redaction). Called with the bytes not yet
@@ -131,8 +125,6 @@ class LineRelay {
   void Frame(bool at_end);
   void Release(bool at_end);
   void Compact();
-  void DetectOutKind();
-  void ObserveDeferred();
 
   int in_;
   int out_;
@@ -156,9 +148,6 @@ class LineRelay {
   bool oversize_ = false;  // inside a line longer than max_line
   bool skipping_ = false;  // dropping the rest of a line (restart cut it)
   int64_t held_since_ms_ = -1;
-  // Lines framed by this read, [begin, end) in buf_, shown to the observer once written.
-  bool defer_ = false;
-  std::vector<std::pair<size_t, size_t>> deferred_;
   LineRelayStats stats_;
   bool input_closed_ = false;
   bool output_broken_ = false;

@@ -48,8 +48,6 @@ class RpcMonitor {
     LineVerdict OnLine(std::string_view line) override {
       return monitor->OnLine(line, from_client);
     }
-    // Only the extension's answer to a replayed initialize is ever kept from the client.
-    bool MaySwallow() const override { return !from_client && monitor->swallow_initialize_answer_; }
   };
   LineVerdict OnLine(std::string_view line, bool from_client);
   void PushCompleted();

@@ -51,23 +51,5 @@ TEST(RpcMonitorRestart, DuringTheHandshakeTheFreshExtensionAnswersTheInitialize)
   EXPECT_EQ(Feed(rpc.server_side(), kInitializeAnswer), LineVerdict::kSwallow);
 }
 
-// The relay shows a side's lines after writing them only while that side cannot swallow one:
-// the client's never does; the extension's only while a replayed initialize's answer is due.
-TEST(RpcMonitorRestart, OnlyTheAnswerToAReplayedInitializeMaySwallow) {
-  RpcMonitor rpc("t", nullptr, 1 << 20);
-  EXPECT_FALSE(rpc.client_side().MaySwallow());
-  EXPECT_FALSE(rpc.server_side().MaySwallow());
-  Feed(rpc.client_side(), kInitialize);
-  Feed(rpc.server_side(), kInitializeAnswer);
-  Feed(rpc.client_side(), kInitialized);
-  EXPECT_FALSE(rpc.server_side().MaySwallow());
-  rpc.FailInFlight("restarted");
-  rpc.HandshakeReplay();
-  EXPECT_TRUE(rpc.server_side().MaySwallow());
-  EXPECT_FALSE(rpc.client_side().MaySwallow());
-  EXPECT_EQ(Feed(rpc.server_side(), kInitializeAnswer), LineVerdict::kSwallow);
-  EXPECT_FALSE(rpc.server_side().MaySwallow());
-}
-
 }  // namespace
 }  // namespace gander::monitor
