@@ -21,7 +21,9 @@ bare column's of the same round, and the table gives the median of those paired 
   notify  round trip of one watched syscall: `monitor_bench openat` of a workspace file, p50
           per call (columns whose label starts with "gander" only, plus bare).
 
-Prints markdown. A benchmark: no figure decides the exit status. Environment: REPO (the
+Prints markdown. A benchmark: no figure decides the exit status. A failed mcp or steady
+measurement is run once more (the column's command and the tail of its stderr go to stderr);
+a second failure stops the table with that message. Environment: REPO (the
 repository root, default: this file's parent's parent), E2E_DIR (REPO/tests/e2e),
 MONITOR_BENCH (a built monitor_bench; without one the notify row is skipped), STEADY_CALLS
 (200), NOTIFY_ITERS (20000).
