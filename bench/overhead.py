@@ -21,7 +21,9 @@ bare column's of the same round, and the table gives the median of those paired 
   notify  round trip of one watched syscall: `monitor_bench openat` of a workspace file, p50
           per call (columns whose label starts with "gander" only, plus bare).
 
-Prints markdown. A benchmark: no figure decides the exit status. Environment: REPO (the
+Prints markdown. A benchmark: no figure decides the exit status. A failed mcp or steady
+measurement is run once more (the column's command and the tail of its stderr go to stderr);
+a second failure stops the table with that message. Environment: REPO (the
 repository root, default: this file's parent's parent), E2E_DIR (REPO/tests/e2e),
 MONITOR_BENCH (a built monitor_bench; without one the notify row is skipped), STEADY_CALLS
 (200), NOTIFY_ITERS (20000).
@@ -32,6 +34,7 @@ import random
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 
 REPO = os.environ.get("REPO") or os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -57,14 +60,30 @@ def read_prefixes(path):
 def run_rusage(argv):
     """Wall ms and CPU ms (user + system, the tree) of one run; raises on failure."""
     t0 = time.perf_counter_ns()
-    p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                         stderr=subprocess.DEVNULL)
+    err = tempfile.TemporaryFile()
+    p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err)
     _, status, ru = os.wait4(p.pid, 0)
     wall = (time.perf_counter_ns() - t0) / 1e6
     p.returncode = 0
     if os.waitstatus_to_exitcode(status) != 0:
-        raise RuntimeError(f"{argv[0]}: exit {os.waitstatus_to_exitcode(status)}")
+        err.seek(0)
+        tail = err.read().decode(errors="replace").strip().splitlines()[-3:]
+        raise RuntimeError(f"{' '.join(argv)}: exit {os.waitstatus_to_exitcode(status)}: "
+                           + " / ".join(tail))
     return wall, (ru.ru_utime + ru.ru_stime) * 1e3
+
+
+def retried(measure):
+    """measure(prefix), run once more when it fails (a run that fails twice stops the table);
+    the failure goes to stderr."""
+    def once_more(prefix):
+        try:
+            return measure(prefix)
+        except (RuntimeError, OSError) as e:
+            print(f"overhead.py: {measure.__name__} failed, run again: {e}", file=sys.stderr)
+            return measure(prefix)
+    once_more.__name__ = measure.__name__
+    return once_more
 
 
 class Session:
@@ -238,11 +257,11 @@ def main():
 
         def mcp_tools_list(prefix):
             return run_rusage(client + prefix + ["node", FS_SERVER, REPO])[:1]
-        d = interleave(cols, rounds["mcp"], mcp_tools_list, ["wall"])
+        d = interleave(cols, rounds["mcp"], retried(mcp_tools_list), ["wall"])
         table("MCP server-filesystem start -> initialize -> tools/list -> exit", cols, d,
               "wall", "ms")
     if "steady" in rows or "memory" in rows:
-        d = interleave(cols, rounds["steady"], steady_and_memory, ["p50", "mem"])
+        d = interleave(cols, rounds["steady"], retried(steady_and_memory), ["p50", "mem"])
         if "steady" in rows:
             table(f"steady `tools/call` (server-everything echo, {STEADY_CALLS} calls per "
                   "session), p50 per session", cols, d, "p50", "us", "{:.1f}",

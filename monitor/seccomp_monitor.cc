@@ -137,6 +137,22 @@ std::optional<std::string> ProcfsProcesses::ReadLinkInView(pid_t tid, const std:
   return ReadLink("/proc/" + std::to_string(tid) + "/root" + path);
 }
 
+UniqueFd ProcfsProcesses::OpenRoot(pid_t tid) {
+  return UniqueFd(
+      open(("/proc/" + std::to_string(tid) + "/root").c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+}
+
+std::optional<std::string> ProcfsProcesses::ReadLinkInRoot(int root, const std::string& path) {
+  // "/proc/TID/root" + path walks `path` from the root's directory: so does a relative walk
+  // from the open root (".." at the root and absolute links inside resolve alike).
+  size_t start = path.find_first_not_of('/');
+  if (start == std::string::npos) return std::nullopt;  // the root itself: not a link
+  char buf[PATH_MAX];
+  ssize_t n = readlinkat(root, path.c_str() + start, buf, sizeof(buf));
+  if (n < 0) return std::nullopt;
+  return std::string(buf, static_cast<size_t>(n));
+}
+
 SeccompMonitor::SeccompMonitor(Unotify& unotify, TargetMemory& memory, Processes& processes,
                                SeccompMonitorConfig config, BoundedEventQueue& queue)
     : unotify_(unotify),
@@ -242,7 +258,14 @@ void SeccompMonitor::DecideFile(const Notification& n, const WatchedSyscall& w,
       if (classified.path && (classified.path_class == PathClass::kWorkspace ||
                               classified.path_class == PathClass::kPrivate ||
                               classified.path_class == PathClass::kAllowedWrite)) {
-        if (auto target = processes_.ReadLinkInView(n.pid, *classified.path)) {
+        if (!root_opened_) {
+          root_opened_ = true;
+          root_ = processes_.OpenRoot(n.pid);
+        }
+        std::optional<std::string> target =
+            root_ ? processes_.ReadLinkInRoot(root_.get(), *classified.path)
+                  : processes_.ReadLinkInView(n.pid, *classified.path);
+        if (target) {
           ClassifiedPath reached =
               ClassifySymlinkTarget(*classified.path, *target, *view, config_.rules);
           if (reached.path) classified = std::move(reached);

@@ -6,6 +6,8 @@
 #include <sched.h>
 #include <seccomp.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cstring>
 #include <map>
@@ -44,6 +46,21 @@ class FakeProcesses final : public Processes {
   ProcessIdentity Identify(pid_t tid) override { return {tid, 2, "/usr/bin/node"}; }
   std::map<std::string, std::string> links;
   std::optional<std::string> ReadLinkInView(pid_t, const std::string& path) override {
+    ++view_reads;
+    auto it = links.find(path);
+    if (it == links.end()) return std::nullopt;
+    return it->second;
+  }
+  // With `root_handle`, a root is "opened" (a real fd, to have one) and links are read there.
+  bool root_handle = false;
+  int roots_opened = 0, view_reads = 0, root_reads = 0;
+  UniqueFd OpenRoot(pid_t) override {
+    if (!root_handle) return {};
+    ++roots_opened;
+    return UniqueFd(open("/", O_PATH | O_CLOEXEC));
+  }
+  std::optional<std::string> ReadLinkInRoot(int, const std::string& path) override {
+    ++root_reads;
     auto it = links.find(path);
     if (it == links.end()) return std::nullopt;
     return it->second;
@@ -199,6 +216,59 @@ TEST_F(SeccompMonitorTest, WorkspaceSymlinkIsFollowedToWhatItReaches) {
   EXPECT_EQ(File(events[0]).path, "/home/u/.ssh/id_rsa");
   EXPECT_EQ(File(events[0]).path_class, PathClass::kDenied);
   EXPECT_EQ(events[0].sandbox_pid, 2);
+}
+
+// The root is opened once, at the first check, and every later link is read from it.
+TEST_F(SeccompMonitorTest, SymlinksAreReadFromTheRootOpenedOnce) {
+  processes_.root_handle = true;
+  auto monitor = Make();
+  processes_.links["/home/u/proj/innocent"] = "../.ssh/id_rsa";
+  memory_.strings[0x7000] = "innocent";
+  memory_.strings[0x7100] = "plain";
+  std::vector<Event> events;
+  for (int i = 0; i < 3; ++i) {
+    monitor.Decide(Call("openat", {static_cast<uint64_t>(AT_FDCWD), 0x7000, O_RDONLY}), events);
+    monitor.Decide(Call("openat", {static_cast<uint64_t>(AT_FDCWD), 0x7100, O_RDONLY}), events);
+  }
+  EXPECT_EQ(processes_.roots_opened, 1);
+  EXPECT_EQ(processes_.root_reads, 6);
+  EXPECT_EQ(processes_.view_reads, 0);
+  ASSERT_EQ(events.size(), 3u);  // the link to ~/.ssh each time; the plain file is no news
+  EXPECT_EQ(File(events[2]).path, "/home/u/.ssh/id_rsa");
+  EXPECT_EQ(File(events[2]).path_class, PathClass::kDenied);
+}
+
+// The real /proc: a link read from the open root is the link read through /proc/TID/root,
+// for a link, a link behind a linked directory, a plain file, a missing path and the root.
+TEST(ProcfsProcesses, ALinkReadFromTheOpenRootIsTheLinkReadThroughProcRoot) {
+  char dir_template[] = "/tmp/gander-root-test.XXXXXX";
+  ASSERT_NE(mkdtemp(dir_template), nullptr);
+  const std::string dir = dir_template;
+  ASSERT_EQ(symlink("../etc/passwd", (dir + "/link").c_str()), 0);
+  ASSERT_EQ(mkdir((dir + "/real").c_str(), 0700), 0);
+  ASSERT_EQ(symlink("target", (dir + "/real/inner").c_str()), 0);
+  ASSERT_EQ(symlink(dir.c_str(), (dir + "/up").c_str()), 0);  // absolute, through itself
+  ASSERT_EQ(close(open((dir + "/file").c_str(), O_CREAT | O_WRONLY | O_CLOEXEC, 0600)), 0);
+  ProcfsProcesses processes;
+  const pid_t self = getpid();
+  UniqueFd root = processes.OpenRoot(self);
+  ASSERT_TRUE(root);
+  for (const std::string& path : {dir + "/link", dir + "/up/real/inner", dir + "/file",
+                                  dir + "/missing", dir + "//link", std::string("/")}) {
+    SCOPED_TRACE(path);
+    EXPECT_EQ(processes.ReadLinkInRoot(root.get(), path), processes.ReadLinkInView(self, path));
+  }
+  EXPECT_EQ(processes.ReadLinkInRoot(root.get(), dir + "/link"), "../etc/passwd");
+  EXPECT_EQ(processes.ReadLinkInRoot(root.get(), dir + "/up/real/inner"), "target");
+  EXPECT_EQ(processes.ReadLinkInRoot(root.get(), dir + "/file"), std::nullopt);
+  for (const char* name : {"/real/inner", "/real", "/link", "/up", "/file"}) {
+    if (std::string(name) == "/real") {
+      rmdir((dir + name).c_str());
+    } else {
+      unlink((dir + name).c_str());
+    }
+  }
+  rmdir(dir.c_str());
 }
 
 TEST_F(SeccompMonitorTest, ProcRootOfAnySandboxProcessIsTheRoot) {
