@@ -1,169 +1,254 @@
 #include "relay/jsonrpc.h"
 
-#include <simdjson.h>
-
+#include <charconv>
 #include <cstring>
+#include <vector>
 
-#include "relay/line_relay.h"
+#include "relay/json_scanner.h"
 
 namespace gander::monitor {
 namespace {
 
-namespace od = simdjson::ondemand;
-static_assert(kLinePadding >= simdjson::SIMDJSON_PADDING);
-
-// A parse of a line this large keeps simdjson's index buffers (up to ~4 bytes per input byte);
-// they are released afterwards so one huge message does not pin memory for the whole run.
+// A parse of a line this large grows the string buffer; it is released afterwards so one huge
+// message does not pin memory for the whole run.
 constexpr size_t kShrinkAfter = 8u << 20;
+// Nesting deeper than this is not JSON to gander (the relay still forwards it as text).
+constexpr size_t kMaxDepth = 1024;
 
-bool ReadString(od::value v, std::string& out) {
-  std::string_view s;
-  if (v.get_string().get(s)) return false;
-  out.assign(s);
-  return true;
+// What the value after a key (or an array element) is to gander.
+enum class Slot {
+  kSkip,        // nothing gander reads
+  kRoot,        // the line itself
+  kBatchItem,   // an element of a top-level array
+  kId,          // message.id
+  kMethod,      // message.method
+  kParams,      // message.params
+  kResult,      // message.result
+  kError,       // message.error
+  kToolName,    // params.name
+  kRequestId,   // params.requestId
+  kMeta,        // params._meta
+  kSessionId,   // _meta["agent-session-id"]
+  kWorkingDir,  // _meta["agent-working-dir"]
+  kStateless,   // _meta["io.modelcontextprotocol/protocolVersion"]
+  kIsError,     // result.isError
+  kResultType,  // result.resultType
+  kErrorCode,   // error.code
+};
+
+// The containers gander looks into; every other one is kSkip.
+enum class Container { kSkip, kBatch, kMessage, kParams, kMeta, kResult, kError };
+
+Slot SlotOfKey(Container in, std::string_view key) {
+  switch (in) {
+    case Container::kMessage:
+      if (key == "id") return Slot::kId;
+      if (key == "method") return Slot::kMethod;
+      if (key == "params") return Slot::kParams;
+      if (key == "result") return Slot::kResult;
+      if (key == "error") return Slot::kError;
+      return Slot::kSkip;
+    case Container::kParams:
+      if (key == "name") return Slot::kToolName;
+      if (key == "requestId") return Slot::kRequestId;
+      if (key == "_meta") return Slot::kMeta;
+      return Slot::kSkip;
+    case Container::kMeta:
+      if (key == "agent-session-id") return Slot::kSessionId;
+      if (key == "agent-working-dir") return Slot::kWorkingDir;
+      if (key == "io.modelcontextprotocol/protocolVersion") return Slot::kStateless;
+      return Slot::kSkip;
+    case Container::kResult:
+      if (key == "isError") return Slot::kIsError;
+      if (key == "resultType") return Slot::kResultType;
+      return Slot::kSkip;
+    case Container::kError:
+      return key == "code" ? Slot::kErrorCode : Slot::kSkip;
+    case Container::kSkip:
+    case Container::kBatch:
+      return Slot::kSkip;
+  }
+  return Slot::kSkip;
 }
 
-// false: not a valid id (an object, an array, a bad string).
-bool ReadId(od::value v, std::optional<RpcId>& out) {
-  od::json_type type;
-  if (v.type().get(type)) return false;
-  switch (type) {
-    case od::json_type::string: {
-      RpcId id{.is_string = true, .text = {}};
-      if (!ReadString(v, id.text)) return false;
-      out = std::move(id);
-      return true;
-    }
-    case od::json_type::number: {
-      std::string_view raw = v.raw_json_token();
-      while (!raw.empty() && (raw.back() == ' ' || raw.back() == '\t' || raw.back() == '\r' ||
-                              raw.back() == '\n')) {
-        raw.remove_suffix(1);
+// The SAX handler: it follows the few paths gander reads and skips the rest (the parser still
+// validates all of it). A scalar value of the wrong type where gander expects one is treated as
+// the old reader did: an id that is not a string, number or null makes the message invalid; a
+// method that is not a string is no method; any other mistyped field is left unset.
+class Handler {
+ public:
+  explicit Handler(ParsedLine& out) : out_(out) {}
+
+  void Null() { Scalar(Value::kNull, {}); }
+  void Bool(bool b) { Scalar(b ? Value::kTrue : Value::kFalse, {}); }
+  void Number(std::string_view text) { Scalar(Value::kNumber, text); }
+  void String(std::string_view text) { Scalar(Value::kString, text); }
+  void Key(std::string_view key) { next_ = SlotOfKey(stack_.back(), key); }
+  void StartObject() { Open(/*object=*/true); }
+  void StartArray() { Open(/*object=*/false); }
+  void End() { Close(); }
+
+ private:
+  enum class Value { kNull, kTrue, kFalse, kNumber, kString, kObject, kArray };
+
+  // The facts of the message being read (messages never nest).
+  struct Message {
+    RpcMessage m;
+    bool has_id = false, has_method = false, has_result = false, has_error = false;
+    bool id_valid = true;
+  };
+
+  // After a value: what the next value in the same container is.
+  void AfterValue() {
+    next_ = stack_.empty()                       ? Slot::kSkip
+            : stack_.back() == Container::kBatch ? Slot::kBatchItem
+                                                 : Slot::kSkip;
+  }
+
+  void Open(bool object) {
+    Container c = Container::kSkip;
+    if (object) {
+      c = OpenObject(next_);
+    } else {
+      if (next_ == Slot::kRoot) {
+        out_.batch = true;
+        c = Container::kBatch;
+      } else {
+        Scalar(Value::kArray, {});
       }
-      double ignored;
-      if (v.get_double().get(ignored)) return false;  // validates the number
-      out = RpcId{.is_string = false, .text = std::string(raw)};
-      return true;
     }
-    case od::json_type::null:
-      out.reset();
-      return true;
-    default:
-      return false;
+    stack_.push_back(c);
+    next_ = c == Container::kBatch ? Slot::kBatchItem : Slot::kSkip;
   }
-}
 
-bool ParseMeta(od::object meta, RpcMessage& m) {
-  for (auto field : meta) {
-    std::string_view key;
-    if (field.unescaped_key().get(key)) return false;
-    od::value v;
-    if (field.value().get(v)) return false;
-    if (key == "agent-session-id") {
-      std::string s;
-      if (ReadString(v, s)) m.session_id = std::move(s);
-    } else if (key == "agent-working-dir") {
-      std::string s;
-      if (ReadString(v, s)) m.working_dir = std::move(s);
-    } else if (key == "io.modelcontextprotocol/protocolVersion") {
-      std::string s;
-      if (ReadString(v, s)) m.stateless_version = std::move(s);
+  Container OpenObject(Slot slot) {
+    switch (slot) {
+      case Slot::kRoot:
+      case Slot::kBatchItem:
+        message_ = Message{};
+        return Container::kMessage;
+      case Slot::kParams:
+        return Container::kParams;
+      case Slot::kMeta:
+        return Container::kMeta;
+      case Slot::kResult:
+        message_.has_result = true;
+        return Container::kResult;
+      case Slot::kError:
+        message_.has_error = true;
+        return Container::kError;
+      default:
+        Scalar(Value::kObject, {});
+        return Container::kSkip;
     }
   }
-  return true;
-}
 
-bool ParseParams(od::object params, RpcMessage& m) {
-  for (auto field : params) {
-    std::string_view key;
-    if (field.unescaped_key().get(key)) return false;
-    od::value v;
-    if (field.value().get(v)) return false;
-    if (key == "name") {
-      ReadString(v, m.tool);  // a non-string name is left empty
-    } else if (key == "requestId") {
-      if (!ReadId(v, m.cancelled_id)) m.cancelled_id.reset();
-    } else if (key == "_meta") {
-      od::object meta;
-      if (!v.get_object().get(meta) && !ParseMeta(meta, m)) return false;
-    }
+  void Close() {
+    Container c = stack_.back();
+    stack_.pop_back();
+    if (c == Container::kMessage) out_.messages.push_back(Finish(std::move(message_)));
+    AfterValue();
   }
-  return true;
-}
 
-bool ParseResult(od::object result, RpcMessage& m) {
-  for (auto field : result) {
-    std::string_view key;
-    if (field.unescaped_key().get(key)) return false;
-    od::value v;
-    if (field.value().get(v)) return false;
-    if (key == "isError") {
-      bool b = false;
-      if (!v.get_bool().get(b)) m.result_is_error = b;
-    } else if (key == "resultType") {
-      ReadString(v, m.result_type);
+  static RpcMessage Finish(Message&& s) {
+    RpcMessage m = std::move(s.m);
+    if (!s.id_valid) {
+      m.id.reset();
+      m.kind = RpcKind::kInvalid;
+    } else if (s.has_method && s.has_id && m.id) {
+      m.kind = RpcKind::kRequest;
+    } else if (s.has_method && !s.has_id) {
+      m.kind = RpcKind::kNotification;
+    } else if (s.has_result && m.id) {
+      m.kind = RpcKind::kResult;
+    } else if (s.has_error) {
+      m.kind = RpcKind::kError;
+    } else {
+      m.kind = RpcKind::kInvalid;
     }
+    return m;
   }
-  return true;
-}
 
-bool ParseError(od::object error, RpcMessage& m) {
-  for (auto field : error) {
-    std::string_view key;
-    if (field.unescaped_key().get(key)) return false;
-    od::value v;
-    if (field.value().get(v)) return false;
-    if (key == "code") {
-      int64_t code = 0;
-      if (!v.get_int64().get(code)) m.error_code = static_cast<int>(code);
+  // false: not a valid id (an object, an array, a boolean).
+  static bool ReadId(Value type, std::string_view text, std::optional<RpcId>& out) {
+    switch (type) {
+      case Value::kString:
+        out = RpcId{.is_string = true, .text = std::string(text)};
+        return true;
+      case Value::kNumber:  // the scanner has checked it is a finite double
+        out = RpcId{.is_string = false, .text = std::string(text)};
+        return true;
+      case Value::kNull:
+        out.reset();
+        return true;
+      default:
+        return false;
     }
   }
-  return true;
-}
 
-// false: the JSON is broken (the whole line then counts as not JSON).
-bool ParseMessage(od::object object, RpcMessage& m) {
-  bool has_id = false, has_method = false, has_result = false, has_error = false;
-  bool id_valid = true;
-  for (auto field : object) {
-    std::string_view key;
-    if (field.unescaped_key().get(key)) return false;
-    od::value v;
-    if (field.value().get(v)) return false;
-    if (key == "id") {
-      has_id = true;
-      id_valid = ReadId(v, m.id);
-    } else if (key == "method") {
-      has_method = ReadString(v, m.method);
-    } else if (key == "params") {
-      od::object params;
-      if (!v.get_object().get(params) && !ParseParams(params, m)) return false;
-    } else if (key == "result") {
-      has_result = true;
-      od::object result;
-      if (!v.get_object().get(result) && !ParseResult(result, m)) return false;
-    } else if (key == "error") {
-      has_error = true;
-      od::object error;
-      if (!v.get_object().get(error) && !ParseError(error, m)) return false;
+  // A scalar, or a container gander does not look into, in the slot `next_` names.
+  void Scalar(Value type, std::string_view text) {
+    Message& s = message_;
+    bool is_string = type == Value::kString;
+    switch (next_) {
+      case Slot::kBatchItem:  // not an object: an element that is no message
+        out_.messages.push_back(RpcMessage{});
+        break;
+      case Slot::kId:
+        s.has_id = true;
+        s.id_valid = ReadId(type, text, s.m.id);
+        break;
+      case Slot::kMethod:
+        s.has_method = is_string;
+        if (is_string) s.m.method.assign(text);
+        break;
+      case Slot::kResult:
+        s.has_result = true;
+        break;
+      case Slot::kError:
+        s.has_error = true;
+        break;
+      case Slot::kToolName:
+        if (is_string) s.m.tool.assign(text);
+        break;
+      case Slot::kRequestId:
+        if (!ReadId(type, text, s.m.cancelled_id)) s.m.cancelled_id.reset();
+        break;
+      case Slot::kSessionId:
+        if (is_string) s.m.session_id = std::string(text);
+        break;
+      case Slot::kWorkingDir:
+        if (is_string) s.m.working_dir = std::string(text);
+        break;
+      case Slot::kStateless:
+        if (is_string) s.m.stateless_version = std::string(text);
+        break;
+      case Slot::kIsError:
+        if (type == Value::kTrue || type == Value::kFalse)
+          s.m.result_is_error = type == Value::kTrue;
+        break;
+      case Slot::kResultType:
+        if (is_string) s.m.result_type.assign(text);
+        break;
+      case Slot::kErrorCode: {
+        int64_t code = 0;
+        auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), code);
+        if (type == Value::kNumber && ec == std::errc() && end == text.data() + text.size()) {
+          s.m.error_code = static_cast<int>(code);
+        }
+        break;
+      }
+      default:
+        break;
     }
+    if (type != Value::kObject && type != Value::kArray) AfterValue();
   }
-  if (!id_valid) {
-    m.id.reset();
-    m.kind = RpcKind::kInvalid;
-  } else if (has_method && has_id && m.id) {
-    m.kind = RpcKind::kRequest;
-  } else if (has_method && !has_id) {
-    m.kind = RpcKind::kNotification;
-  } else if (has_result && m.id) {
-    m.kind = RpcKind::kResult;
-  } else if (has_error) {
-    m.kind = RpcKind::kError;
-  } else {
-    m.kind = RpcKind::kInvalid;
-  }
-  return true;
-}
+
+  ParsedLine& out_;
+  std::vector<Container> stack_;
+  Slot next_ = Slot::kRoot;
+  Message message_;
+};
 
 }  // namespace
 
@@ -187,89 +272,25 @@ std::string RpcId::ToJson() const {
 
 struct JsonRpcParser::Impl {
   size_t max_bytes;
-  od::parser parser;
-  std::string scratch;
+  std::string strings;        // the scanner's unescaped strings
+  std::vector<char> nesting;  // the scanner's open containers
 };
 
-JsonRpcParser::JsonRpcParser(size_t max_bytes)
-    : impl_(new Impl{max_bytes, od::parser(max_bytes + 1), {}}) {}
+JsonRpcParser::JsonRpcParser(size_t max_bytes) : impl_(new Impl{max_bytes, {}, {}}) {}
 
 JsonRpcParser::~JsonRpcParser() = default;
 
-ParsedLine JsonRpcParser::Parse(std::string_view line, bool padded) {
+ParsedLine JsonRpcParser::Parse(std::string_view line, bool /*padded*/) {
   ParsedLine out;
   if (line.size() > impl_->max_bytes) return out;
-  if (!padded) {
-    impl_->scratch.assign(line);
-    impl_->scratch.append(kLinePadding, '\0');
-    line = std::string_view(impl_->scratch.data(), line.size());
+  Handler handler(out);
+  JsonScanner scanner(line, impl_->strings, impl_->nesting);
+  bool ok = scanner.Run(handler);
+  if (line.size() > kShrinkAfter) {
+    impl_->strings = std::string();
+    impl_->nesting = std::vector<char>();
   }
-  struct Shrink {
-    Impl& impl;
-    size_t size;
-    ~Shrink() {
-      if (size > kShrinkAfter) impl.parser = od::parser(impl.max_bytes + 1);
-    }
-  } shrink{*impl_, line.size()};
-
-  od::document doc;
-  if (impl_->parser.iterate(line.data(), line.size(), line.size() + kLinePadding).get(doc)) {
-    return out;
-  }
-  od::json_type type;
-  if (doc.type().get(type)) return out;
-  if (type == od::json_type::object) {
-    od::object object;
-    RpcMessage m;
-    if (doc.get_object().get(object) || !ParseMessage(object, m)) return out;
-    out.messages.push_back(std::move(m));
-  } else if (type == od::json_type::array) {
-    out.batch = true;
-    od::array array;
-    if (doc.get_array().get(array)) return out;
-    for (auto element : array) {
-      od::value v;
-      if (element.get(v)) return ParsedLine{};
-      RpcMessage m;
-      od::object object;
-      od::json_type t;
-      if (v.type().get(t)) return ParsedLine{};
-      if (t == od::json_type::object) {
-        if (v.get_object().get(object) || !ParseMessage(object, m)) return ParsedLine{};
-      } else {
-        // A batch element that is not an object is not a message; it must still be JSON.
-        std::string_view raw;
-        if (t == od::json_type::array) {
-          od::array inner;
-          if (v.get_array().get(inner) || inner.raw_json().get(raw)) return ParsedLine{};
-        } else {
-          bool b;
-          double d;
-          std::string_view s;
-          bool bad = t == od::json_type::boolean  ? bool(v.get_bool().get(b))
-                     : t == od::json_type::number ? bool(v.get_double().get(d))
-                     : t == od::json_type::string ? bool(v.get_string().get(s))
-                                                  : (v.is_null().get(b) || !b);
-          if (bad) return ParsedLine{};
-        }
-      }
-      out.messages.push_back(std::move(m));
-    }
-  } else {
-    // A scalar: JSON, but no message. Checked by reading it.
-    bool b = false;
-    double d;
-    std::string_view s;
-    auto not_null = [&] { return doc.is_null().get(b) || !b; };
-    bool bad = type == od::json_type::boolean  ? bool(doc.get_bool().get(b))
-               : type == od::json_type::number ? bool(doc.get_double().get(d))
-               : type == od::json_type::string ? bool(doc.get_string().get(s))
-                                               : not_null();
-    if (bad) return out;
-  }
-  // Nothing may follow the value: past the end, current_location() reports OUT_OF_BOUNDS.
-  const char* rest = nullptr;
-  if (doc.current_location().get(rest) != simdjson::OUT_OF_BOUNDS) return ParsedLine{};
+  if (!ok) return ParsedLine{};
   out.json = true;
   return out;
 }

@@ -1,7 +1,8 @@
 // Reading the JSON-RPC messages the relay forwards: one line (a message or a batch array)
 // becomes a list of the few facts gander needs (kind, id, method, tool name, the client's
-// `_meta`, the outcome of a result). Parsed with simdjson's On-Demand API: values gander does
-// not need (tool arguments, result content) are skipped, not decoded. Pure; no I/O.
+// `_meta`, the outcome of a result). Read with gander's validating scanner (json_scanner.h),
+// as a SAX reader: values gander does not need (tool arguments, result content) are validated
+// and skipped, not kept. Pure; no I/O.
 #pragma once
 
 #include <cstddef>

@@ -19,7 +19,7 @@
 namespace gander::monitor {
 
 // Sees every complete line (without its '\n') before it is forwarded. The memory behind the
-// view stays readable for kLinePadding bytes past its end (what simdjson needs).
+// view stays readable for kLinePadding bytes past its end (kept for readers that want it).
 enum class LineVerdict {
   kForward,  // JSON: forwarded
   kNotJson,  // not JSON: counted, forwarded all the same (judging it is not gander's job)
