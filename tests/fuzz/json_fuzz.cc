@@ -45,8 +45,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   simdjson::dom::element root;
   auto error = parser.parse(padded).get(root);
   bool theirs = !error;
-  if (error == simdjson::NUMBER_ERROR ||
-      error == simdjson::NUMBER_OUT_OF_RANGE) {
+  if (error == simdjson::NUMBER_ERROR || error == simdjson::NUMBER_OUT_OF_RANGE) {
     return 0;
   }
   if (ours != theirs) abort();
