@@ -243,6 +243,22 @@ inline std::string ShellQuote(const std::string& s) {
   return out + "'";
 }
 
+// gander's own start-up warnings (what this host cannot enforce, a workspace shown read-only)
+// are asserted by the limits and home tests; here `out` is the program's output, as the
+// egress tests compare it.
+inline std::string WithoutStartNotices(const std::string& out) {
+  std::string kept;
+  size_t at = 0;
+  while (at < out.size()) {
+    size_t end = out.find('\n', at);
+    size_t next = end == std::string::npos ? out.size() : end + 1;
+    std::string_view line(out.data() + at, next - at);
+    if (!line.starts_with("gander: warning: ")) kept.append(line);
+    at = next;
+  }
+  return kept;
+}
+
 // Runs `gander run` with `policy`, its stdout and stderr together in `out`. Its stdin is a pipe
 // held open until it exited: at stdin EOF gander would end the extension after 1 s, as it
 // does when Goose closes the session.
@@ -278,7 +294,13 @@ inline GanderRun Gander(const std::string& policy, const std::vector<std::string
     std::string v = *e;
     if (!opts.as_nobody || (!v.starts_with("HOME=") && !v.starts_with("XDG_"))) env.push_back(v);
   }
-  if (opts.as_nobody) env.push_back("HOME=" + dir);
+  // A home of its own, apart from the workspace: a workspace that holds the home is read-only.
+  std::string home;
+  if (opts.as_nobody) {
+    home = TempDir();
+    if (home.empty() || chown(home.c_str(), kNobody, kNobody) != 0) return {};
+    env.push_back("HOME=" + home);
+  }
   std::vector<char*> cenv;
   for (auto& e : env) cenv.push_back(e.data());
   cenv.push_back(nullptr);
@@ -300,6 +322,7 @@ inline GanderRun Gander(const std::string& policy, const std::vector<std::string
   ssize_t n;
   while ((n = read(out[0], buf, sizeof(buf))) > 0) run.out.append(buf, static_cast<size_t>(n));
   close(out[0]);
+  run.out = WithoutStartNotices(run.out);
   int st = 0;
   if (pid > 0 && waitpid(pid, &st, 0) == pid) run.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
   close(in[1]);
@@ -309,7 +332,9 @@ inline GanderRun Gander(const std::string& policy, const std::vector<std::string
     json j = json::parse(line, nullptr, false);
     if (!j.is_discarded() && j["kind"] == "network") run.network.push_back(j["network"]);
   }
-  if (std::system(("rm -rf " + dir).c_str()) != 0) run.out += "(cleanup failed)";
+  if (std::system(("rm -rf " + dir + (home.empty() ? "" : " " + home)).c_str()) != 0) {
+    run.out += "(cleanup failed)";
+  }
   return run;
 }
 
