@@ -100,11 +100,17 @@ struct Cli {
            *mcp_cmd = nullptr;
 };
 
+// An option that takes one of `choices`, which CLI11 checks and lists in the help.
+CLI::Option* AddChoice(CLI::App* cmd, const std::string& name, std::string& into,
+                       const std::string& help, std::initializer_list<const char*> choices) {
+  return cmd->add_option(name, into, help)->check(CLI::IsMember(choices));
+}
+
 // gander run.
 void AddRunCommand(CLI::App& app, Cli& c) {
   c.run_cmd = app.add_subcommand("run", "Run COMMAND in a sandbox (gander run -- CMD ARGS)");
-  c.run_cmd->add_option("--log-level", c.log_level, "as gander --log-level")
-      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}));
+  AddChoice(c.run_cmd, "--log-level", c.log_level, "as gander --log-level",
+            {"trace", "debug", "info", "warn", "error", "off"});
   auto* policy_opt = c.run_cmd->add_option("--policy", c.run.policy_file, "Policy file (YAML)");
   c.run_cmd
       ->add_option("--profile", c.run.profile, "Shipped or user profile name (default: default)")
@@ -113,8 +119,8 @@ void AddRunCommand(CLI::App& app, Cli& c) {
                         "Extension name (default: the name gander was invoked as when that is a "
                         "symlink, else the command's basename)");
   c.run_cmd->add_option("--workspace", c.run.workspace, "Workspace directory (default: cwd)");
-  c.run_cmd->add_option("--require", c.require, "Refuse to start below this isolation level")
-      ->check(CLI::IsMember({"basic", "seccomp", "landlock", "full"}));
+  AddChoice(c.run_cmd, "--require", c.require, "Refuse to start below this isolation level",
+            {"basic", "seccomp", "landlock", "full"});
   c.run_cmd->add_flag("--no-namespaces", c.run.no_namespaces,
                       "Do not use namespaces: Landlock and seccomp only (what gander falls back "
                       "to where user namespaces are refused); host names then resolve only for "
@@ -124,41 +130,33 @@ void AddRunCommand(CLI::App& app, Cli& c) {
                       "writable; without it, it is shown read-only. Shell start-up files, ~/.ssh, "
                       "~/.local/bin, autostart, systemd units and gander's own state stay "
                       "read-only either way");
-  c.run_cmd
-      ->add_option("--backend", c.backend,
-                   "native (gander's own sandbox) or gvisor (runsc, rootless; network through "
-                   "gander's egress broker); "
-                   "default: the policy's backend, else native")
-      ->check(CLI::IsMember({"native", "gvisor"}));
-  c.run_cmd
-      ->add_option("--mode", c.mode,
-                   "enforce (default); monitor: trial the policy, enforcing only the default "
-                   "profile and logging what the policy would refuse as would_deny; or learn: "
-                   "every syscall counted by name and every file access logged (for baselining)")
-      ->check(CLI::IsMember({"enforce", "monitor", "learn"}));
-  c.run_cmd
-      ->add_option("--files", c.files,
-                   "Which file syscalls the monitor watches (default: the "
-                   "policy's monitor.files, else opens)")
-      ->check(CLI::IsMember({"off", "opens", "all"}));
+  AddChoice(c.run_cmd, "--backend", c.backend,
+            "native (gander's own sandbox) or gvisor (runsc, rootless; network through "
+            "gander's egress broker); default: the policy's backend, else native",
+            {"native", "gvisor"});
+  AddChoice(c.run_cmd, "--mode", c.mode,
+            "enforce (default); monitor: trial the policy, enforcing only the default "
+            "profile and logging what the policy would refuse as would_deny; or learn: "
+            "every syscall counted by name and every file access logged (for baselining)",
+            {"enforce", "monitor", "learn"});
+  AddChoice(c.run_cmd, "--files", c.files,
+            "Which file syscalls the monitor watches (default: the "
+            "policy's monitor.files, else opens)",
+            {"off", "opens", "all"});
   c.run_cmd->add_option("--audit-log", c.run.audit_log,
                         "Audit log file (JSON lines; default "
                         "$XDG_STATE_HOME/gander/audit/NAME.jsonl)");
-  c.run_cmd
-      ->add_option("--collector", c.collector,
-                   "auto (default): send events to the metrics collector, starting one when none "
-                   "runs; connect: only if one runs; off: write the audit log directly, no "
-                   "metrics")
-      ->check(CLI::IsMember({"auto", "connect", "off"}));
-  c.run_cmd
-      ->add_option(
-          "--install", c.install_mode,
-          "auto: when COMMAND is npx, npm exec, uvx or pipx run, install its "
-          "package into a per-extension cache in a sandbox of its own (registry or "
-          "index only), then run it "
-          "from there offline; off: run COMMAND as it is. Default: the policy's `install:`, "
-          "else auto")
-      ->check(CLI::IsMember({"auto", "off"}));
+  AddChoice(c.run_cmd, "--collector", c.collector,
+            "auto (default): send events to the metrics collector, starting one when none "
+            "runs; connect: only if one runs; off: write the audit log directly, no metrics",
+            {"auto", "connect", "off"});
+  AddChoice(c.run_cmd, "--install", c.install_mode,
+            "auto: when COMMAND is npx, npm exec, uvx or pipx run, install its "
+            "package into a per-extension cache in a sandbox of its own (registry or "
+            "index only), then run it "
+            "from there offline; off: run COMMAND as it is. Default: the policy's `install:`, "
+            "else auto",
+            {"auto", "off"});
   c.run_cmd->add_option("--osv-endpoint", c.install.osv_endpoint,
                         "OSV API checked before an install (default: GANDER_OSV_ENDPOINT, else "
                         "https://api.osv.dev; off: no check)");
@@ -184,11 +182,10 @@ void AddPolicyCommands(CLI::App& app, Cli& c) {
   c.suggest_cmd->add_option("--base", c.suggest.base, "Profile or policy to extend (default)");
   c.suggest_cmd->add_option("--check", c.suggest.check,
                             "Exit 1 listing what POLICY does not cover of the learned behaviour");
-  c.suggest_cmd
-      ->add_option("--format", c.suggest.format,
-                   "yaml (a policy) or oci-seccomp (an OCI runtime-spec seccomp profile from the "
-                   "syscall census)")
-      ->check(CLI::IsMember({"yaml", "oci-seccomp"}));
+  AddChoice(c.suggest_cmd, "--format", c.suggest.format,
+            "yaml (a policy) or oci-seccomp (an OCI runtime-spec seccomp profile from the "
+            "syscall census)",
+            {"yaml", "oci-seccomp"});
   c.diff_cmd = policy_cmd->add_subcommand("diff", "Effective rules added/removed: OLD NEW");
   c.diff_cmd->add_option("old", c.diff_old, "Profile name or policy file")->required();
   c.diff_cmd->add_option("new", c.diff_new, "Profile name or policy file")->required();
@@ -224,13 +221,12 @@ void AddAuditAndUpdate(CLI::App& app, Cli& c) {
       "descriptions ask of the model (gander audit -- CMD ARGS)");
   c.audit_cmd->add_flag("--exercise", c.audit_opts.exercise,
                         "Also call every tool with minimal arguments made from its input schema");
-  c.audit_cmd->add_option("--format", c.audit_format, "text (default), markdown or json")
-      ->check(CLI::IsMember({"text", "markdown", "json"}));
-  c.audit_cmd
-      ->add_option("--fail-on", c.audit_fail_on,
-                   "Exit 1 when a finding is at or above this severity: low, medium or high "
-                   "(default)")
-      ->check(CLI::IsMember({"low", "medium", "high"}));
+  AddChoice(c.audit_cmd, "--format", c.audit_format, "text (default), markdown or json",
+            {"text", "markdown", "json"});
+  AddChoice(c.audit_cmd, "--fail-on", c.audit_fail_on,
+            "Exit 1 when a finding is at or above this severity: low, medium or high "
+            "(default)",
+            {"low", "medium", "high"});
   c.audit_cmd->add_option("--workspace", c.audit_opts.workspace,
                           "Workspace directory (default: a new temporary directory)");
   c.audit_cmd
@@ -249,8 +245,7 @@ void AddAuditAndUpdate(CLI::App& app, Cli& c) {
   c.update_cmd->add_option("name", c.update_name, "Extension name")->required();
   c.update_cmd->add_option("--osv-endpoint", c.install.osv_endpoint, "as for run");
   c.update_cmd->add_option("--audit-log", c.run.audit_log, "as for run");
-  c.update_cmd->add_option("--collector", c.collector, "as for run")
-      ->check(CLI::IsMember({"auto", "connect", "off"}));
+  AddChoice(c.update_cmd, "--collector", c.collector, "as for run", {"auto", "connect", "off"});
 }
 
 // doctor, completions, help, version, status, collect.
@@ -261,9 +256,9 @@ void AddReportCommands(CLI::App& app, Cli& c) {
   c.completions_cmd =
       app.add_subcommand("completions", "Print a completion script (the build installs them)");
   c.completions_cmd->group("");  // hidden
-  c.completions_cmd->add_option("shell", c.completion_shell, "bash, zsh or fish")
-      ->required()
-      ->check(CLI::IsMember({"bash", "zsh", "fish"}));
+  AddChoice(c.completions_cmd, "shell", c.completion_shell, "bash, zsh or fish",
+            {"bash", "zsh", "fish"})
+      ->required();
   c.help_cmd = app.add_subcommand("help", "Print the help of gander or of COMMAND");
   c.help_cmd->add_option("command", c.help_topic, "A command (and subcommand: policy suggest)");
   c.version_cmd = app.add_subcommand("version", "Print gander's version");
@@ -299,10 +294,8 @@ void AddMcpCommand(CLI::App& app, Cli& c) {
                         "default: the current directory)");
   c.mcp_cmd->add_option("--ttl", c.mcp_ttl, "Default sandbox lifetime (default 1h)");
   c.mcp_cmd->add_flag("--no-namespaces", c.mcp_no_namespaces, "as for run");
-  c.mcp_cmd->add_option("--backend", c.mcp_backend, "as for run")
-      ->check(CLI::IsMember({"native", "gvisor"}));
-  c.mcp_cmd->add_option("--collector", c.mcp_collector, "as for run")
-      ->check(CLI::IsMember({"auto", "connect", "off"}));
+  AddChoice(c.mcp_cmd, "--backend", c.mcp_backend, "as for run", {"native", "gvisor"});
+  AddChoice(c.mcp_cmd, "--collector", c.mcp_collector, "as for run", {"auto", "connect", "off"});
 }
 
 // Checks the words, then parses them: an exit code when that ends the run (help, version, a
@@ -437,9 +430,9 @@ int Main(int argc, char** argv) {
   app.name("gander");  // in usage lines and man pages, whatever path gander was run by
   app.require_subcommand(1);
   Cli c;
-  app.add_option("--log-level", c.log_level, "trace, debug, info, warn, error or off")
-      ->envname("GANDER_LOG_LEVEL")
-      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}));
+  AddChoice(&app, "--log-level", c.log_level, "trace, debug, info, warn, error or off",
+            {"trace", "debug", "info", "warn", "error", "off"})
+      ->envname("GANDER_LOG_LEVEL");
   app.set_version_flag("--version", std::string("gander ") + GANDER_VERSION);
   app.footer("`gander help COMMAND` or `gander COMMAND --help` lists a command's options.");
   AddRunCommand(app, c);

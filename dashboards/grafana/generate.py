@@ -275,6 +275,17 @@ def overview():
 def extension():
     sel = HOST + ', extension="$extension"'
     rate = "$__rate_interval"
+
+    def rate_by(by, metric, legend, ref="A"):
+        """The per-second rate of metric for this extension, summed by the labels in by."""
+        return target(f"sum by ({by}) (rate({metric}{{{sel}}}[{rate}]))", legend, ref)
+
+    def in_range(title, columns, metric, value_name, **kw):
+        """A table of the label sets of metric that grew over the time range."""
+        return table(title, f"sum by ({', '.join(columns)}) "
+                            f"(increase({metric}{{{sel}}}[$__range])) > 0",
+                     columns, value_name, **kw)
+
     L = Layout()
     L.row("Sandbox")
     L.add(stat("Running", f"max(gander_extension_running{{{sel}}})",
@@ -305,46 +316,33 @@ def extension():
 
     L.row("Denials")
     L.add(timeseries("Denials by domain and mechanism",
-                     [target(f"sum by (domain, mechanism, mode) "
-                             f"(rate(gander_denials_total{{{sel}}}[{rate}]))",
-                             "{{domain}} / {{mechanism}} ({{mode}})")], unit="ops"), 16, 8)
-    L.add(table("Denials in range",
-                f"sum by (domain, mechanism, mode) "
-                f"(increase(gander_denials_total{{{sel}}}[$__range])) > 0",
-                ["domain", "mechanism", "mode"], "denials"), 8, 8)
+                     [rate_by("domain, mechanism, mode", "gander_denials_total",
+                              "{{domain}} / {{mechanism}} ({{mode}})")], unit="ops"), 16, 8)
+    L.add(in_range("Denials in range", ["domain", "mechanism", "mode"], "gander_denials_total",
+                   "denials"), 8, 8)
 
     L.row("Files outside the workspace")
     L.add(timeseries("By class and result",
-                     [target(f"sum by (path_class, result) "
-                             f"(rate(gander_file_access_outside_workspace_total{{{sel}}}[{rate}]))",
-                             "{{path_class}} {{result}}")], unit="ops"), 10, 9)
-    L.add(table("By path",
-                f"sum by (path, path_class, access, result) "
-                f"(increase(gander_file_access_outside_workspace_total{{{sel}}}[$__range])) > 0",
-                ["path", "path_class", "access", "result"], "accesses",
-                description="Normalised path prefixes over the time range; `other` when the "
-                            "cap was reached. Full paths are in the audit log."), 14, 9)
+                     [rate_by("path_class, result", "gander_file_access_outside_workspace_total",
+                              "{{path_class}} {{result}}")], unit="ops"), 10, 9)
+    L.add(in_range("By path", ["path", "path_class", "access", "result"],
+                   "gander_file_access_outside_workspace_total", "accesses",
+                   description="Normalised path prefixes over the time range; `other` when the "
+                               "cap was reached. Full paths are in the audit log."), 14, 9)
 
     L.row("Network")
     L.add(timeseries("Connections by destination",
-                     [target(f"sum by (destination, result) "
-                             f"(rate(gander_egress_connections_total{{{sel}}}[{rate}]))",
-                             "{{destination}} {{result}}")], unit="ops"), 12, 8)
+                     [rate_by("destination, result", "gander_egress_connections_total",
+                              "{{destination}} {{result}}")], unit="ops"), 12, 8)
     L.add(timeseries("Bytes by destination",
-                     [target(f"sum by (destination) "
-                             f"(rate(gander_egress_bytes_total{{{sel}}}[{rate}]))",
-                             "sent to {{destination}}", "A"),
-                      target(f"sum by (destination) "
-                             f"(rate(gander_ingress_bytes_total{{{sel}}}[{rate}]))",
-                             "received from {{destination}}", "B")], unit="Bps"), 12, 8)
-    L.add(table("Destinations in range",
-                f"sum by (destination, result) "
-                f"(increase(gander_egress_connections_total{{{sel}}}[$__range])) > 0",
-                ["destination", "result"], "connections"), 12, 7)
+                     [rate_by("destination", "gander_egress_bytes_total",
+                              "sent to {{destination}}", "A"),
+                      rate_by("destination", "gander_ingress_bytes_total",
+                              "received from {{destination}}", "B")], unit="Bps"), 12, 8)
+    L.add(in_range("Destinations in range", ["destination", "result"],
+                   "gander_egress_connections_total", "connections"), 12, 7)
     L.add(timeseries("DNS queries by result",
-                     [target(f"sum by (result) "
-                             f"(rate(gander_dns_queries_total{{{sel}}}[{rate}]))",
-                             "{{result}}")], unit="ops",
+                     [rate_by("result", "gander_dns_queries_total", "{{result}}")], unit="ops",
                      description="Names outside the policy are refused by the stub resolver."),
           12, 7)
 
@@ -356,15 +354,12 @@ def extension():
                      description="What is counted depends on the accounting in force (Monitoring "
                                  "health): the watched and denied syscalls, or all of them in "
                                  "learn mode / with eBPF."), 16, 8)
-    L.add(table("Syscalls in range",
-                f"sum by (syscall) (increase(gander_syscalls_total{{{sel}}}[$__range])) > 0",
-                ["syscall"], "calls"), 8, 8)
+    L.add(in_range("Syscalls in range", ["syscall"], "gander_syscalls_total", "calls"), 8, 8)
 
     L.row("Tool calls")
     L.add(timeseries("Calls by tool and outcome",
-                     [target(f"sum by (tool, outcome) "
-                             f"(rate(gander_tool_calls_total{{{sel}}}[{rate}]))",
-                             "{{tool}} {{outcome}}")], unit="reqps"), 8, 8)
+                     [rate_by("tool, outcome", "gander_tool_calls_total", "{{tool}} {{outcome}}")],
+                     unit="reqps"), 8, 8)
     L.add(timeseries("Latency by tool (p50, p95)",
                      [target(f"histogram_quantile(0.5, sum by (tool, le) "
                              f"(rate(gander_tool_call_duration_seconds_bucket{{{sel}}}[{rate}])))",

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <sstream>
+#include <string_view>
 
 #include "common/path.h"
 
@@ -18,12 +19,18 @@ std::string Trim(const std::string& s) {
   return s.substr(begin, end - begin + 1);
 }
 
-// The options npx and `npm exec` take before the package, as far as gander understands them.
-Result<std::optional<PackageRun>> ParseNpmRunner(Runner runner,
-                                                 const std::vector<std::string>& rest) {
-  PackageRun run{.runner = runner};
-  std::string package_option;
-  size_t i = 0;
+// The runner options before the package, as far as gander understands them: the flags in
+// `ignored`, and the option (`short_name` or `long_name`, also as `long_name=VALUE`) that
+// names the package apart from the command. The word after them is the command (or package).
+struct RunnerWords {
+  size_t command = 0;   // index in rest
+  std::string package;  // the option's value; empty without it
+};
+Result<RunnerWords> ParseRunnerOptions(Runner runner, const std::vector<std::string>& rest,
+                                       std::initializer_list<std::string_view> ignored,
+                                       std::string_view short_name, const std::string& long_name) {
+  RunnerWords words;
+  size_t& i = words.command;
   for (; i < rest.size(); ++i) {
     const std::string& a = rest[i];
     if (a == "--") {
@@ -31,14 +38,14 @@ Result<std::optional<PackageRun>> ParseNpmRunner(Runner runner,
       break;
     }
     if (a.empty() || a[0] != '-') break;
-    if (a == "-y" || a == "--yes" || a == "-q" || a == "--quiet" || a == "--silent") continue;
-    if (a == "-p" || a == "--package") {
+    if (std::find(ignored.begin(), ignored.end(), a) != ignored.end()) continue;
+    if (a == short_name || a == long_name) {
       if (i + 1 >= rest.size()) return MakeError(a + " needs a package");
-      package_option = rest[++i];
+      words.package = rest[++i];
       continue;
     }
-    if (a.starts_with("--package=")) {
-      package_option = a.substr(10);
+    if (a.starts_with(long_name + "=")) {
+      words.package = a.substr(long_name.size() + 1);
       continue;
     }
     return MakeError(std::string(RunnerName(runner)) + " option " + a +
@@ -46,10 +53,21 @@ Result<std::optional<PackageRun>> ParseNpmRunner(Runner runner,
                      "command as it is)");
   }
   if (i >= rest.size()) return MakeError(std::string(RunnerName(runner)) + ": no package named");
-  if (package_option.empty()) {
+  return words;
+}
+
+// npx and `npm exec`: `[-y] [-p|--package PKG] CMD|PKG ARGS...`.
+Result<std::optional<PackageRun>> ParseNpmRunner(Runner runner,
+                                                 const std::vector<std::string>& rest) {
+  auto words = ParseRunnerOptions(runner, rest, {"-y", "--yes", "-q", "--quiet", "--silent"}, "-p",
+                                  "--package");
+  if (!words) return words.error();
+  size_t i = words->command;
+  PackageRun run{.runner = runner};
+  if (words->package.empty()) {
     run.package = ParseNpmSpec(rest[i]);
   } else {
-    run.package = ParseNpmSpec(package_option);
+    run.package = ParseNpmSpec(words->package);
     run.bin = rest[i];
   }
   run.args.assign(rest.begin() + static_cast<long>(i) + 1, rest.end());
@@ -59,32 +77,14 @@ Result<std::optional<PackageRun>> ParseNpmRunner(Runner runner,
 // `uvx [--from PKG] CMD|PKG ARGS...` and `pipx run [--spec PKG] CMD|PKG ARGS...`.
 Result<std::optional<PackageRun>> ParsePythonRunner(Runner runner,
                                                     const std::vector<std::string>& rest) {
+  auto words =
+      runner == Runner::kUvx
+          ? ParseRunnerOptions(runner, rest, {"-q", "--quiet"}, "", "--from")
+          : ParseRunnerOptions(runner, rest, {"-q", "--quiet", "--no-cache"}, "", "--spec");
+  if (!words) return words.error();
+  size_t i = words->command;
+  const std::string& from = words->package;
   PackageRun run{.runner = runner};
-  const std::string spec_option = runner == Runner::kUvx ? "--from" : "--spec";
-  std::string from;
-  size_t i = 0;
-  for (; i < rest.size(); ++i) {
-    const std::string& a = rest[i];
-    if (a == "--") {
-      ++i;
-      break;
-    }
-    if (a.empty() || a[0] != '-') break;
-    if (a == "-q" || a == "--quiet" || (runner == Runner::kPipxRun && a == "--no-cache")) continue;
-    if (a == spec_option) {
-      if (i + 1 >= rest.size()) return MakeError(a + " needs a package");
-      from = rest[++i];
-      continue;
-    }
-    if (a.starts_with(spec_option + "=")) {
-      from = a.substr(spec_option.size() + 1);
-      continue;
-    }
-    return MakeError(std::string(RunnerName(runner)) + " option " + a +
-                     " is not understood by gander's install phase (--install off runs the "
-                     "command as it is)");
-  }
-  if (i >= rest.size()) return MakeError(std::string(RunnerName(runner)) + ": no package named");
   auto spec = ParsePySpec(from.empty() ? rest[i] : from, runner == Runner::kUvx);
   if (!spec) return spec.error().Context(RunnerName(runner));
   run.python = std::move(spec).value();

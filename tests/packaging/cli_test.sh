@@ -27,13 +27,7 @@ expect() {
 }
 json_ok() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); exec(sys.argv[2])' "$@" 2>/dev/null; }
 
-world=$(mktemp -d "$3/cli.XXXXXX")
-collector=
-cleanup() {
-  if [ -n "$collector" ]; then kill "$collector" 2>/dev/null && wait "$collector" 2>/dev/null; fi
-  rm -rf "$world"
-}
-trap cleanup EXIT
+scratch_world "$3/cli.XXXXXX"
 export HOME=$world/home XDG_CONFIG_HOME=$world/home/.config XDG_STATE_HOME=$world/home/.local/state
 export XDG_RUNTIME_DIR=$world/run
 unset GANDER_LOG_LEVEL

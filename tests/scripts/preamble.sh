@@ -12,6 +12,8 @@
 #                               which scripts/check.sh reads); under CI=true nothing may skip,
 #                               so it is a failure (exit 1) there; skip_test NAME REASON the same
 #   private_home WORLD          HOME and the XDG directories inside WORLD, exported
+#   scratch_world TEMPLATE      world: a new directory (mktemp -d TEMPLATE), removed at exit,
+#                               and the collector whose pid the script puts in $collector stopped
 #   finish NAME OUT_DIR         the verdict; on failure OUT_DIR's files are shown
 #   sandbox_mode_flags MODE     `gander run` flags for namespaces|no-namespaces|gvisor in mode_flags
 # shellcheck shell=bash
@@ -54,6 +56,16 @@ again_as_nobody() {
   status=$?
   rm -rf "$nobody"
   [ "$status" -eq 0 ] || { echo "$TEST_NAME: FAIL as uid 65534" >&2; exit 1; }
+}
+
+scratch_world() {  # scratch_world TEMPLATE: world (mktemp -d TEMPLATE) and its cleanup at exit
+  world=$(mktemp -d "$1")
+  collector=
+  trap scratch_world_cleanup EXIT
+}
+scratch_world_cleanup() {
+  if [ -n "$collector" ]; then kill "$collector" 2>/dev/null && wait "$collector" 2>/dev/null; fi
+  rm -rf "$world"
 }
 
 private_home() {  # private_home WORLD: HOME and the XDG directories inside WORLD, exported

@@ -356,11 +356,7 @@ class EgressBrokerOnlyTest : public EgressHttpsTest, public ::testing::WithParam
     EgressHttpsTest::SetUp();
     if (IsSkipped() || HasFatalFailure()) return;
     options_ = {ws_, wrapper_, as_nobody, GANDER_BIN, {"--no-namespaces"}};
-    if (as_nobody) {
-      options_.gander = ws_ + "/gander";
-      fs::copy_file(GANDER_BIN, options_.gander);
-      ASSERT_EQ(chown(ws_.c_str(), kNobody, kNobody), 0);
-    }
+    if (as_nobody) RunAsNobody(options_);
   }
 
   GanderRun Run(const std::vector<std::string>& command, bool hide_hosts = true) {
@@ -533,12 +529,7 @@ class EgressProbeTest : public ::testing::Test {
     fs::copy_file(GANDER_EGRESS_PROBE_BIN, probe_);
     ASSERT_TRUE(IsStatic(probe_)) << GANDER_EGRESS_PROBE_BIN << " is not statically linked";
     options_.workspace = ws_;
-    if (as_nobody) {
-      options_.as_nobody = true;
-      options_.gander = ws_ + "/gander";
-      fs::copy_file(GANDER_BIN, options_.gander);
-      ASSERT_EQ(chown(ws_.c_str(), kNobody, kNobody), 0);
-    }
+    if (as_nobody) RunAsNobody(options_);
   }
   void TearDown() override {
     if (!ws_.empty()) fs::remove_all(ws_);

@@ -200,12 +200,7 @@ class EgressRefused : public ::testing::TestWithParam<std::tuple<bool, bool>> {
     client_ = ws_ + "/egress_client";
     std::filesystem::copy_file(EGRESS_CLIENT_BIN, client_);
     options_.workspace = ws_;
-    if (as_nobody) {
-      options_.as_nobody = true;
-      options_.gander = ws_ + "/gander";
-      std::filesystem::copy_file(GANDER_BIN, options_.gander);
-      ASSERT_EQ(chown(ws_.c_str(), kNobody, kNobody), 0);
-    }
+    if (as_nobody) RunAsNobody(options_);
   }
   void TearDown() override {
     if (!ws_.empty()) std::filesystem::remove_all(ws_);
@@ -277,12 +272,7 @@ class EgressUnreachable : public ::testing::TestWithParam<bool> {
     std::filesystem::copy_file(EGRESS_CLIENT_BIN, client_);
     options_.workspace = ws_;
     options_.wrapper = {"/usr/sbin/ip", "netns", "exec", a_};
-    if (GetParam()) {
-      options_.as_nobody = true;
-      options_.gander = ws_ + "/gander";
-      std::filesystem::copy_file(GANDER_BIN, options_.gander);
-      ASSERT_EQ(chown(ws_.c_str(), kNobody, kNobody), 0);
-    }
+    if (GetParam()) RunAsNobody(options_);
   }
   void TearDown() override {
     if (!a_.empty()) {

@@ -19,6 +19,7 @@
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -231,6 +232,15 @@ struct GanderOptions {
 };
 
 constexpr uid_t kNobody = 65534;
+
+// Makes `options` run gander as uid 65534: a copy of gander in options.workspace (the build
+// tree may be private to the user) and the workspace theirs. Needs root.
+inline void RunAsNobody(GanderOptions& options) {
+  options.as_nobody = true;
+  options.gander = options.workspace + "/gander";
+  std::filesystem::copy_file(GANDER_BIN, options.gander);
+  ASSERT_EQ(chown(options.workspace.c_str(), kNobody, kNobody), 0);
+}
 
 inline std::string TempDir() {
   char dir[] = "/tmp/gander-egress-test-XXXXXX";

@@ -123,12 +123,7 @@ class EgressUdp : public ::testing::TestWithParam<bool> {
     client_ = ws_ + "/egress_udp_client";
     fs::copy_file(EGRESS_UDP_CLIENT_BIN, client_);
     options_.workspace = ws_;
-    if (as_nobody) {
-      options_.as_nobody = true;
-      options_.gander = ws_ + "/gander";
-      fs::copy_file(GANDER_BIN, options_.gander);
-      ASSERT_EQ(chown(ws_.c_str(), kNobody, kNobody), 0);
-    }
+    if (as_nobody) RunAsNobody(options_);
   }
   void TearDown() override {
     if (!ws_.empty()) fs::remove_all(ws_);

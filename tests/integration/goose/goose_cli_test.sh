@@ -20,14 +20,8 @@ FS_JS=$E2E/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js
 command -v node >/dev/null || skip "node is not installed"
 python3 -c 'import yaml' 2>/dev/null || skip "python3-yaml is not installed"
 
-world=$(mktemp -d "$4/goose.XXXXXX")
+scratch_world "$4/goose.XXXXXX"
 chmod 755 "$world"
-collector=
-cleanup() {
-  if [ -n "$collector" ]; then kill "$collector" 2>/dev/null && wait "$collector" 2>/dev/null; fi
-  rm -rf "$world"
-}
-trap cleanup EXIT
 export HOME=$world/home XDG_CONFIG_HOME=$world/home/.config XDG_STATE_HOME=$world/home/.local/state
 export XDG_DATA_HOME=$world/home/.local/share XDG_RUNTIME_DIR=$world/run
 unset XDG_CACHE_HOME

@@ -18,14 +18,8 @@ command -v runsc >/dev/null 2>&1 || skip "runsc is not installed (apt-get instal
 for tool in curl python3; do command -v $tool >/dev/null || skip "$tool is not installed"; done
 
 # Not under /tmp: the sandbox's /tmp is a private tmpfs, so "outside" must be elsewhere.
-world=$(mktemp -d /var/tmp/gander-gvisor-metrics-XXXXXX)
+scratch_world /var/tmp/gander-gvisor-metrics-XXXXXX
 chmod 755 "$world"
-collector=
-cleanup() {
-  if [ -n "$collector" ]; then kill "$collector" 2>/dev/null && wait "$collector" 2>/dev/null; fi
-  rm -rf "$world"
-}
-trap cleanup EXIT
 export HOME=$world/home XDG_RUNTIME_DIR=$world/run XDG_STATE_HOME=$world/state
 export XDG_CONFIG_HOME=$world/config XDG_DATA_HOME=$world/data
 mkdir -p "$HOME/.ssh" "$world/ws" "$world/outside"

@@ -49,20 +49,22 @@ check "write into a read-only grant refused (/etc)" test ! -e /etc/gander-test
 check "write inside the workspace lands on the host" test "$(cat "$world/ws/inside")" = y
 check "the file written belongs to the caller" test "$(stat -c %u "$world/ws/inside")" = "$(id -u)"
 ev() { jq -c "select($1)" "$audit"; }
-check "start event: backend gvisor, accounting gvisor-strace+broker" test -n "$(ev \
-  '.kind=="lifecycle" and .lifecycle.what=="start" and .lifecycle.info.backend=="gvisor" and .lifecycle.info.syscall_accounting=="gvisor-strace+broker"')"
-check "audit: ~/.ssh read denied (class denied, label ~/.ssh)" test -n "$(ev \
-  '.kind=="file" and .file.path_label=="~/.ssh" and .file.class=="denied" and .file.result=="denied"')"
-check "audit: write outside the workspace denied (class outside)" test -n "$(ev \
-  ".kind==\"file\" and .file.path==\"$world/outside/new\" and .file.class==\"outside\" and .file.access==\"create\" and .file.result==\"denied\"")"
-check "audit: write to /etc denied (read-only grant)" test -n "$(ev \
-  '.kind=="file" and .file.path=="/etc/gander-test" and .file.result=="denied"')"
-check "audit: no event for the workspace write" test -z "$(ev \
-  ".kind==\"file\" and .file.path==\"$world/ws/inside\"")"
-check "audit: exec of cat with its argv" test -n "$(ev \
-  ".kind==\"process\" and .process.action==\"exec\" and .process.path==\"/usr/bin/cat\" and .process.argv==[\"cat\",\"$HOME/.ssh/id_rsa\"]")"
-check "audit: exit of cat with status 1" test -n "$(ev \
-  '.kind=="process" and .process.action=="exit" and .process.exit_code==1 and .sandbox_pid!=1')"
+logged() { check "$1" test -n "$(ev "$2")"; }      # logged DESCRIPTION JQ-FILTER
+not_logged() { check "$1" test -z "$(ev "$2")"; }  # not_logged DESCRIPTION JQ-FILTER
+logged "start event: backend gvisor, accounting gvisor-strace+broker" \
+  '.kind=="lifecycle" and .lifecycle.what=="start" and .lifecycle.info.backend=="gvisor" and .lifecycle.info.syscall_accounting=="gvisor-strace+broker"'
+logged "audit: ~/.ssh read denied (class denied, label ~/.ssh)" \
+  '.kind=="file" and .file.path_label=="~/.ssh" and .file.class=="denied" and .file.result=="denied"'
+logged "audit: write outside the workspace denied (class outside)" \
+  ".kind==\"file\" and .file.path==\"$world/outside/new\" and .file.class==\"outside\" and .file.access==\"create\" and .file.result==\"denied\""
+logged "audit: write to /etc denied (read-only grant)" \
+  '.kind=="file" and .file.path=="/etc/gander-test" and .file.result=="denied"'
+not_logged "audit: no event for the workspace write" \
+  ".kind==\"file\" and .file.path==\"$world/ws/inside\""
+logged "audit: exec of cat with its argv" \
+  ".kind==\"process\" and .process.action==\"exec\" and .process.path==\"/usr/bin/cat\" and .process.argv==[\"cat\",\"$HOME/.ssh/id_rsa\"]"
+logged "audit: exit of cat with status 1" \
+  '.kind=="process" and .process.action=="exit" and .process.exit_code==1 and .sandbox_pid!=1'
 
 # --- network: gander's egress broker and DNS stub, as native ----------------------------------
 # A "remote" HTTP server on 127.0.0.2 (outside the sandbox's network namespace); names come
@@ -124,19 +126,19 @@ check "network.allow under gvisor runs (exit 0)" test $status -eq 0
 read -r code hdr body req <<<"$(head -1 <<<"$out")"
 check "allowed host reached by name through the DNS stub (HTTP 200)" test "$code" = 200
 check "  the whole body arrived (1050 bytes)" test "$body" = 1050
-check "  network event: host, ip 127.0.0.2, rule, exact bytes out/in" test -n "$(ev \
-  ".kind==\"network\" and .network.transport==\"tcp\" and .network.host==\"allowed.gander.test\" and .network.ip==\"127.0.0.2\" and .network.port==$port and .network.result==\"allowed\" and .network.rule==\"allowed.gander.test\" and .network.bytes_out==$req and .network.bytes_in==$((hdr + body))")"
-check "  the DNS query recorded (allowed)" test -n "$(ev \
-  '.kind=="network" and .network.transport=="dns" and .network.host=="allowed.gander.test" and .network.result=="allowed"')"
+logged "  network event: host, ip 127.0.0.2, rule, exact bytes out/in" \
+  ".kind==\"network\" and .network.transport==\"tcp\" and .network.host==\"allowed.gander.test\" and .network.ip==\"127.0.0.2\" and .network.port==$port and .network.result==\"allowed\" and .network.rule==\"allowed.gander.test\" and .network.bytes_out==$req and .network.bytes_in==$((hdr + body))"
+logged "  the DNS query recorded (allowed)" \
+  '.kind=="network" and .network.transport=="dns" and .network.host=="allowed.gander.test" and .network.result=="allowed"'
 check "unlisted name: the stub refuses it (curl: cannot resolve, 6)" grep -qx "name=6" <<<"$out"
-check "  DNS event denied for other.gander.test" test -n "$(ev \
-  '.kind=="network" and .network.transport=="dns" and .network.host=="other.gander.test" and .network.result=="denied"')"
+logged "  DNS event denied for other.gander.test" \
+  '.kind=="network" and .network.transport=="dns" and .network.host=="other.gander.test" and .network.result=="denied"'
 check "unlisted address: refused at once (curl: connection refused, 7)" grep -qx "ip=7" <<<"$out"
-check "  network event denied for 192.0.2.1 (connect, ECONNREFUSED)" test -n "$(ev \
-  ".kind==\"network\" and .network.ip==\"192.0.2.1\" and .network.port==$port and .network.result==\"denied\" and .network.syscall==\"connect\" and .network.errno_name==\"ECONNREFUSED\"")"
+logged "  network event denied for 192.0.2.1 (connect, ECONNREFUSED)" \
+  ".kind==\"network\" and .network.ip==\"192.0.2.1\" and .network.port==$port and .network.result==\"denied\" and .network.syscall==\"connect\" and .network.errno_name==\"ECONNREFUSED\""
 check "UDP sendto to a refused address fails at once (EPERM), no hang" grep -qx "udp=EPERM" <<<"$out"
-check "  network event denied for the datagram (udp, sendto)" test -n "$(ev \
-  '.kind=="network" and .network.ip=="192.0.2.1" and .network.transport=="udp" and .network.result=="denied" and .network.syscall=="sendto"')"
+logged "  network event denied for the datagram (udp, sendto)" \
+  '.kind=="network" and .network.ip=="192.0.2.1" and .network.transport=="udp" and .network.result=="denied" and .network.syscall=="sendto"'
 check "  only the allowed connection was brokered" test "$(ev \
   '.kind=="network" and .network.transport=="tcp" and .network.result=="allowed"' | wc -l)" = 1
 
@@ -145,9 +147,9 @@ rm -f "$audit"
 out=$(run -- /bin/sh -c "curl -sS -m 20 -o /dev/null http://127.0.0.2:$port/; echo rc=\$?
   curl -sS -m 20 -o /dev/null http://192.0.2.1:$port/; echo rc=\$?" </dev/null 2>/dev/null)
 check "no allow rules: no network at all (curl 7 twice: refused)" test "$(echo $out)" = "rc=7 rc=7"
-check "  a denied network event for 192.0.2.1" test -n "$(ev \
-  ".kind==\"network\" and .network.ip==\"192.0.2.1\" and .network.result==\"denied\"")"
-check "  no connection brokered" test -z "$(ev '.kind=="network" and .network.result=="allowed"')"
+logged "  a denied network event for 192.0.2.1" \
+  ".kind==\"network\" and .network.ip==\"192.0.2.1\" and .network.result==\"denied\""
+not_logged "  no connection brokered" '.kind=="network" and .network.result=="allowed"'
 kill "$server" 2>/dev/null
 wait "$server" 2>/dev/null
 
@@ -155,18 +157,18 @@ wait "$server" 2>/dev/null
 rm -f "$audit"
 run -- /bin/sh -c 'mount -t tmpfs x /mnt; cd /etc && mv hostname hn; chmod 600 passwd;
   ln -s x /etc/gander-lnk; rm -rf /etc/ssl/certs' </dev/null >/dev/null 2>&1
-check "audit: mount refused by gVisor -> syscall event denied EPERM" test -n "$(ev \
-  '.kind=="syscall" and .syscall.name=="mount" and .syscall.action=="denied" and .syscall.errno==1')"
-check "audit: rename in /etc (relative to the cwd) denied" test -n "$(ev \
-  '.kind=="file" and .file.raw_path=="hostname" and .file.path=="/etc/hostname" and .file.access=="rename" and .file.result=="denied"')"
-check "  and the new name as a create" test -n "$(ev \
-  '.kind=="file" and .file.path=="/etc/hn" and .file.access=="create" and .file.result=="denied"')"
-check "audit: chmod of /etc/passwd denied" test -n "$(ev \
-  '.kind=="file" and .file.path=="/etc/passwd" and .file.access=="chmod" and .file.result=="denied"')"
-check "audit: symlink created in /etc denied" test -n "$(ev \
-  '.kind=="file" and .file.path=="/etc/gander-lnk" and .file.access=="create" and .file.result=="denied"')"
-check "audit: unlinkat relative to a directory fd resolved (rm -r /etc/ssl/certs)" test -n "$(ev \
-  '.kind=="file" and .file.syscall=="unlinkat" and (.file.raw_path|startswith("/")|not) and (.file.path|startswith("/etc/ssl/certs/")) and .file.access=="delete" and .file.result=="denied"')"
+logged "audit: mount refused by gVisor -> syscall event denied EPERM" \
+  '.kind=="syscall" and .syscall.name=="mount" and .syscall.action=="denied" and .syscall.errno==1'
+logged "audit: rename in /etc (relative to the cwd) denied" \
+  '.kind=="file" and .file.raw_path=="hostname" and .file.path=="/etc/hostname" and .file.access=="rename" and .file.result=="denied"'
+logged "  and the new name as a create" \
+  '.kind=="file" and .file.path=="/etc/hn" and .file.access=="create" and .file.result=="denied"'
+logged "audit: chmod of /etc/passwd denied" \
+  '.kind=="file" and .file.path=="/etc/passwd" and .file.access=="chmod" and .file.result=="denied"'
+logged "audit: symlink created in /etc denied" \
+  '.kind=="file" and .file.path=="/etc/gander-lnk" and .file.access=="create" and .file.result=="denied"'
+logged "audit: unlinkat relative to a directory fd resolved (rm -r /etc/ssl/certs)" \
+  '.kind=="file" and .file.syscall=="unlinkat" and (.file.raw_path|startswith("/")|not) and (.file.path|startswith("/etc/ssl/certs/")) and .file.access=="delete" and .file.result=="denied"'
 
 # --- --mode monitor: the wider trial view, would_deny events ---------------------------------
 cat >"$world/trial.yaml" <<'YAML'
@@ -180,24 +182,24 @@ rm -f "$audit"
 out=$(run --mode monitor --policy "$world/trial.yaml" -- /bin/sh -c \
   "cat /etc/hostname >/dev/null && echo read; cat $HOME/.ssh/id_rsa" </dev/null 2>/dev/null)
 check "monitor: the trial's refusals are not enforced (/etc readable)" test "$out" = read
-check "monitor: start event says mode monitor" test -n "$(ev \
-  '.kind=="lifecycle" and .lifecycle.what=="start" and .lifecycle.info.mode=="monitor" and .lifecycle.info.backend=="gvisor"')"
-check "monitor: /etc/hostname would_deny (class outside under the trial)" test -n "$(ev \
-  '.kind=="file" and .file.path=="/etc/hostname" and .file.result=="would_deny" and .file.class=="outside"')"
-check "monitor: ~/.ssh still denied (the default profile enforces)" test -n "$(ev \
-  '.kind=="file" and .file.path_label=="~/.ssh" and .file.result=="denied"')"
+logged "monitor: start event says mode monitor" \
+  '.kind=="lifecycle" and .lifecycle.what=="start" and .lifecycle.info.mode=="monitor" and .lifecycle.info.backend=="gvisor"'
+logged "monitor: /etc/hostname would_deny (class outside under the trial)" \
+  '.kind=="file" and .file.path=="/etc/hostname" and .file.result=="would_deny" and .file.class=="outside"'
+logged "monitor: ~/.ssh still denied (the default profile enforces)" \
+  '.kind=="file" and .file.path_label=="~/.ssh" and .file.result=="denied"'
 
 # --- --mode learn: census from the strace stream, a usable policy suggest --------------------
 echo data >"$world/outside/data"
 rm -f "$audit"
 run --mode learn -- /bin/sh -c "cat $world/outside/data; echo x > $world/outside/new" \
   </dev/null >/dev/null 2>&1
-check "learn: start event says gvisor-census(+broker)" test -n "$(ev \
-  '.kind=="lifecycle" and .lifecycle.what=="start" and .lifecycle.info.mode=="learn" and (.lifecycle.info.syscall_accounting|startswith("gvisor-census"))')"
-check "learn: every syscall counted by name (openat)" test -n "$(ev \
-  '.kind=="syscall" and .syscall.action=="counted" and .syscall.name=="openat" and .syscall.count>0')"
-check "learn: plain reads of grants are logged too (/etc/ld.so.cache)" test -n "$(ev \
-  '.kind=="file" and .file.path=="/etc/ld.so.cache"')"
+logged "learn: start event says gvisor-census(+broker)" \
+  '.kind=="lifecycle" and .lifecycle.what=="start" and .lifecycle.info.mode=="learn" and (.lifecycle.info.syscall_accounting|startswith("gvisor-census"))'
+logged "learn: every syscall counted by name (openat)" \
+  '.kind=="syscall" and .syscall.action=="counted" and .syscall.name=="openat" and .syscall.count>0'
+logged "learn: plain reads of grants are logged too (/etc/ld.so.cache)" \
+  '.kind=="file" and .file.path=="/etc/ld.so.cache"'
 suggested=$("$GANDER" policy suggest --from "$audit" gv 2>/dev/null)
 check "learn: policy suggest grants the outside directory written" grep -q "\"$world/outside\"" <<<"$suggested"
 check "learn: policy suggest lists the syscall census (syscalls.allow)" grep -qE '^    - openat  # [0-9]+ calls?' <<<"$suggested"
@@ -227,10 +229,10 @@ if command -v node >/dev/null && [ -f "$fsdir/package.json" ]; then
   exec 7>&-
   wait "$server"
   check "learn: server-filesystem answers under gVisor (hello)" grep -q 'hello' "$world/fs.out"
-  check "learn: its read of note.txt logged and attributed to read_text_file" test -n "$(ev \
-    ".kind==\"file\" and .file.path==\"$world/ws/note.txt\" and .tool_call.tool==\"read_text_file\"")"
-  check "learn: node's exec and a census of its syscalls (futex)" test -n "$(ev \
-    '.kind=="syscall" and .syscall.action=="counted" and .syscall.name=="futex"')"
+  logged "learn: its read of note.txt logged and attributed to read_text_file" \
+    ".kind==\"file\" and .file.path==\"$world/ws/note.txt\" and .tool_call.tool==\"read_text_file\""
+  logged "learn: node's exec and a census of its syscalls (futex)" \
+    '.kind=="syscall" and .syscall.action=="counted" and .syscall.name=="futex"'
   suggested=$("$GANDER" policy suggest --from "$audit" gv 2>/dev/null)
   check "learn: policy suggest from the server's run (futex in syscalls.allow)" \
     grep -qE '^    - futex  # [0-9]+ calls?' <<<"$suggested"

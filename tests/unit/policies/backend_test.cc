@@ -20,6 +20,23 @@ Policy Parse(const std::string& yaml) {
   return policy ? *policy : Policy{};
 }
 
+// Two policies extending base.yaml (`version: 1` and `base`) in a fresh directory DIR under the
+// test temporary directory, each resolved: one as it is, one setting `key_line` too.
+void ResolveDerived(const std::string& dir_name, const std::string& base,
+                    const std::string& key_line, Policy* inherited, Policy* overridden) {
+  std::string dir = ::testing::TempDir() + "/" + dir_name;
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir + "/base.yaml") << "version: 1\n" << base;
+  auto inherit = ParsePolicy("version: 1\nextends: base.yaml\n", dir + "/a.yaml");
+  auto override = ParsePolicy("version: 1\nextends: base.yaml\n" + key_line, dir + "/b.yaml");
+  ASSERT_TRUE(inherit && override);
+  auto a = ResolveExtends(*inherit, {});
+  auto b = ResolveExtends(*override, {});
+  ASSERT_TRUE(a && b);
+  *inherited = *a;
+  *overridden = *b;
+}
+
 TEST(BackendKeyTest, ParsesNativeAndGvisor) {
   EXPECT_FALSE(Parse("version: 1\n").backend);
   EXPECT_EQ(Parse("version: 1\nbackend: native\n").backend, Backend::kNative);
@@ -52,32 +69,20 @@ TEST(BackendKeyTest, RoundTripsThroughYamlAndExpands) {
 }
 
 TEST(BackendKeyTest, TheDerivedPolicyWins) {
-  std::string dir = ::testing::TempDir() + "/backend_test";
-  std::filesystem::create_directories(dir);
-  std::ofstream(dir + "/base.yaml") << "version: 1\nbackend: gvisor\n";
-  auto inherit = ParsePolicy("version: 1\nextends: base.yaml\n", dir + "/a.yaml");
-  auto override = ParsePolicy("version: 1\nextends: base.yaml\nbackend: native\n", dir + "/b.yaml");
-  ASSERT_TRUE(inherit && override);
-  auto a = ResolveExtends(*inherit, {});
-  auto b = ResolveExtends(*override, {});
-  ASSERT_TRUE(a && b);
-  EXPECT_EQ(a->backend, Backend::kGvisor);
-  EXPECT_TRUE(FormatMark(a->backend_mark).ends_with("backend_test/base.yaml:2:10"));
-  EXPECT_EQ(b->backend, Backend::kNative);
+  Policy a, b;
+  ASSERT_NO_FATAL_FAILURE(
+      ResolveDerived("backend_test", "backend: gvisor\n", "backend: native\n", &a, &b));
+  EXPECT_EQ(a.backend, Backend::kGvisor);
+  EXPECT_TRUE(FormatMark(a.backend_mark).ends_with("backend_test/base.yaml:2:10"));
+  EXPECT_EQ(b.backend, Backend::kNative);
 }
 
 TEST(InstallKeyTest, TheDerivedPolicyWins) {
-  std::string dir = ::testing::TempDir() + "/install_key_test";
-  std::filesystem::create_directories(dir);
-  std::ofstream(dir + "/base.yaml") << "version: 1\ninstall: off\n";
-  auto inherit = ParsePolicy("version: 1\nextends: base.yaml\n", dir + "/a.yaml");
-  auto override = ParsePolicy("version: 1\nextends: base.yaml\ninstall: auto\n", dir + "/b.yaml");
-  ASSERT_TRUE(inherit && override);
-  auto a = ResolveExtends(*inherit, {});
-  auto b = ResolveExtends(*override, {});
-  ASSERT_TRUE(a && b);
-  EXPECT_EQ(a->install, false);
-  EXPECT_EQ(b->install, true);
+  Policy a, b;
+  ASSERT_NO_FATAL_FAILURE(
+      ResolveDerived("install_key_test", "install: off\n", "install: auto\n", &a, &b));
+  EXPECT_EQ(a.install, false);
+  EXPECT_EQ(b.install, true);
 }
 
 TEST(CheckBackendSupportTest, NativeHonoursEverything) {
