@@ -23,22 +23,33 @@ std::vector<std::string> ProtectedHomePaths(const std::string& home,
                                             bool installing) {
   std::vector<std::string> out;
   if (home.empty() || home[0] != '/' || home == "/") return out;
-  // Shell start-up and log-out files (bash, sh, zsh), X and PAM session files.
-  for (const char* file : {".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile",
-                           ".zshrc", ".zshenv", ".zprofile", ".zlogin", ".zlogout", ".xprofile",
-                           ".xsessionrc", ".xinitrc", ".pam_environment"}) {
+  // What runs at the user's next shell, login or session, or program start: a best effort,
+  // not a list of every file a program reads its code from (docs/sandbox.md, "The home").
+  // Shell start-up and log-out files (bash, sh, ksh, csh, zsh), X and PAM session files, git's
+  // own configuration (its pager, hooks path and fsmonitor run commands).
+  for (const char* file :
+       {".bashrc",          ".bash_profile", ".bash_login", ".bash_logout", ".profile",
+        ".kshrc",           ".mkshrc",       ".cshrc",      ".tcshrc",      ".login",
+        ".logout",          ".zshrc",        ".zshenv",     ".zprofile",    ".zlogin",
+        ".zlogout",         ".xprofile",     ".xsession",   ".xsessionrc",  ".xinitrc",
+        ".pam_environment", ".gitconfig"}) {
     AddUnique(out, home + "/" + file);
   }
-  // Programs on the user's PATH, keys and who may log in, user units.
-  for (const char* dir : {".local/bin", ".ssh", ".local/share/systemd"}) {
+  // Programs on the user's PATH (~/bin and ~/.cargo/bin are on it by Debian's .profile and
+  // rustup), what bash sources from ~/.bashrc.d, Python's user site (a .pth runs at every
+  // start), desktop entries, keys and who may log in, user units.
+  for (const char* dir : {".local/bin", "bin", ".cargo/bin", ".bashrc.d", ".local/lib",
+                          ".local/share/applications", ".ssh", ".local/share/systemd"}) {
     AddUnique(out, home + "/" + dir);
   }
   std::vector<std::string> config = {home + "/.config"};
   if (auto xdg = Get(environ, "XDG_CONFIG_HOME"); !xdg.empty()) config.push_back(xdg);
   for (const auto& c : config) {
     // fish's start-up files, desktop autostart, systemd user units and their environment,
-    // Goose's extensions and keys, gander's own policies.
-    for (const char* dir : {"fish", "autostart", "systemd", "environment.d", "goose", "gander"}) {
+    // git's and neovim's configuration, KDE's session scripts, Goose's extensions and keys,
+    // gander's own policies.
+    for (const char* dir : {"fish", "autostart", "systemd", "environment.d", "git", "nvim",
+                            "plasma-workspace", "goose", "gander"}) {
       AddUnique(out, c + "/" + dir);
     }
   }

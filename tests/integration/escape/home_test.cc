@@ -41,7 +41,14 @@ const std::vector<std::string> kTargets = {".bashrc",
                                            ".ssh/authorized_keys",
                                            ".config/goose/config.yaml",
                                            ".config/gander/policies/evil.yaml",
-                                           ".local/share/gander/packages/other/evil.js"};
+                                           ".local/share/gander/packages/other/evil.js",
+                                           ".gitconfig",
+                                           ".config/git/config",
+                                           "bin/ls",
+                                           ".cargo/bin/ls",
+                                           ".bashrc.d/evil.sh",
+                                           ".local/lib/python3.11/site-packages/evil.pth",
+                                           ".local/share/applications/firefox.desktop"};
 
 class HomePersistenceTest : public SandboxTest, public ::testing::TestWithParam<HomeParam> {
  protected:
