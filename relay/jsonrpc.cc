@@ -146,8 +146,16 @@ class Handler {
   void Close() {
     Container c = stack_.back();
     stack_.pop_back();
-    if (c == Container::kMessage) out_.messages.push_back(Finish(std::move(message_)));
+    if (c == Container::kMessage) Keep(Finish(std::move(message_)));
     AfterValue();
+  }
+
+  void Keep(RpcMessage&& m) {
+    if (out_.messages.size() < ParsedLine::kMaxMessages) {
+      out_.messages.push_back(std::move(m));
+    } else {
+      ++out_.unread;
+    }
   }
 
   static RpcMessage Finish(Message&& s) {
@@ -192,7 +200,7 @@ class Handler {
     bool is_string = type == Value::kString;
     switch (next_) {
       case Slot::kBatchItem:  // not an object: an element that is no message
-        out_.messages.push_back(RpcMessage{});
+        Keep(RpcMessage{});
         break;
       case Slot::kId:
         s.has_id = true;

@@ -54,9 +54,13 @@ struct RpcMessage {
 };
 
 struct ParsedLine {
+  // A batch is read up to this many elements: a line of 64 MiB of `0,` would otherwise make
+  // ~11 GB of messages in gander (the rest is still validated, and counted in `unread`).
+  static constexpr size_t kMaxMessages = 1024;
   bool json = false;   // the line is JSON (an object or an array of them)
   bool batch = false;  // a JSON array
   std::vector<RpcMessage> messages;
+  size_t unread = 0;  // batch elements past kMaxMessages
 };
 
 class JsonRpcParser {

@@ -119,5 +119,66 @@ TEST(JsonRpc, LinesOverTheLimitAreNotParsed) {
   EXPECT_FALSE(parser.Parse(R"({"jsonrpc":"2.0","id":1,"result":{}})", false).json);
 }
 
+TEST(JsonRpc, HostileLinesAreNotJson) {
+  using namespace std::string_literals;
+  // A NUL byte ends nothing: the whole line is read, and it is not JSON.
+  EXPECT_FALSE(Parse("{}\0garbage"s).json);
+  EXPECT_FALSE(Parse("{\"id\":1,\"method\":\"a\0b\"}"s).json);
+  // Invalid UTF-8 inside a string.
+  EXPECT_FALSE(Parse("{\"method\":\"\xff\xfe\"}").json);
+  // Deep nesting is refused without exhausting the stack; ordinary depth is fine.
+  EXPECT_FALSE(Parse(std::string(200000, '[')).json);
+  EXPECT_FALSE(Parse(std::string(2000, '[') + std::string(2000, ']')).json);
+  EXPECT_TRUE(Parse(std::string(500, '[') + std::string(500, ']')).json);
+  // Numbers are kept as written; one out of a double's range is not JSON (nor to serde_json).
+  EXPECT_EQ(Parse(R"({"id":1e2,"method":"m"})").messages[0].id, (RpcId{false, "1e2"}));
+  EXPECT_EQ(Parse(R"({"id":-0,"method":"m"})").messages[0].id, (RpcId{false, "-0"}));
+  EXPECT_FALSE(Parse(R"({"id":1e999,"method":"m"})").json);
+  // Mistyped fields are left unset.
+  ParsedLine e = Parse(R"({"id":1,"error":{"code":1.5}})");
+  EXPECT_EQ(e.messages[0].kind, RpcKind::kError);
+  EXPECT_EQ(e.messages[0].error_code, 0);
+  ParsedLine m = Parse(R"({"id":1,"method":7,"params":{"name":{"a":1},"_meta":[1]}})");
+  EXPECT_EQ(m.messages[0].kind, RpcKind::kInvalid);
+  EXPECT_TRUE(m.messages[0].tool.empty());
+  // Whitespace around the value is JSON's; anything else after it is not.
+  EXPECT_TRUE(Parse(" \t{\"id\":1,\"result\":{}} \r\n").json);
+  EXPECT_FALSE(Parse("{} {}").json);
+}
+
+TEST(JsonRpc, DuplicateKeysTakeTheLastValue) {
+  ParsedLine p =
+      Parse(R"({"id":1,"method":"tools/call","params":{"name":"a"},"params":{"name":"b"}})");
+  EXPECT_EQ(p.messages[0].tool, "b");
+}
+
+TEST(JsonRpc, ReusedParserForgetsThePreviousLine) {
+  JsonRpcParser parser(1 << 20);
+  ParsedLine a = parser.Parse(R"({"id":1,"method":"tools/call","params":{"name":"a"}})", false);
+  ParsedLine broken = parser.Parse(R"({"id":2,"method":"tools/call","params":{"name":"b")", false);
+  ParsedLine c = parser.Parse(R"({"id":3,"result":{}})", false);
+  EXPECT_EQ(a.messages[0].tool, "a");
+  EXPECT_FALSE(broken.json);
+  EXPECT_TRUE(broken.messages.empty());
+  ASSERT_EQ(c.messages.size(), 1u);
+  EXPECT_EQ(c.messages[0].kind, RpcKind::kResult);
+  EXPECT_TRUE(c.messages[0].tool.empty());
+}
+
+TEST(JsonRpc, AHugeBatchIsReadUpToItsBound) {
+  std::string line = "[";
+  for (int i = 0; i < 200000; ++i) line += i % 2 ? "0," : "{},";
+  line += "0]";
+  JsonRpcParser parser(64u << 20);
+  ParsedLine p = parser.Parse(line, false);
+  EXPECT_TRUE(p.json);
+  EXPECT_TRUE(p.batch);
+  EXPECT_EQ(p.messages.size(), ParsedLine::kMaxMessages);
+  EXPECT_EQ(p.unread, 200001 - ParsedLine::kMaxMessages);
+  // Still validated to its end.
+  line.back() = ',';
+  EXPECT_FALSE(parser.Parse(line, false).json);
+}
+
 }  // namespace
 }  // namespace gander::monitor
