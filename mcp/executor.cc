@@ -358,9 +358,17 @@ json FileWrite(int ws, const json& args) {
   if (Status made = MakeParentsBeneath(ws, *path); !made)
     return {{"error", Describe(made.error())}};
   bool append = args.value("append", false);
-  auto fd = OpenBeneath(ws, *path, O_WRONLY | O_CREAT | (append ? O_APPEND : O_TRUNC), 0644);
+  // O_NONBLOCK: a FIFO planted by code in the sandbox must not block this (single-threaded)
+  // server until a reader comes; only a regular file is written.
+  auto fd = OpenBeneath(ws, *path,
+                        O_WRONLY | O_CREAT | O_NONBLOCK | (append ? O_APPEND : O_TRUNC), 0644);
   if (!fd) return {{"error", Describe(fd.error())}};
   UniqueFd file(*fd);
+  struct stat st;
+  if (fstat(file.get(), &st) != 0 || !S_ISREG(st.st_mode)) {
+    return {{"error", *path + " is not a regular file"}};
+  }
+  fcntl(file.get(), F_SETFL, fcntl(file.get(), F_GETFL) & ~O_NONBLOCK);
   size_t done = 0;
   while (done < content.size()) {
     ssize_t n = write(file.get(), content.data() + done, content.size() - done);

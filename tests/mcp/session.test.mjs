@@ -172,6 +172,11 @@ test("file_write then file_read; paths out of the workspace are refused", async 
     const refused = await call("file_read", { path: bad });
     assert.equal(refused.isError, true, bad + ": " + refused.text);
   }
+  // A FIFO planted there is refused at once, not waited on (the server would hang for all).
+  await run("mkfifo fifo");
+  const fifo = await call("file_write", { path: "fifo", content: "x" });
+  assert.equal(fifo.isError, true, fifo.text);
+  assert.equal((await call("sandbox_list")).isError, false);
 });
 
 test("binary files cross in base64 both ways", async () => {
