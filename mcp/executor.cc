@@ -360,8 +360,8 @@ json FileWrite(int ws, const json& args) {
   bool append = args.value("append", false);
   // O_NONBLOCK: a FIFO planted by code in the sandbox must not block this (single-threaded)
   // server until a reader comes; only a regular file is written.
-  auto fd = OpenBeneath(ws, *path,
-                        O_WRONLY | O_CREAT | O_NONBLOCK | (append ? O_APPEND : O_TRUNC), 0644);
+  auto fd =
+      OpenBeneath(ws, *path, O_WRONLY | O_CREAT | O_NONBLOCK | (append ? O_APPEND : O_TRUNC), 0644);
   if (!fd) return {{"error", Describe(fd.error())}};
   UniqueFd file(*fd);
   struct stat st;
