@@ -26,8 +26,9 @@ namespace gander::launcher {
 struct CompiledPolicy {
   // The host's cgroup mounts and where a run's cgroup can be made, read once per run.
   std::vector<CgroupMount> host_cgroups;
-  CgroupPlace cgroup_place;
+  CgroupPlace host_cgroup_place;
   bool host_cgroups_read = false;
+  CgroupPlace cgroup_place;  // host_cgroup_place, or none when the run needs no cgroup
   // This start's cgroup (sandbox/cgroup_limit.h), a new name at every compile, and the host's
   // mounts pointed at it: the plan shows them, the classifier calls them system.
   std::string cgroup_name;
