@@ -5,9 +5,10 @@
 
 namespace gander::launcher {
 
-std::string CheckLimits(const std::string& name, const policies::Limits& limits, bool pid_namespace,
-                        bool gvisor, bool require, std::string* said) {
-  CgroupPlace place = HostCgroupPlace();
+std::string CheckLimits(const std::string& name, const policies::Limits& limits,
+                        const CgroupPlace& host, bool pid_namespace, bool gvisor, bool require,
+                        std::string* said) {
+  CgroupPlace place = host;
   // runsc (rootless) makes its sandbox's cgroup only when it runs as root.
   if (gvisor && geteuid() != 0) {
     place = {};

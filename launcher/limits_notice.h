@@ -13,8 +13,10 @@ namespace gander::launcher {
 // policy's limits or the run's process tracking lack here. With `require` (any --require), a
 // memory limit that cannot be enforced is a refusal instead (a process count is only said:
 // RLIMIT_NPROC still binds a user, and the default profile sets one): the text to fail with is
-// returned (empty: go on). `gvisor`: runsc applies the limits through a cgroup of its own.
-std::string CheckLimits(const std::string& name, const policies::Limits& limits, bool pid_namespace,
-                        bool gvisor, bool require, std::string* said);
+// returned (empty: go on). `host`: where a run's cgroup can be made (HostCgroupPlace, read once
+// per run). `gvisor`: runsc applies the limits through a cgroup of its own.
+std::string CheckLimits(const std::string& name, const policies::Limits& limits,
+                        const CgroupPlace& host, bool pid_namespace, bool gvisor, bool require,
+                        std::string* said);
 
 }  // namespace gander::launcher

@@ -262,12 +262,12 @@ std::optional<Stop> CompilePolicy(Prepared& p, bool use_namespaces) {
     if (!trial) return Stop{kExitSetupFailed, "network policy on trial: " + trial.error().message};
     c.network_trial = std::move(trial).value();
   }
+  if (!c.host_cgroups_read) {  // once per run: the start's limits check reads the place too
+    if (!p.gvisor()) c.host_cgroups = HostCgroupMounts();
+    c.host_cgroup_place = HostCgroupPlace();
+    c.host_cgroups_read = true;
+  }
   if (!p.gvisor()) {
-    if (!c.host_cgroups_read) {
-      c.host_cgroups = HostCgroupMounts();
-      c.host_cgroup_place = HostCgroupPlace();
-      c.host_cgroups_read = true;
-    }
     // A cgroup of the run's own only where it adds something: a memory limit, or, without a
     // pid namespace, holding the whole tree. With one, the pid namespace holds the tree and
     // pid_max bounds it, and moving the init into a v1 memory cgroup costs ~10 ms a start.

@@ -292,8 +292,9 @@ std::optional<Stop> StartWithFallback(const RunOptions& o, Prepared& p, PrivateD
                       (p.landlock_abi == 0 ? " (Landlock is not available)" : "") +
                       "; see `gander doctor`"};
     }
-    if (std::string refused = CheckLimits(p.name, p.policy.limits, out.use_namespaces || p.gvisor(),
-                                          p.gvisor(), o.require.has_value(), &limits_said);
+    if (std::string refused = CheckLimits(p.name, p.policy.limits, p.compiled.host_cgroup_place,
+                                          out.use_namespaces || p.gvisor(), p.gvisor(),
+                                          o.require.has_value(), &limits_said);
         !refused.empty()) {
       return Stop{kExitSetupFailed, refused};
     }
