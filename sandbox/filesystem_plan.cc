@@ -124,6 +124,28 @@ void ProtectBinds(const std::vector<std::string>& protected_paths, const PathPro
   }
 }
 
+// Step 2c of PlanFilesystem: each entry (FilesystemInputs::read_only_entries) that exists, is
+// no symlink and lies inside a write bind becomes a read-only bind of its own, over itself.
+void BindReadOnlyEntries(const std::vector<std::string>& entries, const PathProbe& probe,
+                         const std::function<bool(const std::string&)>& denied,
+                         std::map<std::string, Access>& binds, FilesystemPlan& plan) {
+  for (const auto& path : entries) {
+    PathInfo info = probe(path);
+    const std::string& at = info.canonical.empty() ? path : info.canonical;  // as binds are
+    if (!info.exists || info.is_symlink || denied(at) || binds.count(at)) continue;
+    const std::pair<const std::string, Access>* enclosing = nullptr;
+    for (const auto& entry : binds) {
+      if (IsWithin(at, entry.first) &&
+          (!enclosing || entry.first.size() > enclosing->first.size())) {
+        enclosing = &entry;
+      }
+    }
+    if (!enclosing || !enclosing->second.write) continue;
+    binds[at] = {.write = false, .exec = enclosing->second.exec, .optional = true};
+    plan.notes.push_back(at + ": runs code on the host (git, direnv): read-only");
+  }
+}
+
 }  // namespace
 
 PathInfo ProbeHostPath(const std::string& path) {
@@ -268,6 +290,8 @@ FilesystemPlan PlanFilesystem(const FilesystemInputs& in, bool with_mount_namesp
   //     bind that contains one is split around it (CarveWrites). Both the mount view and
   //     Landlock follow from the split binds.
   ProtectBinds(in.protected_paths, probe, lister, denied, binds, plan);
+  // 2c. The workspace's code-running entries (workspace_guard.h), read-only over themselves.
+  if (with_mount_namespace) BindReadOnlyEntries(in.read_only_entries, probe, denied, binds, plan);
 
   // 3. Private tmpfs paths, unless an explicit rule already shows the host path there.
   std::vector<std::string> privates;

@@ -67,6 +67,11 @@ struct FilesystemInputs {
   // Readable where a grant shows them, never writable nor creatable (ProtectedHomePaths in
   // sandbox/home_guard.h): a write grant that contains one is split around it.
   std::vector<std::string> protected_paths = {};
+  // Entries inside a write grant that run code on the host (ReadOnlyWorkspaceEntries in
+  // sandbox/workspace_guard.h: the workspace's .git/config, hooks, .envrc): with a mount
+  // namespace each is bound read-only over itself, its directory staying writable. Without one
+  // Landlock cannot make a hole in a write grant: they are checked after the run instead.
+  std::vector<std::string> read_only_entries = {};
 };
 
 struct FilesystemPlan {

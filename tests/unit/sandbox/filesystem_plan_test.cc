@@ -436,6 +436,43 @@ TEST(FilesystemPlan, AWriteGrantOnAProtectedPathIsReadOnly) {
   EXPECT_TRUE(FindMount(plan, "/home/u/proj")->writable);
 }
 
+// The workspace's git and direnv entries (workspace_guard.h): with a mount namespace each is a
+// read-only bind over itself while the workspace and .git stay writable; without one, no rule
+// changes (Landlock cannot make a hole in a write grant; the run undoes writes instead).
+TEST(FilesystemPlan, TheWorkspacesCodeRunningEntriesAreReadOnlyOverThemselves) {
+  FakeHost host = DebianHost();
+  host.Dir("/home/u/proj/.git");
+  host.Dir("/home/u/proj/.git/hooks");
+  host.File("/home/u/proj/.git/config");
+  host.File("/home/u/proj/.envrc");
+  host.Link("/home/u/proj/.git/commondir", "/elsewhere", "/elsewhere", false);
+  FilesystemInputs in{DefaultLike("/home/u/proj"), {}, {}, {}, {}};
+  in.read_only_entries = {"/home/u/proj/.git/config", "/home/u/proj/.git/hooks",
+                          "/home/u/proj/.envrc", "/home/u/proj/.git/commondir",
+                          "/home/u/proj/.git/config.worktree"};
+  auto plan = PlanFilesystem(in, true, host.Probe(), host.Lister());
+  for (const char* ro :
+       {"/home/u/proj/.git/config", "/home/u/proj/.git/hooks", "/home/u/proj/.envrc"}) {
+    const MountOp* m = FindMount(plan, ro);
+    ASSERT_NE(m, nullptr) << ro;
+    EXPECT_EQ(m->kind, Kind::kBind) << ro;
+    EXPECT_EQ(m->source, ro);
+    EXPECT_FALSE(m->writable) << ro;
+    EXPECT_TRUE(m->optional) << ro << ": gone before the child mounts it is no failure";
+  }
+  // A symlink and a missing entry get no bind (checked after the run instead).
+  EXPECT_EQ(FindMount(plan, "/home/u/proj/.git/commondir"), nullptr);
+  EXPECT_EQ(FindMount(plan, "/home/u/proj/.git/config.worktree"), nullptr);
+  ASSERT_NE(FindMount(plan, "/home/u/proj"), nullptr);
+  EXPECT_TRUE(FindMount(plan, "/home/u/proj")->writable);
+  EXPECT_EQ(FindMount(plan, "/home/u/proj/.git"), nullptr) << ".git stays writable (objects)";
+  // Without a mount namespace the rules are those of a plan without the entries.
+  auto without = PlanFilesystem(in, false, host.Probe(), host.Lister());
+  in.read_only_entries.clear();
+  auto control = PlanFilesystem(in, false, host.Probe(), host.Lister());
+  EXPECT_EQ(without.rules.size(), control.rules.size());
+}
+
 TEST(IsWithin, ComparesWholeComponents) {
   EXPECT_TRUE(IsWithin("/home/u/.ssh", "/home/u"));
   EXPECT_TRUE(IsWithin("/home/u", "/home/u"));

@@ -1,0 +1,281 @@
+#include "sandbox/workspace_guard.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <set>
+
+#include "common/path.h"
+#include "sandbox/filesystem_plan.h"
+
+namespace gander::launcher {
+namespace {
+
+constexpr const char* kQuarantine = ".gander-quarantine-";
+
+// The repository's own entries that decide what runs, in a git directory.
+void AddGitDir(const std::string& dir, std::vector<std::string>& out) {
+  for (const char* name : {"config", "config.worktree", "commondir", "hooks"}) {
+    out.push_back(dir + "/" + name);
+  }
+}
+
+bool IsRealDir(const std::string& path) {
+  struct stat st;
+  return lstat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+bool ReadAll(const std::string& path, std::string& out, size_t limit) {
+  int fd = open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return false;
+  char buf[8192];
+  ssize_t n;
+  while ((n = read(fd, buf, sizeof buf)) > 0 && out.size() <= limit) {
+    out.append(buf, static_cast<size_t>(n));
+  }
+  close(fd);
+  return n == 0 && out.size() <= limit;
+}
+
+// The gitdir a `.git` file names, when it lies inside the workspace (one outside is not the
+// sandbox's to write), else "".
+std::string GitFileTarget(const std::string& workspace, const std::string& file) {
+  std::string text;
+  if (!ReadAll(file, text, 4096) || text.rfind("gitdir: ", 0) != 0) return "";
+  std::string target = text.substr(8);
+  while (!target.empty() && (target.back() == '\n' || target.back() == '\r')) target.pop_back();
+  if (target.empty()) return "";
+  if (target[0] != '/') target = workspace + "/" + target;
+  auto real = RealPath(target);
+  auto real_ws = RealPath(workspace);
+  if (!real || !real_ws || !IsWithin(*real, *real_ws) || !IsRealDir(*real)) return "";
+  // The same directory under the workspace's own spelling, so that it is bound and compared
+  // where the sandbox sees it.
+  return *real_ws == workspace ? *real : workspace + real->substr(real_ws->size());
+}
+
+bool RecordedWhole(const std::string& path) { return Basename(path) == "hooks"; }
+
+void Record(const std::string& path, bool whole, WorkspaceSnapshot& s, size_t& budget) {
+  EntryState e;
+  struct stat st;
+  if (lstat(path.c_str(), &st) != 0) {
+    s.entries[path] = e;
+    return;
+  }
+  e.mode = st.st_mode & 07777;
+  if (S_ISREG(st.st_mode)) {
+    e.type = EntryState::Type::kFile;
+    if (static_cast<size_t>(st.st_size) > budget || !ReadAll(path, e.content, budget)) {
+      e.content.clear();
+      s.too_large.push_back(path);
+    } else {
+      budget -= e.content.size();
+    }
+  } else if (S_ISLNK(st.st_mode)) {
+    e.type = EntryState::Type::kSymlink;
+    char buf[4096];
+    ssize_t n = readlink(path.c_str(), buf, sizeof buf);
+    if (n > 0) e.content.assign(buf, static_cast<size_t>(n));
+  } else if (S_ISDIR(st.st_mode)) {
+    e.type = EntryState::Type::kDir;
+    if (whole) {
+      for (const auto& name : ListHostDir(path)) {
+        if (name.find(kQuarantine) != std::string::npos) continue;  // ours, never run
+        Record(path + "/" + name, true, s, budget);
+      }
+    }
+  } else {
+    e.type = EntryState::Type::kOther;
+  }
+  s.entries[path] = std::move(e);
+}
+
+// Every directory between `workspace` (excluded) and `path` (excluded) is a real directory,
+// not a symlink the extension left: what is written is written where it was.
+bool ParentsAreDirs(const std::string& workspace, const std::string& path) {
+  for (size_t slash = path.find('/', workspace.size() + 1); slash != std::string::npos;
+       slash = path.find('/', slash + 1)) {
+    if (!IsRealDir(path.substr(0, slash))) return false;
+  }
+  return true;
+}
+
+std::string QuarantineName(const std::string& path, const std::string& stamp) {
+  std::string name = path + kQuarantine + stamp;
+  struct stat st;
+  for (int i = 1; lstat(name.c_str(), &st) == 0; ++i) {
+    name = path + kQuarantine + stamp + "-" + std::to_string(i);
+  }
+  return name;
+}
+
+std::string Errno(const char* what) { return std::string(what) + ": " + std::strerror(errno); }
+
+// Writes the original back at `path` (nothing is there now).
+std::string Restore(const std::string& path, const EntryState& e) {
+  switch (e.type) {
+    case EntryState::Type::kFile: {
+      int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+      if (fd < 0) return Errno("open");
+      bool ok =
+          write(fd, e.content.data(), e.content.size()) == static_cast<ssize_t>(e.content.size());
+      ok = ok && fchmod(fd, e.mode) == 0;
+      std::string error = ok ? "" : Errno("write");
+      close(fd);
+      return error;
+    }
+    case EntryState::Type::kSymlink:
+      return symlink(e.content.c_str(), path.c_str()) == 0 ? "" : Errno("symlink");
+    case EntryState::Type::kDir:
+      return mkdir(path.c_str(), e.mode) == 0 && chmod(path.c_str(), e.mode) == 0 ? ""
+                                                                                  : Errno("mkdir");
+    case EntryState::Type::kAbsent:
+      return "";
+    case EntryState::Type::kOther:
+      return "not a file, a directory or a symlink: not restored";
+  }
+  return "";
+}
+
+// Undoes one difference; false when nothing differs.
+bool UndoOne(const WorkspaceSnapshot& before, const std::string& path, const EntryState& was,
+             const EntryState& now, const std::string& stamp, UndoneChange& u) {
+  using Type = EntryState::Type;
+  const bool large =
+      std::find(before.too_large.begin(), before.too_large.end(), path) != before.too_large.end();
+  if (was == now || (large && now.type == Type::kFile && was.mode == now.mode)) return false;
+  u.path = path;
+  u.what = was.type == Type::kAbsent   ? "created"
+           : now.type == Type::kAbsent ? "removed"
+                                       : "changed";
+  if (was.type == Type::kDir && now.type == Type::kDir) {  // its mode only
+    u.restored = chmod(path.c_str(), was.mode) == 0;
+    if (!u.restored) u.error = Errno("chmod");
+    return true;
+  }
+  if (now.type != Type::kAbsent) {
+    std::string aside = QuarantineName(path, stamp);
+    if (rename(path.c_str(), aside.c_str()) != 0) {
+      u.error = Errno("rename");
+      return true;
+    }
+    u.quarantine = aside;
+  }
+  // A directory recorded by type only (`.git`) cannot be rebuilt: what replaced it stays
+  // aside, and the user is told.
+  if (was.type == Type::kDir && !RecordedWhole(path)) {
+    u.error = "the directory itself was replaced; its contents are not recorded";
+    return true;
+  }
+  if (large) {
+    u.error = "larger than the snapshot's bound: not restored";
+    return true;
+  }
+  u.error = Restore(path, was);
+  u.restored = u.error.empty();
+  return true;
+}
+
+}  // namespace
+
+std::vector<std::string> WorkspaceCodeEntries(const std::string& workspace) {
+  std::vector<std::string> out = {workspace + "/.envrc", workspace + "/.git"};
+  const std::string dot_git = workspace + "/.git";
+  struct stat st;
+  std::string gitdir;
+  if (lstat(dot_git.c_str(), &st) == 0) {
+    if (S_ISDIR(st.st_mode)) gitdir = dot_git;
+    if (S_ISREG(st.st_mode)) gitdir = GitFileTarget(workspace, dot_git);
+  }
+  if (gitdir.empty()) return out;
+  if (gitdir != dot_git) out.push_back(gitdir);
+  AddGitDir(gitdir, out);
+  for (const char* sub : {"modules", "worktrees"}) {
+    const std::string dir = gitdir + "/" + sub;
+    if (!IsRealDir(dir)) continue;
+    for (const auto& name : ListHostDir(dir)) {
+      if (IsRealDir(dir + "/" + name)) AddGitDir(dir + "/" + name, out);
+    }
+  }
+  return out;
+}
+
+std::vector<std::string> ReadOnlyWorkspaceEntries(const std::string& workspace) {
+  std::vector<std::string> out;
+  for (const auto& path : WorkspaceCodeEntries(workspace)) {
+    struct stat st;
+    if (lstat(path.c_str(), &st) != 0 || S_ISLNK(st.st_mode)) continue;
+    if (S_ISDIR(st.st_mode) && !RecordedWhole(path)) continue;
+    out.push_back(path);
+  }
+  return out;
+}
+
+WorkspaceSnapshot TakeWorkspaceSnapshot(const std::string& workspace) {
+  WorkspaceSnapshot s;
+  s.workspace = workspace;
+  size_t budget = kMaxSnapshotBytes;
+  for (const auto& path : WorkspaceCodeEntries(workspace)) {
+    if (s.entries.count(path)) continue;
+    // A gitdir named by a `.git` file is recorded by type only, as `.git` is.
+    Record(path, RecordedWhole(path), s, budget);
+  }
+  return s;
+}
+
+std::vector<UndoneChange> UndoWorkspaceChanges(const WorkspaceSnapshot& before,
+                                               const std::string& stamp) {
+  std::vector<UndoneChange> out;
+  if (before.workspace.empty()) return out;
+  // What is there now: the entries of the start and those the workspace has now (a `.git`
+  // made during the run, a new module), with the hooks directories' contents.
+  WorkspaceSnapshot now = TakeWorkspaceSnapshot(before.workspace);
+  std::set<std::string> paths;
+  for (const auto& [path, e] : before.entries) paths.insert(path);
+  for (const auto& [path, e] : now.entries) paths.insert(path);
+  const std::string dot_git = before.workspace + "/.git";
+  auto was_of = [&](const std::string& path) {
+    auto it = before.entries.find(path);
+    return it == before.entries.end() ? EntryState{} : it->second;
+  };
+  std::vector<std::string> given_up;  // directories whose contents are left as they are
+  for (const auto& path : paths) {    // parents before children
+    if (std::any_of(given_up.begin(), given_up.end(),
+                    [&](const std::string& d) { return path != d && IsWithin(path, d); })) {
+      continue;
+    }
+    if (!ParentsAreDirs(before.workspace, path)) {
+      out.push_back({path, "changed", "", false, "a directory on its way is no longer one"});
+      continue;
+    }
+    EntryState was = was_of(path);
+    WorkspaceSnapshot one;
+    size_t budget = kMaxSnapshotBytes;
+    Record(path, false, one, budget);
+    EntryState current = one.entries[path];
+    // A repository the extension made where there was none (`git init`) keeps its objects
+    // and refs; what in it runs commands is moved aside entry by entry.
+    if (path == dot_git && was.type == EntryState::Type::kAbsent &&
+        current.type == EntryState::Type::kDir) {
+      continue;
+    }
+    UndoneChange u;
+    if (!UndoOne(before, path, was, current, stamp, u)) continue;
+    // What was moved aside took its contents with it, and a directory that could not be
+    // rebuilt has none to refill. One that was rebuilt (hooks) gets its recorded entries back
+    // below, each as a removed one.
+    const bool rebuilt = was.type == EntryState::Type::kDir && u.restored;
+    if (!rebuilt && (!u.quarantine.empty() || was.type == EntryState::Type::kDir)) {
+      given_up.push_back(path);
+    }
+    out.push_back(std::move(u));
+  }
+  return out;
+}
+
+}  // namespace gander::launcher

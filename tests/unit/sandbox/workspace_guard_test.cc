@@ -1,0 +1,135 @@
+// The workspace's git and direnv entries: what is recorded, and what the undo puts back, on a
+// scratch directory (no privilege, no sandbox: the integration suite plants through one).
+#include "sandbox/workspace_guard.h"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace gander::launcher {
+namespace {
+
+namespace fs = std::filesystem;
+
+void Write(const fs::path& p, const std::string& text, mode_t mode = 0644) {
+  std::ofstream(p) << text;
+  chmod(p.c_str(), mode);
+}
+
+std::string Read(const fs::path& p) {
+  std::ifstream f(p);
+  if (!f) return "<absent>";
+  std::stringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+class WorkspaceGuard : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/gander-guard-XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    ws_ = tmpl;
+    fs::create_directories(ws_ / ".git/hooks");
+    fs::create_directories(ws_ / ".git/objects");
+    Write(ws_ / ".git/config", "[core]\n\tbare = false\n");
+    Write(ws_ / ".git/hooks/pre-commit", "#!/bin/sh\necho users-own\n", 0755);
+    Write(ws_ / ".envrc", "export A=1\n");
+  }
+  void TearDown() override { fs::remove_all(ws_); }
+
+  std::vector<std::string> Quarantined(const fs::path& dir, const std::string& prefix) const {
+    std::vector<std::string> out;
+    for (const auto& e : fs::directory_iterator(dir)) {
+      std::string name = e.path().filename();
+      if (name.rfind(prefix + ".gander-quarantine-", 0) == 0) out.push_back(name);
+    }
+    return out;
+  }
+
+  fs::path ws_;
+};
+
+TEST_F(WorkspaceGuard, NothingChangedNothingUndone) {
+  auto before = TakeWorkspaceSnapshot(ws_);
+  Write(ws_ / ".git/objects/ab", "an object");  // git's own writes are not entries
+  EXPECT_TRUE(UndoWorkspaceChanges(before, "T").empty());
+}
+
+TEST_F(WorkspaceGuard, AChangedConfigAndHookAreRestoredAndTheirChangesKeptAside) {
+  auto before = TakeWorkspaceSnapshot(ws_);
+  Write(ws_ / ".git/config", "[core]\n\tfsmonitor = touch /tmp/x\n");
+  Write(ws_ / ".git/hooks/pre-commit", "#!/bin/sh\ntouch /tmp/x\n", 0700);
+  Write(ws_ / ".git/hooks/post-checkout", "#!/bin/sh\ntouch /tmp/x\n", 0755);
+  fs::remove(ws_ / ".envrc");
+  auto undone = UndoWorkspaceChanges(before, "T");
+  ASSERT_EQ(undone.size(), 4u);
+  for (const auto& u : undone) EXPECT_TRUE(u.restored) << u.path << ": " << u.error;
+  EXPECT_EQ(Read(ws_ / ".git/config"), "[core]\n\tbare = false\n");
+  EXPECT_EQ(Read(ws_ / ".git/hooks/pre-commit"), "#!/bin/sh\necho users-own\n");
+  struct stat st;
+  ASSERT_EQ(stat((ws_ / ".git/hooks/pre-commit").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0755u);
+  EXPECT_FALSE(fs::exists(ws_ / ".git/hooks/post-checkout"));
+  EXPECT_EQ(Read(ws_ / ".envrc"), "export A=1\n");
+  EXPECT_EQ(Read(ws_ / ".git/config.gander-quarantine-T"), "[core]\n\tfsmonitor = touch /tmp/x\n");
+  EXPECT_EQ(Quarantined(ws_ / ".git/hooks", "post-checkout").size(), 1u);
+  // A second check (the run's end after a restart) finds nothing more: quarantined names are
+  // never run and never undone again.
+  EXPECT_TRUE(UndoWorkspaceChanges(before, "U").empty());
+}
+
+TEST_F(WorkspaceGuard, AHooksDirectoryReplacedByASymlinkIsRebuiltWithoutFollowingIt) {
+  auto before = TakeWorkspaceSnapshot(ws_);
+  fs::path elsewhere = ws_ / "elsewhere";
+  fs::create_directories(elsewhere);
+  fs::remove_all(ws_ / ".git/hooks");
+  fs::create_directory_symlink(elsewhere, ws_ / ".git/hooks");
+  auto undone = UndoWorkspaceChanges(before, "T");
+  EXPECT_FALSE(undone.empty());
+  EXPECT_TRUE(fs::is_directory(fs::symlink_status(ws_ / ".git/hooks")));
+  EXPECT_EQ(Read(ws_ / ".git/hooks/pre-commit"), "#!/bin/sh\necho users-own\n");
+  EXPECT_TRUE(fs::is_empty(elsewhere)) << "nothing written through the planted link";
+}
+
+TEST_F(WorkspaceGuard, ARepositoryMadeWhereThereWasNoneKeepsItsObjectsNotItsConfig) {
+  fs::remove_all(ws_ / ".git");
+  auto before = TakeWorkspaceSnapshot(ws_);
+  fs::create_directories(ws_ / ".git/hooks");
+  fs::create_directories(ws_ / ".git/objects");
+  Write(ws_ / ".git/objects/ab", "an object");
+  Write(ws_ / ".git/config", "[core]\n\tpager = touch /tmp/x\n");
+  Write(ws_ / ".git/commondir", "/tmp/evil\n");
+  auto undone = UndoWorkspaceChanges(before, "T");
+  EXPECT_EQ(undone.size(), 3u);  // config, commondir, hooks
+  EXPECT_TRUE(fs::exists(ws_ / ".git/objects/ab"));
+  EXPECT_FALSE(fs::exists(ws_ / ".git/config"));
+  EXPECT_FALSE(fs::exists(ws_ / ".git/commondir"));
+  EXPECT_FALSE(fs::exists(ws_ / ".git/hooks"));
+}
+
+TEST_F(WorkspaceGuard, AGitFileIsRecordedAndItsGitdirInsideTheWorkspaceToo) {
+  fs::remove_all(ws_ / ".git");
+  fs::create_directories(ws_ / "sub/repo/hooks");
+  Write(ws_ / "sub/repo/config", "[core]\n");
+  Write(ws_ / ".git", "gitdir: sub/repo\n");
+  auto entries = WorkspaceCodeEntries(ws_);
+  EXPECT_NE(std::find(entries.begin(), entries.end(), (ws_ / "sub/repo/config").string()),
+            entries.end());
+  auto ro = ReadOnlyWorkspaceEntries(ws_);
+  EXPECT_NE(std::find(ro.begin(), ro.end(), (ws_ / ".git").string()), ro.end());
+  EXPECT_EQ(std::find(ro.begin(), ro.end(), (ws_ / "sub/repo").string()), ro.end());
+  auto before = TakeWorkspaceSnapshot(ws_);
+  Write(ws_ / ".git", "gitdir: /tmp/evil\n");
+  auto undone = UndoWorkspaceChanges(before, "T");
+  ASSERT_EQ(undone.size(), 1u);
+  EXPECT_EQ(Read(ws_ / ".git"), "gitdir: sub/repo\n");
+}
+
+}  // namespace
+}  // namespace gander::launcher
