@@ -29,6 +29,7 @@ int Finish(Session& s, int status) {
   p.secrets->hooks = {};
 
   PublishCounts(s, x);
+  UndoWorkspaceWrites(s);  // the sandbox is gone: nothing in it races the undo
   const StartFailure& failure = x.exec_failure;
   if (failure.reported()) {
     s.queue.Push(

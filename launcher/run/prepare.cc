@@ -179,6 +179,8 @@ std::optional<Stop> PreparePolicy(const RunOptions& o, Prepared& p) {
     }
   }
   p.protected_paths = ProtectedHomePaths(p.home, p.environ, o.install_phase);
+  p.read_only_entries = ReadOnlyWorkspaceEntries(p.workspace);
+  p.workspace_snapshot = TakeWorkspaceSnapshot(p.workspace);
   // gander's own configuration and state (policies, audit logs, the collector's socket when
   // there is no runtime directory) are never the extension's, whatever the policy grants: a
   // workspace that is $HOME (Goose's usual cwd) would otherwise let it plant a policy for its

@@ -19,6 +19,7 @@
 #include "sandbox/cgroup_limit.h"
 #include "sandbox/cgroup_view.h"
 #include "sandbox/environment.h"
+#include "sandbox/workspace_guard.h"
 
 namespace gander::launcher {
 
@@ -58,8 +59,12 @@ struct Prepared {
   RunMode mode = RunMode::kEnforce;
   std::optional<policies::ExpandedPolicy> trial;  // --mode monitor: the policy on trial
   std::vector<std::string> protected_paths;       // ProtectedHomePaths: never writable
-  std::unique_ptr<SecretManager> secrets_owner;   // revoked when the run ends
-  SecretManager* secrets = nullptr;               // the policy's secrets, fetched
+  // The workspace's git and direnv entries (sandbox/workspace_guard.h): bound read-only where
+  // there is a mount view, and what they were at the start, put back at the end or a restart.
+  std::vector<std::string> read_only_entries;
+  WorkspaceSnapshot workspace_snapshot;
+  std::unique_ptr<SecretManager> secrets_owner;  // revoked when the run ends
+  SecretManager* secrets = nullptr;              // the policy's secrets, fetched
   policies::Backend backend = policies::Backend::kNative;
   std::string audit_log;     // --audit-log, else the policy's, else DefaultAuditLogPath
   std::string policy_label;  // how a refusal notice names the policy (launcher/denial_notice.h)

@@ -26,6 +26,7 @@ std::optional<monitor::ExtensionHandles> Restarts::Start() {
   began_ms_ = monitor::MonotonicNowMs();
   PublishCounts(s_, *s_.current);
   s_.queue.Push(ExtensionExit(p, s_.current->sandbox, 128 + SIGKILL));  // the loop just killed it
+  UndoWorkspaceWrites(s_);  // before the fresh sandbox binds what it finds
   // A new run cgroup name (the one being left is removed with its sandbox) and the rules for it.
   if (auto stop = CompilePolicy(p, s_.use_namespaces)) {
     spdlog::error("{}: restart: {}", p.name, stop->message);

@@ -2,6 +2,11 @@
 // the run's stages.
 #include "launcher/run/session.h"
 
+#include <spdlog/spdlog.h>
+
+#include <cerrno>
+#include <ctime>
+
 #include "launcher/run/sinks.h"
 
 namespace gander::launcher {
@@ -31,6 +36,42 @@ monitor::Event Lifecycle(const std::string& name, monitor::LifecyclePhase what,
   e.extension = name;
   e.payload = monitor::LifecycleEvent{what, std::move(detail)};
   return e;
+}
+
+void UndoWorkspaceWrites(Session& s) {
+  const Prepared& p = s.p;
+  char stamp[32];
+  time_t now = time(nullptr);
+  struct tm utc {};
+  strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", gmtime_r(&now, &utc));
+  const auto changes = UndoWorkspaceChanges(p.workspace_snapshot, stamp);
+  size_t said = 0;
+  for (const auto& c : changes) {
+    monitor::Event e;
+    e.time_ns = monitor::WallClockNowNs();
+    e.extension = p.name;
+    e.payload = monitor::FileEvent{
+        .syscall = "workspace_guard",
+        .raw_path = c.path,
+        .path = c.path,
+        .path_class = monitor::PathClass::kWorkspace,
+        .access = c.what == "created" ? monitor::FileAccess::kCreate : monitor::FileAccess::kWrite,
+        .result = monitor::Verdict::kDenied,
+        .error = EPERM};
+    s.queue.Push(std::move(e));
+    if (++said > 20) continue;
+    std::string done = c.error.empty() ? (c.what == "created" ? "undone" : "the original is back")
+                                       : "NOT undone (" + c.error + ")";
+    if (!c.quarantine.empty()) done += "; what the extension left is now " + c.quarantine;
+    spdlog::warn(
+        "{}: the extension {} {}, which git or direnv would run commands from on your host "
+        "outside any sandbox: {}",
+        p.name, c.what, c.path, done);
+  }
+  if (said > 20) {
+    spdlog::warn("{}: ... and {} more workspace entries undone (see the audit log)", p.name,
+                 said - 20);
+  }
 }
 
 // The `process` exit event of the extension (`status`: its exit code, or 128+N for signal N).

@@ -45,6 +45,11 @@ struct Session {
 // An event of the run's own life (start, relay, restart, secret, stop).
 monitor::Event Lifecycle(const std::string& name, monitor::LifecyclePhase what, std::string detail);
 
+// Puts back what the extension changed or created among the workspace's git and direnv
+// entries (sandbox/workspace_guard.h), once its sandbox is gone: each undone entry is a refused
+// file write in the metrics and the audit log and a line on stderr.
+void UndoWorkspaceWrites(Session& s);
+
 // The `process` exit event of the extension (`status`: its exit code, or 128+N for signal N).
 monitor::Event ExtensionExit(const Prepared& p, const SandboxProcess& sandbox, int status);
 

@@ -95,7 +95,8 @@ FilesystemPlan Plan(const Prepared& p, const FilesystemInputs& inputs, bool use_
 Result<std::unique_ptr<gvisor::GvisorRun>> StartGvisorSandbox(
     const Prepared& p, int in, int out, int err, PrivateDirs& dirs, const SeccompProgram* broker,
     std::vector<std::pair<std::string, std::string>>* root_symlinks) {
-  FilesystemPlan plan = Plan(p, {p.policy, p.command.readable, {}, {}, p.protected_paths}, true);
+  FilesystemPlan plan =
+      Plan(p, {p.policy, p.command.readable, {}, {}, p.protected_paths, p.read_only_entries}, true);
   *root_symlinks = gvisor::RootSymlinks(plan.mounts);
   gvisor::BundleSpec spec;
   spec.mounts = std::move(plan.mounts);
@@ -143,7 +144,8 @@ Result<SandboxSpec> BuildSpec(const Prepared& p, bool use_namespaces, PrivateDir
   spec.cgroups = p.compiled.cgroups;
   spec.cgroup = p.compiled.cgroup_place;
   spec.cgroup_name = p.compiled.cgroup_name;
-  FilesystemInputs inputs{p.policy, p.command.readable, {}, spec.cgroups, p.protected_paths};
+  FilesystemInputs inputs{p.policy,     p.command.readable, {},
+                          spec.cgroups, p.protected_paths,  p.read_only_entries};
   std::map<std::string, std::string> fixed{{"HOME", p.home}};
   if (!use_namespaces) {
     for (const auto& path : p.policy.private_) {

@@ -1,0 +1,227 @@
+// The workspace's git and direnv files (issue 16, the attacker review's open finding): an
+// extension must not leave a command that runs on the host, outside any sandbox, at the user's
+// next `git status`, `git commit` or `cd` (core.fsmonitor in .git/config, a hook, .envrc, a
+// .git made where there was none, a `.git` file pointed at a repository of its own), in every
+// mode (namespaces and gVisor: refused by a read-only bind; --no-namespaces: undone at the
+// end), as the current user and as uid 65534. Meanwhile a legitimate `git commit` inside the
+// sandbox still works. The assertions are real `git` on the host after the run; the control
+// runs the same planting unsandboxed and sees the planted command run.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "escape_fixture.h"
+
+namespace {
+
+using namespace gander::escape_suite;  // NOLINT(google-build-using-namespace)
+
+enum class Mode { kNamespaces, kNoNamespaces, kGvisor };
+using GitParam = std::tuple<Who, Mode>;
+
+std::string GitParamName(const ::testing::TestParamInfo<GitParam>& info) {
+  const char* mode[] = {"namespaces", "no_namespaces", "gvisor"};
+  return std::string(std::get<0>(info.param) == Who::kNobody ? "nobody" : "current") + "_" +
+         mode[static_cast<int>(std::get<1>(info.param))];
+}
+
+const char* kGit = "git -c user.email=t@example.org -c user.name=t -c init.defaultBranch=main";
+
+class WorkspaceGitTest : public SandboxTest, public ::testing::TestWithParam<GitParam> {
+ protected:
+  void SetUp() override {
+    auto [who, mode] = GetParam();
+    if (std::string why = Prepare(who); !why.empty()) GTEST_SKIP() << why;
+    if (system("command -v git >/dev/null 2>&1") != 0) GTEST_SKIP() << "git is not installed";
+    std::string why = mode == Mode::kNamespaces     ? MissingForFullSandbox(who)
+                      : mode == Mode::kNoNamespaces ? MissingForDegradedSandbox()
+                      : system("command -v runsc >/dev/null 2>&1") == 0
+                          ? ""
+                          : "runsc (gVisor) is not installed";
+    if (!why.empty()) GTEST_SKIP() << why;
+    mode_ = mode;
+    if (mode == Mode::kNoNamespaces) flags_ = {"--no-namespaces", "--require", "landlock"};
+    if (mode == Mode::kGvisor) flags_ = {"--backend", "gvisor"};
+    marker_ = w().data / "planted-command-ran";
+  }
+
+  // A shell command as the run's user on the host, in `dir`; its result.
+  RunResult Host(const std::string& script, const fs::path& dir) {
+    Argv argv = AsUser(who_);
+    for (const char* a : {"/bin/sh", "-c"}) argv.push_back(a);
+    argv.push_back(script);
+    return RunCommand(argv, Opts(dir));
+  }
+
+  // A workspace `name` under data/ with a repository of one commit and an .envrc, owned by
+  // the run's user.
+  fs::path Repository(const std::string& name) {
+    fs::path ws = w().data / name;
+    fs::create_directories(ws);
+    WriteFile(ws / ".envrc", "export PROJECT=1\n", 0644);
+    WriteFile(ws / "README", "readme\n", 0644);
+    if (who_ == Who::kNobody) ChownTree(ws, kNobodyId, kNobodyId);
+    RunResult r = Host(std::string(kGit) + " init -q . && " + kGit + " add README && " + kGit +
+                           " commit -q -m first",
+                       ws);
+    EXPECT_EQ(r.status, 0) << r.Describe();
+    return ws;
+  }
+
+  // Plants the command in the repository's config (fsmonitor, pager), a pre-commit hook and
+  // .envrc; then a legitimate commit. Says on stderr what it could write.
+  std::string PlantAndCommit() const {
+    const std::string cmd = "touch " + marker_.string();
+    return "git config core.fsmonitor '" + cmd + "' && echo 'WROTE config' >&2;" +
+           "(printf '#!/bin/sh\\n" + cmd + "\\n' > .git/hooks/pre-commit && " +
+           "chmod +x .git/hooks/pre-commit) 2>/dev/null && echo 'WROTE hook' >&2;" + "(echo '" +
+           cmd + "' >> .envrc) 2>/dev/null && echo 'WROTE envrc' >&2;" +
+           "echo change > work.txt && " + kGit + " add work.txt && " + kGit +
+           " -c core.fsmonitor=false -c core.hooksPath=/nonexistent commit -q -m in-sandbox" +
+           " && echo COMMITTED >&2; exit 0";
+  }
+
+  RunResult Sandboxed(const std::string& script, const fs::path& ws, const fs::path& audit) {
+    Argv flags = flags_;
+    flags.push_back("--audit-log");
+    flags.push_back(audit.string());
+    return Gander(flags, {"/bin/sh", "-c", script}, ws, -1, false, true);
+  }
+
+  // The user's next git commands on the host: does the planted command run?
+  bool PlantedCommandRuns(const fs::path& ws) {
+    fs::remove(marker_);
+    Host(std::string(kGit) + " status >/dev/null 2>&1; " + kGit +
+             " commit -q --allow-empty -m on-host >/dev/null 2>&1; true",
+         ws);
+    return fs::exists(marker_);
+  }
+
+  // Each entry undone is a refused file write in the audit log.
+  static size_t GuardEvents(const fs::path& audit) {
+    std::string log = ReadFileOr(audit, "");
+    size_t n = 0;
+    for (size_t at = log.find("\"workspace_guard\""); at != std::string::npos;
+         at = log.find("\"workspace_guard\"", at + 1)) {
+      ++n;
+    }
+    return n;
+  }
+
+  Mode mode_ = Mode::kNamespaces;
+  Argv flags_;
+  fs::path marker_;
+};
+
+TEST_P(WorkspaceGitTest, PlantedConfigHookAndEnvrcDoNotRunOnTheHost) {
+  fs::path ws = Repository("repo");
+  const std::string config = ReadFileOr(ws / ".git/config", "<absent>");
+  fs::path audit = w().data / "audit.log";
+  RunResult r = Sandboxed(PlantAndCommit(), ws, audit);
+  EXPECT_EQ(r.status, 0) << Context(r);
+  EXPECT_EQ(r.out, "") << Context(r);
+  EXPECT_NE(r.err.find("COMMITTED"), std::string::npos) << "git commit in the sandbox\n"
+                                                        << Context(r);
+  EXPECT_EQ(ReadFileOr(ws / ".git/config", "<absent>"), config) << Context(r);
+  EXPECT_FALSE(fs::exists(ws / ".git/hooks/pre-commit")) << Context(r);
+  EXPECT_EQ(ReadFileOr(ws / ".envrc", ""), "export PROJECT=1\n") << Context(r);
+  EXPECT_FALSE(PlantedCommandRuns(ws)) << Context(r);
+  RunResult log = Host(std::string(kGit) + " log --format=%s", ws);
+  EXPECT_NE(log.out.find("in-sandbox"), std::string::npos) << log.Describe() << Context(r);
+  if (mode_ == Mode::kNoNamespaces) {
+    // Written, then undone: said on stderr, counted, and what was planted kept aside.
+    EXPECT_NE(r.err.find("WROTE config"), std::string::npos) << Context(r);
+    EXPECT_NE(r.err.find(".git/config, which git or direnv would run commands from"),
+              std::string::npos)
+        << Context(r);
+    EXPECT_NE(r.err.find("the original is back"), std::string::npos) << Context(r);
+    EXPECT_EQ(GuardEvents(audit), 3u) << ReadFileOr(audit, "") << Context(r);
+    bool kept = false;
+    for (const auto& e : fs::directory_iterator(ws / ".git/hooks")) {
+      kept |= e.path().filename().string().rfind("pre-commit.gander-quarantine-", 0) == 0;
+    }
+    EXPECT_TRUE(kept) << Context(r);
+  } else {
+    // Refused: nothing was written, so nothing to undo.
+    EXPECT_EQ(r.err.find("WROTE"), std::string::npos) << Context(r);
+    EXPECT_EQ(GuardEvents(audit), 0u) << Context(r);
+  }
+  // Control: the same planting unsandboxed, and the next `git status` runs it.
+  fs::path control = Repository("control");
+  Host(PlantAndCommit(), control);
+  EXPECT_TRUE(PlantedCommandRuns(control)) << "unsandboxed control";
+}
+
+// A workspace with no repository: the extension's `git init` and commits stay, what in its
+// .git runs commands does not.
+TEST_P(WorkspaceGitTest, ARepositoryMadeInTheSandboxIsDisarmed) {
+  fs::path ws = w().data / "fresh";
+  fs::create_directories(ws);
+  if (who_ == Who::kNobody) ChownTree(ws, kNobodyId, kNobodyId);
+  fs::path audit = w().data / "audit.log";
+  const std::string script = std::string(kGit) + " init -q . && " + PlantAndCommit();
+  RunResult r = Sandboxed(script, ws, audit);
+  EXPECT_EQ(r.status, 0) << Context(r);
+  EXPECT_NE(r.err.find("COMMITTED"), std::string::npos) << Context(r);
+  EXPECT_FALSE(fs::exists(ws / ".git/config")) << Context(r);
+  EXPECT_FALSE(fs::exists(ws / ".git/hooks")) << Context(r);
+  EXPECT_FALSE(fs::exists(ws / ".envrc")) << Context(r);
+  EXPECT_FALSE(PlantedCommandRuns(ws)) << Context(r);
+  RunResult log = Host(std::string(kGit) + " log --format=%s", ws);
+  EXPECT_NE(log.out.find("in-sandbox"), std::string::npos) << log.Describe() << Context(r);
+  EXPECT_NE(r.err.find("the extension created " + (ws / ".git/config").string()), std::string::npos)
+      << Context(r);
+  EXPECT_GE(GuardEvents(audit), 3u) << Context(r);
+  fs::path control = w().data / "control-fresh";
+  fs::create_directories(control);
+  if (who_ == Who::kNobody) ChownTree(control, kNobodyId, kNobodyId);
+  Host(script, control);
+  EXPECT_TRUE(PlantedCommandRuns(control)) << "unsandboxed control";
+}
+
+// `.git` is a file (a linked worktree, a submodule, --separate-git-dir) naming a repository
+// outside the workspace; the extension points it at one of its own with a planted config.
+TEST_P(WorkspaceGitTest, ARewrittenGitFileIsPutBack) {
+  fs::path ws = w().data / "linked";
+  fs::path real = w().data / "real.git";
+  fs::create_directories(ws);
+  WriteFile(ws / "README", "readme\n", 0644);
+  if (who_ == Who::kNobody) ChownTree(w().data, kNobodyId, kNobodyId);
+  RunResult init = Host(std::string(kGit) + " init -q --separate-git-dir=" + real.string() +
+                            " . && " + kGit + " add README && " + kGit + " commit -q -m first",
+                        ws);
+  ASSERT_EQ(init.status, 0) << init.Describe();
+  const std::string pointer = ReadFileOr(ws / ".git", "<absent>");
+  ASSERT_EQ(pointer.rfind("gitdir: ", 0), 0u) << pointer;
+  const std::string script = "mkdir evil && " + std::string(kGit) + " -C evil init -q && " + kGit +
+                             " -C evil config core.fsmonitor 'touch " + marker_.string() +
+                             "' && (echo \"gitdir: $PWD/evil/.git\" > .git) 2>/dev/null && "
+                             "echo 'WROTE pointer' >&2; exit 0";
+  fs::path audit = w().data / "audit.log";
+  RunResult r = Sandboxed(script, ws, audit);
+  EXPECT_EQ(r.status, 0) << Context(r);
+  EXPECT_EQ(ReadFileOr(ws / ".git", "<absent>"), pointer) << Context(r);
+  EXPECT_FALSE(PlantedCommandRuns(ws)) << Context(r);
+  if (mode_ == Mode::kNoNamespaces) {
+    EXPECT_NE(r.err.find("WROTE pointer"), std::string::npos) << Context(r);
+    // The pointer put back, and the repository it was pointed at (inside the workspace, made
+    // during the run) moved aside.
+    EXPECT_EQ(GuardEvents(audit), 2u) << ReadFileOr(audit, "") << Context(r);
+    EXPECT_FALSE(fs::exists(ws / "evil/.git")) << Context(r);
+  } else {
+    EXPECT_EQ(r.err.find("WROTE pointer"), std::string::npos) << Context(r);
+  }
+  fs::path control = w().data / "control-linked";
+  fs::create_directories(control);
+  WriteFile(control / ".git", pointer, 0644);
+  if (who_ == Who::kNobody) ChownTree(control, kNobodyId, kNobodyId);
+  Host(script, control);
+  EXPECT_TRUE(PlantedCommandRuns(control)) << "unsandboxed control";
+}
+
+INSTANTIATE_TEST_SUITE_P(Workspace, WorkspaceGitTest,
+                         ::testing::Combine(::testing::Values(Who::kCurrent, Who::kNobody),
+                                            ::testing::Values(Mode::kNamespaces,
+                                                              Mode::kNoNamespaces, Mode::kGvisor)),
+                         GitParamName);
+
+}  // namespace
