@@ -20,6 +20,7 @@ struct Access {
   bool write = false;
   bool exec = false;
   bool optional = false;  // an entry of a split directory (MountOp::optional)
+  bool pinned = false;    // bound over itself even where its parent grants the same
 };
 
 uint64_t LandlockRights(Access a) {
@@ -141,8 +142,20 @@ void BindReadOnlyEntries(const std::vector<std::string>& entries, const PathProb
       }
     }
     if (!enclosing || !enclosing->second.write) continue;
-    binds[at] = {.write = false, .exec = enclosing->second.exec, .optional = true};
+    const std::string top = enclosing->first;
+    const bool exec = enclosing->second.exec;
+    binds[at] = {.write = false, .exec = exec, .optional = true};
     plan.notes.push_back(at + ": runs code on the host (git, direnv): read-only");
+    // Its directories on the way (`.git`, `.git/modules/NAME`) stay writable but become
+    // mount points, which cannot be renamed or removed: a `.git` moved aside and rebuilt
+    // around the read-only entries would otherwise get a writable config.
+    for (size_t slash = at.find('/', top.size() + 1); slash != std::string::npos;
+         slash = at.find('/', slash + 1)) {
+      const std::string dir = at.substr(0, slash);
+      if (!binds.count(dir)) {
+        binds[dir] = {.write = true, .exec = exec, .optional = true, .pinned = true};
+      }
+    }
   }
 }
 
@@ -316,7 +329,7 @@ FilesystemPlan PlanFilesystem(const FilesystemInputs& in, bool with_mount_namesp
     bool under_private = std::any_of(privates.begin(), privates.end(), [&](const auto& p) {
       return IsWithin(path, p) && (!enclosing || p.size() > enclosing->first.size());
     });
-    if (enclosing && !under_private && enclosing->second.write == access.write &&
+    if (enclosing && !under_private && !access.pinned && enclosing->second.write == access.write &&
         enclosing->second.exec == access.exec) {
       continue;
     }

@@ -218,6 +218,32 @@ TEST_P(WorkspaceGitTest, ARewrittenGitFileIsPutBack) {
   EXPECT_TRUE(PlantedCommandRuns(control)) << "unsandboxed control";
 }
 
+// Behind the read-only binds: the repository moved aside, copied back and its copy's config
+// written. With a mount view `.git` is a mount point (the move fails); without, the config is
+// put back at the end.
+TEST_P(WorkspaceGitTest, ARepositoryMovedAsideAndRebuiltIsUndone) {
+  fs::path ws = Repository("moved");
+  const std::string config = ReadFileOr(ws / ".git/config", "<absent>");
+  const std::string script =
+      "mv .git .git-old 2>/dev/null && echo 'WROTE moved' >&2 && "
+      "cp -a .git-old .git && git config core.fsmonitor 'touch " +
+      marker_.string() + "' && echo 'WROTE config' >&2; exit 0";
+  fs::path audit = w().data / "audit.log";
+  RunResult r = Sandboxed(script, ws, audit);
+  EXPECT_EQ(r.status, 0) << Context(r);
+  EXPECT_EQ(ReadFileOr(ws / ".git/config", "<absent>"), config) << Context(r);
+  EXPECT_FALSE(PlantedCommandRuns(ws)) << Context(r);
+  if (mode_ == Mode::kNoNamespaces) {
+    EXPECT_NE(r.err.find("WROTE config"), std::string::npos) << Context(r);
+    EXPECT_EQ(GuardEvents(audit), 1u) << ReadFileOr(audit, "") << Context(r);
+  } else {
+    EXPECT_EQ(r.err.find("WROTE moved"), std::string::npos) << Context(r);
+  }
+  fs::path control = Repository("control-moved");
+  Host(script, control);
+  EXPECT_TRUE(PlantedCommandRuns(control)) << "unsandboxed control";
+}
+
 INSTANTIATE_TEST_SUITE_P(Workspace, WorkspaceGitTest,
                          ::testing::Combine(::testing::Values(Who::kCurrent, Who::kNobody),
                                             ::testing::Values(Mode::kNamespaces,

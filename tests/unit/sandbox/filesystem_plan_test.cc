@@ -465,7 +465,12 @@ TEST(FilesystemPlan, TheWorkspacesCodeRunningEntriesAreReadOnlyOverThemselves) {
   EXPECT_EQ(FindMount(plan, "/home/u/proj/.git/config.worktree"), nullptr);
   ASSERT_NE(FindMount(plan, "/home/u/proj"), nullptr);
   EXPECT_TRUE(FindMount(plan, "/home/u/proj")->writable);
-  EXPECT_EQ(FindMount(plan, "/home/u/proj/.git"), nullptr) << ".git stays writable (objects)";
+  // .git stays writable (objects, refs) but is a mount point: it cannot be moved aside and
+  // rebuilt around the read-only entries.
+  const MountOp* dot_git = FindMount(plan, "/home/u/proj/.git");
+  ASSERT_NE(dot_git, nullptr);
+  EXPECT_TRUE(dot_git->writable);
+  EXPECT_EQ(dot_git->source, "/home/u/proj/.git");
   // Without a mount namespace the rules are those of a plan without the entries.
   auto without = PlanFilesystem(in, false, host.Probe(), host.Lister());
   in.read_only_entries.clear();
