@@ -329,6 +329,37 @@ inline std::string MissingForDegradedSandbox() {
   return "";
 }
 
+// The three ways gander makes a sandbox, for suites that run in each: what is missing for one
+// ("" when nothing), the flags that select it, and a test name suffix.
+enum class SandboxMode { kNamespaces, kNoNamespaces, kGvisor };
+
+inline std::string MissingForMode(Who who, SandboxMode mode) {
+  if (mode == SandboxMode::kNamespaces) return MissingForFullSandbox(who);
+  if (mode == SandboxMode::kNoNamespaces) return MissingForDegradedSandbox();
+  return system("command -v runsc >/dev/null 2>&1") == 0 ? "" : "runsc (gVisor) is not installed";
+}
+
+inline std::vector<std::string> FlagsForMode(SandboxMode mode) {
+  if (mode == SandboxMode::kNoNamespaces) return {"--no-namespaces", "--require", "landlock"};
+  if (mode == SandboxMode::kGvisor) return {"--backend", "gvisor"};
+  return {};
+}
+
+using ModeParam = std::tuple<Who, SandboxMode>;
+
+inline std::string ModeParamName(const ::testing::TestParamInfo<ModeParam>& info) {
+  const char* name[] = {"namespaces", "no_namespaces", "gvisor"};
+  return std::string(std::get<0>(info.param) == Who::kNobody ? "nobody" : "current") + "_" +
+         name[static_cast<int>(std::get<1>(info.param))];
+}
+
+// Both users in the three modes, for INSTANTIATE_TEST_SUITE_P (with ModeParamName).
+inline auto EveryUserAndMode() {
+  return ::testing::Combine(::testing::Values(Who::kCurrent, Who::kNobody),
+                            ::testing::Values(SandboxMode::kNamespaces, SandboxMode::kNoNamespaces,
+                                              SandboxMode::kGvisor));
+}
+
 inline std::string UserName() {
   const passwd* pw = getpwuid(geteuid());
   return pw ? pw->pw_name : std::to_string(geteuid());
@@ -632,6 +663,12 @@ class SandboxTest {
       return "fixture failed: " + e;
     }
     return "";
+  }
+
+  // Prepare, then what `mode` needs: "" or the reason to skip.
+  std::string PrepareIn(Who who, SandboxMode mode) {
+    if (std::string why = Prepare(who); !why.empty()) return why;
+    return MissingForMode(who, mode);
   }
 
   World& w() { return *world_; }

@@ -15,14 +15,7 @@ namespace {
 
 using namespace gander::escape_suite;  // NOLINT(google-build-using-namespace)
 
-enum class Mode { kNamespaces, kNoNamespaces, kGvisor };
-using HomeParam = std::tuple<Who, Mode>;
-
-std::string HomeParamName(const ::testing::TestParamInfo<HomeParam>& info) {
-  const char* mode[] = {"namespaces", "no_namespaces", "gvisor"};
-  return std::string(std::get<0>(info.param) == Who::kNobody ? "nobody" : "current") + "_" +
-         mode[static_cast<int>(std::get<1>(info.param))];
-}
+using Mode = SandboxMode;
 
 // Each path the extension must not create or change, relative to $HOME. The directories on the
 // way exist (planted), so a refusal is the sandbox's, not a missing parent's.
@@ -50,19 +43,12 @@ const std::vector<std::string> kTargets = {".bashrc",
                                            ".local/lib/python3.11/site-packages/evil.pth",
                                            ".local/share/applications/firefox.desktop"};
 
-class HomePersistenceTest : public SandboxTest, public ::testing::TestWithParam<HomeParam> {
+class HomePersistenceTest : public SandboxTest, public ::testing::TestWithParam<ModeParam> {
  protected:
   void SetUp() override {
     auto [who, mode] = GetParam();
-    if (std::string why = Prepare(who); !why.empty()) GTEST_SKIP() << why;
-    std::string why = mode == Mode::kNamespaces     ? MissingForFullSandbox(who)
-                      : mode == Mode::kNoNamespaces ? MissingForDegradedSandbox()
-                      : system("command -v runsc >/dev/null 2>&1") == 0
-                          ? ""
-                          : "runsc (gVisor) is not installed";
-    if (!why.empty()) GTEST_SKIP() << why;
-    if (mode == Mode::kNoNamespaces) flags_ = {"--no-namespaces", "--require", "landlock"};
-    if (mode == Mode::kGvisor) flags_ = {"--backend", "gvisor"};
+    if (std::string why = PrepareIn(who, mode); !why.empty()) GTEST_SKIP() << why;
+    flags_ = FlagsForMode(mode);
   }
 
   // Plants the directories the targets live in, and an existing ~/.bashrc, under `home`.
@@ -176,10 +162,6 @@ TEST_P(HomePersistenceTest, TheCollectorSocketIsUnreachable) {
   for (int fd : fds) close(fd);
 }
 
-INSTANTIATE_TEST_SUITE_P(Home, HomePersistenceTest,
-                         ::testing::Combine(::testing::Values(Who::kCurrent, Who::kNobody),
-                                            ::testing::Values(Mode::kNamespaces,
-                                                              Mode::kNoNamespaces, Mode::kGvisor)),
-                         HomeParamName);
+INSTANTIATE_TEST_SUITE_P(Home, HomePersistenceTest, EveryUserAndMode(), ModeParamName);
 
 }  // namespace

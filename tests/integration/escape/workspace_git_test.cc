@@ -15,33 +15,20 @@ namespace {
 
 using namespace gander::escape_suite;  // NOLINT(google-build-using-namespace)
 
-enum class Mode { kNamespaces, kNoNamespaces, kGvisor };
-using GitParam = std::tuple<Who, Mode>;
-
-std::string GitParamName(const ::testing::TestParamInfo<GitParam>& info) {
-  const char* mode[] = {"namespaces", "no_namespaces", "gvisor"};
-  return std::string(std::get<0>(info.param) == Who::kNobody ? "nobody" : "current") + "_" +
-         mode[static_cast<int>(std::get<1>(info.param))];
-}
+using Mode = SandboxMode;
 
 const char* kGit = "git -c user.email=t@example.org -c user.name=t -c init.defaultBranch=main";
 
-class WorkspaceGitTest : public SandboxTest, public ::testing::TestWithParam<GitParam> {
+class WorkspaceGitTest : public SandboxTest, public ::testing::TestWithParam<ModeParam> {
  protected:
   void SetUp() override {
     auto [who, mode] = GetParam();
-    if (std::string why = Prepare(who); !why.empty()) GTEST_SKIP() << why;
+    if (std::string why = PrepareIn(who, mode); !why.empty()) GTEST_SKIP() << why;
     if (system("command -v git >/dev/null 2>&1") != 0) GTEST_SKIP() << "git is not installed";
-    std::string why = mode == Mode::kNamespaces     ? MissingForFullSandbox(who)
-                      : mode == Mode::kNoNamespaces ? MissingForDegradedSandbox()
-                      : system("command -v runsc >/dev/null 2>&1") == 0
-                          ? ""
-                          : "runsc (gVisor) is not installed";
-    if (!why.empty()) GTEST_SKIP() << why;
     mode_ = mode;
-    if (mode == Mode::kNoNamespaces) flags_ = {"--no-namespaces", "--require", "landlock"};
-    if (mode == Mode::kGvisor) flags_ = {"--backend", "gvisor"};
+    flags_ = FlagsForMode(mode);
     marker_ = w().data / "planted-command-ran";
+    audit_ = w().data / "audit.log";
   }
 
   // A shell command as the run's user on the host, in `dir`; its result.
@@ -84,6 +71,7 @@ class WorkspaceGitTest : public SandboxTest, public ::testing::TestWithParam<Git
     Argv flags = flags_;
     flags.push_back("--audit-log");
     flags.push_back(audit.string());
+    fs::remove(audit);
     return Gander(flags, {"/bin/sh", "-c", script}, ws, -1, false, true);
   }
 
@@ -107,43 +95,55 @@ class WorkspaceGitTest : public SandboxTest, public ::testing::TestWithParam<Git
     return n;
   }
 
+  // Runs `script` sandboxed in `ws`: the run ends well, `file` is as it was, and the user's
+  // next git commands on the host run nothing planted.
+  RunResult ExpectHarmless(const std::string& script, const fs::path& ws, const fs::path& file) {
+    const std::string was = ReadFileOr(file, "<absent>");
+    RunResult r = Sandboxed(script, ws, audit_);
+    EXPECT_EQ(r.status, 0) << Context(r);
+    EXPECT_EQ(r.out, "") << Context(r);
+    EXPECT_EQ(ReadFileOr(file, "<absent>"), was) << file << "\n" << Context(r);
+    EXPECT_FALSE(PlantedCommandRuns(ws)) << Context(r);
+    return r;
+  }
+
+  // Without namespaces the sandbox wrote (`wrote` on its stderr) and gander undid `undone`
+  // entries; with a mount view the write was refused and nothing needed undoing.
+  void ExpectUndoneOrRefused(const RunResult& r, const fs::path& audit, const std::string& wrote,
+                             size_t undone) {
+    const bool written = r.err.find(wrote) != std::string::npos;
+    EXPECT_EQ(written, mode_ == Mode::kNoNamespaces) << wrote << "\n" << Context(r);
+    EXPECT_EQ(GuardEvents(audit), mode_ == Mode::kNoNamespaces ? undone : 0u)
+        << ReadFileOr(audit, "") << Context(r);
+  }
+
   Mode mode_ = Mode::kNamespaces;
   Argv flags_;
   fs::path marker_;
+  fs::path audit_;
 };
 
 TEST_P(WorkspaceGitTest, PlantedConfigHookAndEnvrcDoNotRunOnTheHost) {
   fs::path ws = Repository("repo");
-  const std::string config = ReadFileOr(ws / ".git/config", "<absent>");
-  fs::path audit = w().data / "audit.log";
-  RunResult r = Sandboxed(PlantAndCommit(), ws, audit);
-  EXPECT_EQ(r.status, 0) << Context(r);
-  EXPECT_EQ(r.out, "") << Context(r);
+  RunResult r = ExpectHarmless(PlantAndCommit(), ws, ws / ".git/config");
   EXPECT_NE(r.err.find("COMMITTED"), std::string::npos) << "git commit in the sandbox\n"
                                                         << Context(r);
-  EXPECT_EQ(ReadFileOr(ws / ".git/config", "<absent>"), config) << Context(r);
   EXPECT_FALSE(fs::exists(ws / ".git/hooks/pre-commit")) << Context(r);
   EXPECT_EQ(ReadFileOr(ws / ".envrc", ""), "export PROJECT=1\n") << Context(r);
-  EXPECT_FALSE(PlantedCommandRuns(ws)) << Context(r);
   RunResult log = Host(std::string(kGit) + " log --format=%s", ws);
   EXPECT_NE(log.out.find("in-sandbox"), std::string::npos) << log.Describe() << Context(r);
+  ExpectUndoneOrRefused(r, audit_, "WROTE", 3);
   if (mode_ == Mode::kNoNamespaces) {
     // Written, then undone: said on stderr, counted, and what was planted kept aside.
-    EXPECT_NE(r.err.find("WROTE config"), std::string::npos) << Context(r);
     EXPECT_NE(r.err.find(".git/config, which git or direnv would run commands from"),
               std::string::npos)
         << Context(r);
     EXPECT_NE(r.err.find("the original is back"), std::string::npos) << Context(r);
-    EXPECT_EQ(GuardEvents(audit), 3u) << ReadFileOr(audit, "") << Context(r);
     bool kept = false;
     for (const auto& e : fs::directory_iterator(ws / ".git/hooks")) {
       kept |= e.path().filename().string().rfind("pre-commit.gander-quarantine-", 0) == 0;
     }
     EXPECT_TRUE(kept) << Context(r);
-  } else {
-    // Refused: nothing was written, so nothing to undo.
-    EXPECT_EQ(r.err.find("WROTE"), std::string::npos) << Context(r);
-    EXPECT_EQ(GuardEvents(audit), 0u) << Context(r);
   }
   // Control: the same planting unsandboxed, and the next `git status` runs it.
   fs::path control = Repository("control");
@@ -157,20 +157,16 @@ TEST_P(WorkspaceGitTest, ARepositoryMadeInTheSandboxIsDisarmed) {
   fs::path ws = w().data / "fresh";
   fs::create_directories(ws);
   if (who_ == Who::kNobody) ChownTree(ws, kNobodyId, kNobodyId);
-  fs::path audit = w().data / "audit.log";
   const std::string script = std::string(kGit) + " init -q . && " + PlantAndCommit();
-  RunResult r = Sandboxed(script, ws, audit);
-  EXPECT_EQ(r.status, 0) << Context(r);
+  RunResult r = ExpectHarmless(script, ws, ws / ".git/config");  // absent before and after
   EXPECT_NE(r.err.find("COMMITTED"), std::string::npos) << Context(r);
-  EXPECT_FALSE(fs::exists(ws / ".git/config")) << Context(r);
   EXPECT_FALSE(fs::exists(ws / ".git/hooks")) << Context(r);
   EXPECT_FALSE(fs::exists(ws / ".envrc")) << Context(r);
-  EXPECT_FALSE(PlantedCommandRuns(ws)) << Context(r);
   RunResult log = Host(std::string(kGit) + " log --format=%s", ws);
   EXPECT_NE(log.out.find("in-sandbox"), std::string::npos) << log.Describe() << Context(r);
   EXPECT_NE(r.err.find("the extension created " + (ws / ".git/config").string()), std::string::npos)
       << Context(r);
-  EXPECT_GE(GuardEvents(audit), 3u) << Context(r);
+  EXPECT_GE(GuardEvents(audit_), 3u) << Context(r);
   fs::path control = w().data / "control-fresh";
   fs::create_directories(control);
   if (who_ == Who::kNobody) ChownTree(control, kNobodyId, kNobodyId);
@@ -182,13 +178,11 @@ TEST_P(WorkspaceGitTest, ARepositoryMadeInTheSandboxIsDisarmed) {
 // outside the workspace; the extension points it at one of its own with a planted config.
 TEST_P(WorkspaceGitTest, ARewrittenGitFileIsPutBack) {
   fs::path ws = w().data / "linked";
-  fs::path real = w().data / "real.git";
   fs::create_directories(ws);
   WriteFile(ws / "README", "readme\n", 0644);
   if (who_ == Who::kNobody) ChownTree(w().data, kNobodyId, kNobodyId);
-  RunResult init = Host(std::string(kGit) + " init -q --separate-git-dir=" + real.string() +
-                            " . && " + kGit + " add README && " + kGit + " commit -q -m first",
-                        ws);
+  const std::string real = (w().data / "real.git").string();
+  RunResult init = Host(std::string(kGit) + " init -q --separate-git-dir=" + real + " .", ws);
   ASSERT_EQ(init.status, 0) << init.Describe();
   const std::string pointer = ReadFileOr(ws / ".git", "<absent>");
   ASSERT_EQ(pointer.rfind("gitdir: ", 0), 0u) << pointer;
@@ -196,19 +190,12 @@ TEST_P(WorkspaceGitTest, ARewrittenGitFileIsPutBack) {
                              " -C evil config core.fsmonitor 'touch " + marker_.string() +
                              "' && (echo \"gitdir: $PWD/evil/.git\" > .git) 2>/dev/null && "
                              "echo 'WROTE pointer' >&2; exit 0";
-  fs::path audit = w().data / "audit.log";
-  RunResult r = Sandboxed(script, ws, audit);
-  EXPECT_EQ(r.status, 0) << Context(r);
-  EXPECT_EQ(ReadFileOr(ws / ".git", "<absent>"), pointer) << Context(r);
-  EXPECT_FALSE(PlantedCommandRuns(ws)) << Context(r);
+  RunResult r = ExpectHarmless(script, ws, ws / ".git");
+  // The pointer put back, and the repository it was pointed at (inside the workspace, made
+  // during the run) moved aside.
+  ExpectUndoneOrRefused(r, audit_, "WROTE pointer", 2);
   if (mode_ == Mode::kNoNamespaces) {
-    EXPECT_NE(r.err.find("WROTE pointer"), std::string::npos) << Context(r);
-    // The pointer put back, and the repository it was pointed at (inside the workspace, made
-    // during the run) moved aside.
-    EXPECT_EQ(GuardEvents(audit), 2u) << ReadFileOr(audit, "") << Context(r);
     EXPECT_FALSE(fs::exists(ws / "evil/.git")) << Context(r);
-  } else {
-    EXPECT_EQ(r.err.find("WROTE pointer"), std::string::npos) << Context(r);
   }
   fs::path control = w().data / "control-linked";
   fs::create_directories(control);
@@ -223,31 +210,17 @@ TEST_P(WorkspaceGitTest, ARewrittenGitFileIsPutBack) {
 // put back at the end.
 TEST_P(WorkspaceGitTest, ARepositoryMovedAsideAndRebuiltIsUndone) {
   fs::path ws = Repository("moved");
-  const std::string config = ReadFileOr(ws / ".git/config", "<absent>");
   const std::string script =
       "mv .git .git-old 2>/dev/null && echo 'WROTE moved' >&2 && "
       "cp -a .git-old .git && git config core.fsmonitor 'touch " +
-      marker_.string() + "' && echo 'WROTE config' >&2; exit 0";
-  fs::path audit = w().data / "audit.log";
-  RunResult r = Sandboxed(script, ws, audit);
-  EXPECT_EQ(r.status, 0) << Context(r);
-  EXPECT_EQ(ReadFileOr(ws / ".git/config", "<absent>"), config) << Context(r);
-  EXPECT_FALSE(PlantedCommandRuns(ws)) << Context(r);
-  if (mode_ == Mode::kNoNamespaces) {
-    EXPECT_NE(r.err.find("WROTE config"), std::string::npos) << Context(r);
-    EXPECT_EQ(GuardEvents(audit), 1u) << ReadFileOr(audit, "") << Context(r);
-  } else {
-    EXPECT_EQ(r.err.find("WROTE moved"), std::string::npos) << Context(r);
-  }
+      marker_.string() + "'; exit 0";
+  RunResult r = ExpectHarmless(script, ws, ws / ".git/config");
+  ExpectUndoneOrRefused(r, audit_, "WROTE moved", 1);
   fs::path control = Repository("control-moved");
   Host(script, control);
   EXPECT_TRUE(PlantedCommandRuns(control)) << "unsandboxed control";
 }
 
-INSTANTIATE_TEST_SUITE_P(Workspace, WorkspaceGitTest,
-                         ::testing::Combine(::testing::Values(Who::kCurrent, Who::kNobody),
-                                            ::testing::Values(Mode::kNamespaces,
-                                                              Mode::kNoNamespaces, Mode::kGvisor)),
-                         GitParamName);
+INSTANTIATE_TEST_SUITE_P(Workspace, WorkspaceGitTest, EveryUserAndMode(), ModeParamName);
 
 }  // namespace

@@ -9,7 +9,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
+#include <iterator>
 
 namespace gander::launcher {
 namespace {
@@ -23,20 +23,16 @@ void Write(const fs::path& p, const std::string& text, mode_t mode = 0644) {
 
 std::string Read(const fs::path& p) {
   std::ifstream f(p);
-  if (!f) return "<absent>";
-  std::stringstream s;
-  s << f.rdbuf();
-  return s.str();
+  return f ? std::string(std::istreambuf_iterator<char>(f), {}) : "<absent>";
 }
 
 class WorkspaceGuard : public ::testing::Test {
  protected:
   void SetUp() override {
-    char tmpl[] = "/tmp/gander-guard-XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    std::string tmpl = (fs::temp_directory_path() / "gander-guard-XXXXXX").string();
+    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
     ws_ = tmpl;
-    fs::create_directories(ws_ / ".git/hooks");
-    fs::create_directories(ws_ / ".git/objects");
+    for (const char* dir : {".git/hooks", ".git/objects"}) fs::create_directories(ws_ / dir);
     Write(ws_ / ".git/config", "[core]\n\tbare = false\n");
     Write(ws_ / ".git/hooks/pre-commit", "#!/bin/sh\necho users-own\n", 0755);
     Write(ws_ / ".envrc", "export A=1\n");
