@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <set>
@@ -16,6 +17,7 @@ namespace gander::launcher {
 namespace {
 
 constexpr const char* kQuarantine = ".gander-quarantine-";
+constexpr size_t kMaxSnapshotEntries = 4096;  // a hooks directory holds a dozen
 
 // The repository's own entries that decide what runs, in a git directory.
 void AddGitDir(const std::string& dir, std::vector<std::string>& out) {
@@ -58,7 +60,44 @@ std::string GitFileTarget(const std::string& workspace, const std::string& file)
   return *real_ws == workspace ? *real : workspace + real->substr(real_ws->size());
 }
 
-bool RecordedWhole(const std::string& path) { return Basename(path) == "hooks"; }
+// The repository's `core.hooksPath` (a small reader of git's config syntax: a `[core]`
+// section, `hooksPath = VALUE`, optionally quoted; includes are not followed), resolved
+// against the work tree, when it is a directory strictly inside the workspace; else "".
+std::string HooksPath(const std::string& workspace, const std::string& config) {
+  std::string text;
+  if (!ReadAll(config, text, 1u << 20)) return "";
+  std::string value;
+  bool core = false;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find('\n', start);
+    std::string line = text.substr(start, end == std::string::npos ? end : end - start);
+    start = end == std::string::npos ? text.size() : end + 1;
+    line.erase(0, line.find_first_not_of(" \t"));
+    if (line.empty() || line[0] == '#' || line[0] == ';') continue;
+    std::string lower = line;
+    for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (lower[0] == '[') {
+      core = lower.rfind("[core]", 0) == 0;
+      continue;
+    }
+    if (!core || lower.rfind("hookspath", 0) != 0) continue;
+    size_t eq = line.find('=');
+    if (eq == std::string::npos) continue;
+    value = line.substr(eq + 1);
+    value.erase(0, value.find_first_not_of(" \t"));
+    while (!value.empty() && (value.back() == ' ' || value.back() == '\t' || value.back() == '\r'))
+      value.pop_back();
+    if (value.size() >= 2 && value.front() == '"' && value.back() == '"') {
+      value = value.substr(1, value.size() - 2);
+    }
+  }
+  if (value.empty()) return "";
+  if (value[0] != '/') value = workspace + "/" + value;
+  auto real = RealPath(value);
+  if (!real || *real == workspace || !IsWithin(*real, workspace) || !IsRealDir(*real)) return "";
+  return *real;
+}
 
 void Record(const std::string& path, bool whole, WorkspaceSnapshot& s, size_t& budget) {
   EntryState e;
@@ -83,7 +122,7 @@ void Record(const std::string& path, bool whole, WorkspaceSnapshot& s, size_t& b
     if (n > 0) e.content.assign(buf, static_cast<size_t>(n));
   } else if (S_ISDIR(st.st_mode)) {
     e.type = EntryState::Type::kDir;
-    if (whole) {
+    if (whole && s.entries.size() < kMaxSnapshotEntries) {
       for (const auto& name : ListHostDir(path)) {
         if (name.find(kQuarantine) != std::string::npos) continue;  // ours, never run
         Record(path + "/" + name, true, s, budget);
@@ -168,7 +207,7 @@ bool UndoOne(const WorkspaceSnapshot& before, const std::string& path, const Ent
   }
   // A directory recorded by type only (`.git`) cannot be rebuilt: what replaced it stays
   // aside, and the user is told.
-  if (was.type == Type::kDir && !RecordedWhole(path)) {
+  if (was.type == Type::kDir && !before.whole.count(path)) {
     u.error = "the directory itself was replaced; its contents are not recorded";
     return true;
   }
@@ -183,8 +222,11 @@ bool UndoOne(const WorkspaceSnapshot& before, const std::string& path, const Ent
 
 }  // namespace
 
-std::vector<std::string> WorkspaceCodeEntries(const std::string& workspace) {
+std::vector<std::string> WorkspaceCodeEntries(const std::string& workspace,
+                                              std::set<std::string>* whole) {
   std::vector<std::string> out = {workspace + "/.envrc", workspace + "/.git"};
+  std::set<std::string> ignored;
+  if (!whole) whole = &ignored;
   const std::string dot_git = workspace + "/.git";
   struct stat st;
   std::string gitdir;
@@ -202,15 +244,23 @@ std::vector<std::string> WorkspaceCodeEntries(const std::string& workspace) {
       if (IsRealDir(dir + "/" + name)) AddGitDir(dir + "/" + name, out);
     }
   }
+  for (const auto& path : out) {
+    if (Basename(path) == "hooks") whole->insert(path);
+  }
+  if (std::string hooks = HooksPath(workspace, gitdir + "/config"); !hooks.empty()) {
+    out.push_back(hooks);
+    whole->insert(hooks);
+  }
   return out;
 }
 
 std::vector<std::string> ReadOnlyWorkspaceEntries(const std::string& workspace) {
   std::vector<std::string> out;
-  for (const auto& path : WorkspaceCodeEntries(workspace)) {
+  std::set<std::string> whole;
+  for (const auto& path : WorkspaceCodeEntries(workspace, &whole)) {
     struct stat st;
     if (lstat(path.c_str(), &st) != 0 || S_ISLNK(st.st_mode)) continue;
-    if (S_ISDIR(st.st_mode) && !RecordedWhole(path)) continue;
+    if (S_ISDIR(st.st_mode) && !whole.count(path)) continue;
     out.push_back(path);
   }
   return out;
@@ -220,10 +270,10 @@ WorkspaceSnapshot TakeWorkspaceSnapshot(const std::string& workspace) {
   WorkspaceSnapshot s;
   s.workspace = workspace;
   size_t budget = kMaxSnapshotBytes;
-  for (const auto& path : WorkspaceCodeEntries(workspace)) {
+  for (const auto& path : WorkspaceCodeEntries(workspace, &s.whole)) {
     if (s.entries.count(path)) continue;
     // A gitdir named by a `.git` file is recorded by type only, as `.git` is.
-    Record(path, RecordedWhole(path), s, budget);
+    Record(path, s.whole.count(path) > 0, s, budget);
   }
   return s;
 }

@@ -15,6 +15,7 @@
 #include <sys/types.h>
 
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -23,8 +24,11 @@ namespace gander::launcher {
 // The entries of `workspace` that decide what runs on the host, existing or not: `.envrc`,
 // `.git` itself, and in the repository's own directory (`.git`, or a `gitdir:` inside the
 // workspace) `config`, `config.worktree`, `commondir`, `hooks`, and the same in each of
-// `modules/*` and `worktrees/*`. Absolute paths, parents before children.
-std::vector<std::string> WorkspaceCodeEntries(const std::string& workspace);
+// `modules/*` and `worktrees/*`, and the directory the repository's `core.hooksPath` names
+// when it lies inside the workspace (husky's `.husky/_`, a `.githooks`). Absolute paths.
+// `whole` receives the directories recorded with all their files (the hooks directories).
+std::vector<std::string> WorkspaceCodeEntries(const std::string& workspace,
+                                              std::set<std::string>* whole = nullptr);
 
 // Those of WorkspaceCodeEntries to bind read-only over themselves where there is a mount view:
 // the ones that exist and are not symlinks, but for the repository's own directory (`.git`,
@@ -49,6 +53,7 @@ struct WorkspaceSnapshot {
   // cannot be put back (TooLarge).
   std::map<std::string, EntryState> entries;
   std::vector<std::string> too_large;
+  std::set<std::string> whole;  // the directories recorded with their contents (hooks)
 };
 
 inline constexpr size_t kMaxSnapshotBytes = 16u << 20;

@@ -221,6 +221,28 @@ TEST_P(WorkspaceGitTest, ARepositoryMovedAsideAndRebuiltIsUndone) {
   EXPECT_TRUE(PlantedCommandRuns(control)) << "unsandboxed control";
 }
 
+// The user's repository keeps its hooks in the work tree (core.hooksPath, as husky sets it):
+// the extension rewrites one of them.
+TEST_P(WorkspaceGitTest, AHookInTheConfiguredHooksPathDoesNotRunOnTheHost) {
+  auto with_hooks_path = [&](const std::string& name) {
+    fs::path ws = Repository(name);
+    fs::create_directories(ws / ".githooks");
+    WriteFile(ws / ".githooks/pre-commit", "#!/bin/sh\nexit 0\n", 0755);
+    if (who_ == Who::kNobody) ChownTree(ws, kNobodyId, kNobodyId);
+    EXPECT_EQ(Host("git config core.hooksPath .githooks", ws).status, 0);
+    return ws;
+  };
+  fs::path ws = with_hooks_path("hooks-path");
+  const std::string script = "(printf '#!/bin/sh\\ntouch " + marker_.string() +
+                             "\\n' > .githooks/pre-commit) 2>/dev/null && echo 'WROTE hook' >&2;"
+                             " exit 0";
+  RunResult r = ExpectHarmless(script, ws, ws / ".githooks/pre-commit");
+  ExpectUndoneOrRefused(r, audit_, "WROTE hook", 1);
+  fs::path control = with_hooks_path("control-hooks-path");
+  Host(script, control);
+  EXPECT_TRUE(PlantedCommandRuns(control)) << "unsandboxed control";
+}
+
 INSTANTIATE_TEST_SUITE_P(Workspace, WorkspaceGitTest, EveryUserAndMode(), ModeParamName);
 
 }  // namespace

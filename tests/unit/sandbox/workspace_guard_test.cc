@@ -127,5 +127,32 @@ TEST_F(WorkspaceGuard, AGitFileIsRecordedAndItsGitdirInsideTheWorkspaceToo) {
   EXPECT_EQ(Read(ws_ / ".git"), "gitdir: sub/repo\n");
 }
 
+// core.hooksPath inside the workspace (husky, a .githooks directory) is a hooks directory too;
+// one outside it, or the workspace itself, is not the guard's.
+TEST_F(WorkspaceGuard, TheHooksPathTheConfigNamesIsGuardedToo) {
+  fs::create_directories(ws_ / ".githooks");
+  Write(ws_ / ".githooks/pre-commit", "#!/bin/sh\necho lint\n", 0755);
+  Write(ws_ / ".git/config", "[core]\n\tbare = false\n[Core]\n  hooksPath = \".githooks\"\n");
+  auto ro = ReadOnlyWorkspaceEntries(ws_);
+  EXPECT_NE(std::find(ro.begin(), ro.end(), (ws_ / ".githooks").string()), ro.end());
+  auto before = TakeWorkspaceSnapshot(ws_);
+  Write(ws_ / ".githooks/pre-commit", "#!/bin/sh\ntouch /tmp/x\n", 0755);
+  Write(ws_ / ".githooks/post-checkout", "#!/bin/sh\ntouch /tmp/x\n", 0755);
+  auto undone = UndoWorkspaceChanges(before, "T");
+  EXPECT_EQ(undone.size(), 2u);
+  EXPECT_EQ(Read(ws_ / ".githooks/pre-commit"), "#!/bin/sh\necho lint\n");
+  EXPECT_FALSE(fs::exists(ws_ / ".githooks/post-checkout"));
+  for (const char* other : {"[core]\n\thooksPath = /etc\n", "[core]\n\thooksPath = .\n",
+                            "[alias]\n\thooksPath = .githooks\n"}) {
+    Write(ws_ / ".git/config", other);
+    auto entries = WorkspaceCodeEntries(ws_);
+    EXPECT_EQ(std::find(entries.begin(), entries.end(), (ws_ / ".githooks").string()),
+              entries.end())
+        << other;
+    EXPECT_EQ(std::find(entries.begin(), entries.end(), "/etc"), entries.end()) << other;
+    EXPECT_EQ(std::find(entries.begin(), entries.end(), ws_.string()), entries.end()) << other;
+  }
+}
+
 }  // namespace
 }  // namespace gander::launcher
