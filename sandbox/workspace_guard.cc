@@ -17,7 +17,7 @@ namespace gander::launcher {
 namespace {
 
 constexpr const char* kQuarantine = ".gander-quarantine-";
-constexpr size_t kMaxSnapshotEntries = 4096;  // a hooks directory holds a dozen
+constexpr size_t kMaxSnapshotEntries = 1024;  // a hooks directory holds a dozen
 
 // The repository's own entries that decide what runs, in a git directory.
 void AddGitDir(const std::string& dir, std::vector<std::string>& out) {
@@ -99,7 +99,10 @@ std::string HooksPath(const std::string& workspace, const std::string& config) {
   return *real;
 }
 
-void Record(const std::string& path, bool whole, WorkspaceSnapshot& s, size_t& budget) {
+// `depth`: how many levels of a directory recorded whole are still recorded (a hooks
+// directory is flat; a planted tree is not walked without end).
+void Record(const std::string& path, bool whole, WorkspaceSnapshot& s, size_t& budget,
+            int depth = 4) {
   EntryState e;
   struct stat st;
   if (lstat(path.c_str(), &st) != 0) {
@@ -122,10 +125,14 @@ void Record(const std::string& path, bool whole, WorkspaceSnapshot& s, size_t& b
     if (n > 0) e.content.assign(buf, static_cast<size_t>(n));
   } else if (S_ISDIR(st.st_mode)) {
     e.type = EntryState::Type::kDir;
-    if (whole && s.entries.size() < kMaxSnapshotEntries) {
+    if (whole && depth > 0) {
       for (const auto& name : ListHostDir(path)) {
+        if (s.entries.size() >= kMaxSnapshotEntries) {
+          s.cut.insert(path);
+          break;
+        }
         if (name.find(kQuarantine) != std::string::npos) continue;  // ours, never run
-        Record(path + "/" + name, true, s, budget);
+        Record(path + "/" + name, true, s, budget, depth - 1);
       }
     }
   } else {
@@ -182,17 +189,20 @@ std::string Restore(const std::string& path, const EntryState& e) {
 }
 
 // Undoes one difference; false when nothing differs.
+// `force`: a directory too full to compare entry by entry: moved aside and rebuilt.
 bool UndoOne(const WorkspaceSnapshot& before, const std::string& path, const EntryState& was,
-             const EntryState& now, const std::string& stamp, UndoneChange& u) {
+             const EntryState& now, const std::string& stamp, bool force, UndoneChange& u) {
   using Type = EntryState::Type;
   const bool large =
       std::find(before.too_large.begin(), before.too_large.end(), path) != before.too_large.end();
-  if (was == now || (large && now.type == Type::kFile && was.mode == now.mode)) return false;
+  if (!force && (was == now || (large && now.type == Type::kFile && was.mode == now.mode))) {
+    return false;
+  }
   u.path = path;
   u.what = was.type == Type::kAbsent   ? "created"
            : now.type == Type::kAbsent ? "removed"
                                        : "changed";
-  if (was.type == Type::kDir && now.type == Type::kDir) {  // its mode only
+  if (!force && was.type == Type::kDir && now.type == Type::kDir) {  // its mode only
     u.restored = chmod(path.c_str(), was.mode) == 0;
     if (!u.restored) u.error = Errno("chmod");
     return true;
@@ -315,7 +325,8 @@ std::vector<UndoneChange> UndoWorkspaceChanges(const WorkspaceSnapshot& before,
       continue;
     }
     UndoneChange u;
-    if (!UndoOne(before, path, was, current, stamp, u)) continue;
+    const bool force = now.cut.count(path) > 0 && before.whole.count(path) > 0;
+    if (!UndoOne(before, path, was, current, stamp, force, u)) continue;
     // What was moved aside took its contents with it, and a directory that could not be
     // rebuilt has none to refill. One that was rebuilt (hooks) gets its recorded entries back
     // below, each as a removed one.

@@ -54,6 +54,7 @@ struct WorkspaceSnapshot {
   std::map<std::string, EntryState> entries;
   std::vector<std::string> too_large;
   std::set<std::string> whole;  // the directories recorded with their contents (hooks)
+  std::set<std::string> cut;    // ... of which not every entry was recorded (too many)
 };
 
 inline constexpr size_t kMaxSnapshotBytes = 16u << 20;

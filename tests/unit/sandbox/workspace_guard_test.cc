@@ -127,6 +127,19 @@ TEST_F(WorkspaceGuard, AGitFileIsRecordedAndItsGitdirInsideTheWorkspaceToo) {
   EXPECT_EQ(Read(ws_ / ".git"), "gitdir: sub/repo\n");
 }
 
+// A hooks directory filled past the snapshot's bound, so that a hook sorting late would not be
+// listed: the whole directory is moved aside and rebuilt.
+TEST_F(WorkspaceGuard, AHooksDirectoryTooFullToCompareIsRebuilt) {
+  auto before = TakeWorkspaceSnapshot(ws_);
+  for (int i = 0; i < 1100; ++i) Write(ws_ / ".git/hooks" / ("0" + std::to_string(i)), "");
+  Write(ws_ / ".git/hooks/pre-push", "#!/bin/sh\ntouch /tmp/x\n", 0755);
+  auto undone = UndoWorkspaceChanges(before, "T");
+  EXPECT_FALSE(undone.empty());
+  EXPECT_FALSE(fs::exists(ws_ / ".git/hooks/pre-push"));
+  EXPECT_EQ(Read(ws_ / ".git/hooks/pre-commit"), "#!/bin/sh\necho users-own\n");
+  EXPECT_TRUE(fs::exists(ws_ / ".git/hooks.gander-quarantine-T/pre-push"));
+}
+
 // core.hooksPath inside the workspace (husky, a .githooks directory) is a hooks directory too;
 // one outside it, or the workspace itself, is not the guard's.
 TEST_F(WorkspaceGuard, TheHooksPathTheConfigNamesIsGuardedToo) {
