@@ -58,8 +58,9 @@ struct Prepared {
   RunMode mode = RunMode::kEnforce;
   std::optional<policies::ExpandedPolicy> trial;  // --mode monitor: the policy on trial
   std::vector<std::string> protected_paths;       // ProtectedHomePaths: never writable
-  std::unique_ptr<SecretManager> secrets_owner;   // revoked when the run ends
-  SecretManager* secrets = nullptr;               // the policy's secrets, fetched
+  bool workspace_writable = true;  // false: a $HOME workspace NarrowHomeWrites made read-only
+  std::unique_ptr<SecretManager> secrets_owner;  // revoked when the run ends
+  SecretManager* secrets = nullptr;              // the policy's secrets, fetched
   policies::Backend backend = policies::Backend::kNative;
   std::string audit_log;     // --audit-log, else the policy's, else DefaultAuditLogPath
   std::string policy_label;  // how a refusal notice names the policy (launcher/denial_notice.h)
