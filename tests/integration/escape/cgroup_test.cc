@@ -281,14 +281,8 @@ TEST_P(CgroupTreeTest, EscapedGrandchildDiesWhenGanderIsKilled) { Check(true); }
 
 // A gVisor run whose gander is SIGKILLed leaves runsc's own cgroups (runsc never ran
 // `delete`): the next gVisor start removes those of gone ganders, as it does the run's.
-class CgroupGvisorKillTest : public CgroupTest {
- protected:
-  void SetUp() override {
-    CgroupTest::SetUp();
-    if (IsSkipped()) return;
-    if (!root()) GTEST_SKIP() << "runsc makes cgroups of its own only as root";
-  }
-};
+// (Root only, as CgroupTreeTest: runsc makes cgroups of its own only as root.)
+class CgroupGvisorKillTest : public CgroupTreeTest {};
 
 TEST_P(CgroupGvisorKillTest, RunscCgroupsOfAKilledGanderAreSweptAtTheNextStart) {
   RunOptions o = Opts(w().ws);
