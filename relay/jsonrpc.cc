@@ -18,6 +18,7 @@ constexpr size_t kMaxDepth = 1024;
 // What the value after a key (or an array element) is to gander.
 enum class Slot {
   kSkip,        // nothing gander reads
+  kVersion,     // message.jsonrpc
   kRoot,        // the line itself
   kBatchItem,   // an element of a top-level array
   kId,          // message.id
@@ -42,6 +43,7 @@ enum class Container { kSkip, kBatch, kMessage, kParams, kMeta, kResult, kError 
 Slot SlotOfKey(Container in, std::string_view key) {
   switch (in) {
     case Container::kMessage:
+      if (key == "jsonrpc") return Slot::kVersion;
       if (key == "id") return Slot::kId;
       if (key == "method") return Slot::kMethod;
       if (key == "params") return Slot::kParams;
@@ -71,6 +73,25 @@ Slot SlotOfKey(Container in, std::string_view key) {
   return Slot::kSkip;
 }
 
+// The keys the client's types name in a message and in its `error` (serde's derived structs
+// refuse each of them twice; other keys are ignored, twice or not). Inside `result` the
+// client's types are untagged with a catch-all (an empty result), so a key there twice is not
+// refused, and `_meta` is a map (the last one wins, as it does here).
+int KnownKeyBit(Container in, std::string_view key) {
+  static constexpr std::string_view kMessage[] = {"jsonrpc", "id",     "method",
+                                                  "params",  "result", "error"};
+  static constexpr std::string_view kError[] = {"code", "message", "data"};
+  auto find = [&](const auto& names) {
+    for (size_t i = 0; i < std::size(names); ++i) {
+      if (names[i] == key) return static_cast<int>(i);
+    }
+    return -1;
+  };
+  if (in == Container::kMessage) return find(kMessage);
+  if (in == Container::kError) return find(kError);
+  return -1;
+}
+
 // The SAX handler: it follows the few paths gander reads and skips the rest (the parser still
 // validates all of it). A scalar value of the wrong type where gander expects one is treated as
 // the old reader did: an id that is not a string, number or null makes the message invalid; a
@@ -83,7 +104,15 @@ class Handler {
   void Bool(bool b) { Scalar(b ? Value::kTrue : Value::kFalse, {}); }
   void Number(std::string_view text) { Scalar(Value::kNumber, text); }
   void String(std::string_view text) { Scalar(Value::kString, text); }
-  void Key(std::string_view key) { next_ = SlotOfKey(stack_.back(), key); }
+  void Key(std::string_view key) {
+    Container in = stack_.back();
+    if (int bit = KnownKeyBit(in, key); bit >= 0) {
+      unsigned& seen = in == Container::kMessage ? message_.keys : message_.error_keys;
+      if (seen & 1u << bit) out_.client_refuses = true;
+      seen |= 1u << bit;
+    }
+    next_ = SlotOfKey(in, key);
+  }
   void StartObject() { Open(/*object=*/true); }
   void StartArray() { Open(/*object=*/false); }
   void End() { Close(); }
@@ -96,6 +125,8 @@ class Handler {
     RpcMessage m;
     bool has_id = false, has_method = false, has_result = false, has_error = false;
     bool id_valid = true;
+    bool version = false;               // "jsonrpc":"2.0"
+    unsigned keys = 0, error_keys = 0;  // KnownKeyBit of the keys seen
   };
 
   // After a value: what the next value in the same container is.
@@ -106,6 +137,7 @@ class Handler {
   }
 
   void Open(bool object) {
+    if (stack_.size() >= ParsedLine::kClientMaxDepth) out_.client_refuses = true;
     Container c = Container::kSkip;
     if (object) {
       c = OpenObject(next_);
@@ -146,7 +178,10 @@ class Handler {
   void Close() {
     Container c = stack_.back();
     stack_.pop_back();
-    if (c == Container::kMessage) Keep(Finish(std::move(message_)));
+    if (c == Container::kMessage) {
+      if (!message_.version) out_.client_refuses = true;
+      Keep(Finish(std::move(message_)));
+    }
     AfterValue();
   }
 
@@ -200,7 +235,11 @@ class Handler {
     bool is_string = type == Value::kString;
     switch (next_) {
       case Slot::kBatchItem:  // not an object: an element that is no message
+        out_.client_refuses = true;
         Keep(RpcMessage{});
+        break;
+      case Slot::kVersion:
+        s.version = is_string && text == "2.0";
         break;
       case Slot::kId:
         s.has_id = true;

@@ -61,6 +61,13 @@ struct ParsedLine {
   bool batch = false;  // a JSON array
   std::vector<RpcMessage> messages;
   size_t unread = 0;  // batch elements past kMaxMessages
+  // Goose's client (rmcp, reading with serde_json) refuses this line although it is JSON:
+  // a message without `"jsonrpc":"2.0"`, nesting deeper than serde_json's recursion limit
+  // (kClientMaxDepth), a key of the message or of its `error` twice, a batch element that is
+  // no object (one refused element refuses the whole batch). The client never sees such a
+  // line as an answer, so it must not end anything gander tracks.
+  static constexpr size_t kClientMaxDepth = 127;
+  bool client_refuses = false;
 };
 
 class JsonRpcParser {

@@ -38,8 +38,13 @@ LineVerdict RpcMonitor::OnLine(std::string_view line, bool from_client) {
           ++swallowed_;
           return LineVerdict::kSwallow;
         }
-        initialize_answered_ = true;
+        if (!parsed.client_refuses) initialize_answered_ = true;
       }
+    }
+    // The client refuses the line: for it nothing ended, so nothing ends here either.
+    if (parsed.client_refuses) {
+      ++refused_server_lines_;
+      return LineVerdict::kForward;
     }
     for (const RpcMessage& m : parsed.messages) tracker_.OnServerMessage(m, now);
   }

@@ -39,6 +39,9 @@ class RpcMonitor {
 
   bool handshake_seen() const { return initialize_line_.has_value(); }
   uint64_t swallowed() const { return swallowed_; }
+  // Lines from the extension that Goose's client refuses (ParsedLine::client_refuses): a
+  // protocol anomaly, forwarded unchanged but kept from the tracking.
+  uint64_t refused_server_lines() const { return refused_server_lines_; }
 
  private:
   struct Side final : LineObserver {
@@ -64,6 +67,7 @@ class RpcMonitor {
   bool initialize_answered_ = false;
   bool swallow_initialize_answer_ = false;
   uint64_t swallowed_ = 0;
+  uint64_t refused_server_lines_ = 0;
 };
 
 int64_t MonotonicNowNs();

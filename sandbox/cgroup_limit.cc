@@ -8,6 +8,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstring>
@@ -248,6 +249,18 @@ void SweepStaleCgroups(const std::vector<std::string>& parents) {
     closedir(dir);
     for (const auto& path : stale) rmdir(path.c_str());  // EBUSY: not empty, left alone
   }
+}
+
+std::vector<std::string> RunscCgroupParents(const std::vector<CgroupMount>& mounts) {
+  std::vector<std::string> out;
+  auto add = [&](const std::string& dir) {
+    if (!dir.empty() && std::find(out.begin(), out.end(), dir) == out.end()) out.push_back(dir);
+  };
+  for (const CgroupMount& m : mounts) {
+    add(m.mountpoint);
+    if (!m.own_dir.empty() && m.own_dir != m.mountpoint) add(m.own_dir);
+  }
+  return out;
 }
 
 RunCgroup& RunCgroup::operator=(RunCgroup&& other) noexcept {

@@ -106,6 +106,11 @@ void PointAtRunCgroup(std::vector<CgroupMount>& mounts, const CgroupPlace& place
 // gone, in each parent. Only empty cgroups can be removed; others are left as they are.
 void SweepStaleCgroups(const std::vector<std::string>& parents);
 
+// Where runsc makes its own cgroups (gander-PID-NAME, the container id): at each hierarchy's
+// root and under gander's own cgroup in it. A gVisor run whose gander was SIGKILLed leaves
+// them; StartGvisor sweeps these parents (as root: only root's runsc makes them).
+std::vector<std::string> RunscCgroupParents(const std::vector<CgroupMount>& mounts);
+
 // What the policy asks of a cgroup: limits.memory, limits.processes.
 CgroupLimits CgroupLimitsOf(std::optional<uint64_t> memory, std::optional<uint64_t> processes);
 

@@ -103,4 +103,38 @@ std::vector<std::string> NarrowHomeWrites(policies::ExpandedPolicy& policy, cons
   return lines;
 }
 
+monitor::ClassifierRules GuardedClassifierRules(policies::ExpandedPolicy policy,
+                                                const std::string& workspace,
+                                                bool workspace_writable,
+                                                const std::vector<std::string>& protected_paths,
+                                                const std::vector<std::string>& extra_exec,
+                                                const std::vector<std::string>& system) {
+  auto within_any = [](const std::string& path, const std::vector<std::string>& dirs) {
+    return std::any_of(dirs.begin(), dirs.end(),
+                       [&](const std::string& d) { return IsWithin(path, d); });
+  };
+  std::vector<std::string> write;
+  for (const auto& path : policy.write) {
+    if (within_any(path, protected_paths)) {
+      AddUnique(policy.read, path);
+    } else {
+      write.push_back(path);
+    }
+  }
+  policy.write = std::move(write);
+  std::vector<std::string> writable = policy.write;
+  if (workspace_writable && !workspace.empty()) writable.push_back(workspace);
+  if (!workspace_writable && !workspace.empty()) {
+    // Shown from the host, read-only: no longer the private tmpfs a rule on the same path
+    // (`${HOME}` in the default profile) would make it, as the workspace rule outranked it.
+    AddUnique(policy.read, workspace);
+    std::erase(policy.private_, workspace);
+  }
+  for (const auto& path : protected_paths) {
+    if (within_any(path, writable)) AddUnique(policy.read, path);
+  }
+  return monitor::ClassifierRules::From(policy, workspace_writable ? workspace : "", extra_exec,
+                                        system);
+}
+
 }  // namespace gander::launcher

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "monitor/path_classifier.h"
 #include "policies/policy.h"
 
 namespace gander::launcher {
@@ -29,5 +30,18 @@ std::vector<std::string> ProtectedHomePaths(const std::string& home,
 // the lines say what stays read-only all the same (ProtectedHomePaths).
 std::vector<std::string> NarrowHomeWrites(policies::ExpandedPolicy& policy, const std::string& home,
                                           bool allow_home_write);
+
+// The monitor's classifier rules for `policy` as the sandbox enforces it once the guard has
+// applied, so that a file event (and `--mode monitor`'s would_deny) says what the mount view
+// and Landlock do: a protected path shown inside a write grant or the workspace is read-only
+// (a write grant on or inside one is a read grant), and a workspace NarrowHomeWrites made
+// read-only (`workspace_writable` false) is no workspace class but a read grant.
+// `extra_exec` and `system` as for ClassifierRules::From.
+monitor::ClassifierRules GuardedClassifierRules(policies::ExpandedPolicy policy,
+                                                const std::string& workspace,
+                                                bool workspace_writable,
+                                                const std::vector<std::string>& protected_paths,
+                                                const std::vector<std::string>& extra_exec,
+                                                const std::vector<std::string>& system);
 
 }  // namespace gander::launcher

@@ -177,6 +177,9 @@ std::optional<Stop> PreparePolicy(const RunOptions& o, Prepared& p) {
     for (const auto& line : NarrowHomeWrites(p.policy, p.home, o.allow_home_write)) {
       spdlog::warn("{}: {}", p.name, line);
     }
+    // The policy on trial is judged as enforce would apply it (its lines are the same).
+    if (p.trial) NarrowHomeWrites(*p.trial, p.home, o.allow_home_write);
+    p.workspace_writable = o.allow_home_write || !IsWithin(p.home, p.workspace);
   }
   p.protected_paths = ProtectedHomePaths(p.home, p.environ, o.install_phase);
   p.read_only_entries = ReadOnlyWorkspaceEntries(p.workspace);
@@ -286,12 +289,14 @@ std::optional<Stop> CompilePolicy(Prepared& p, bool use_namespaces) {
                                                : CgroupReadPaths(c.cgroups, use_namespaces);
   system.insert(system.end(), CpuTopologyFiles().begin(), CpuTopologyFiles().end());
   c.namespaces = use_namespaces;
-  c.files = monitor::ClassifierRules::From(p.policy, p.workspace, p.command.readable, system);
+  // As the sandbox enforces them once the home guard applied (home_guard.h).
+  auto rules = [&](const policies::ExpandedPolicy& policy) {
+    return GuardedClassifierRules(policy, p.workspace, p.workspace_writable, p.protected_paths,
+                                  p.command.readable, system);
+  };
+  c.files = rules(p.policy);
   c.files_trial.reset();
-  if (p.trial) {
-    c.files_trial =
-        monitor::ClassifierRules::From(*p.trial, p.workspace, p.command.readable, system);
-  }
+  if (p.trial) c.files_trial = rules(*p.trial);
   return std::nullopt;
 }
 

@@ -63,6 +63,7 @@ struct Prepared {
   // there is a mount view, and what they were at the start, put back at the end or a restart.
   std::vector<std::string> read_only_entries;
   WorkspaceSnapshot workspace_snapshot;
+  bool workspace_writable = true;  // false: a $HOME workspace NarrowHomeWrites made read-only
   std::unique_ptr<SecretManager> secrets_owner;  // revoked when the run ends
   SecretManager* secrets = nullptr;              // the policy's secrets, fetched
   policies::Backend backend = policies::Backend::kNative;

@@ -229,9 +229,11 @@ std::optional<monitor::SupervisorOptions> SuperviseFirst(Session& s, Redaction& 
         s.p.name, monitor::LifecyclePhase::kRelay,
         fmt::format(
             "client_lines={} client_not_json={} client_oversize={} server_lines={} "
-            "server_not_json={} server_oversize={} stderr_bytes={} tool_calls_unanswered={}",
+            "server_not_json={} server_oversize={} server_refused_by_client={} stderr_bytes={} "
+            "tool_calls_unanswered={}",
             up.lines, up.non_json_lines, up.oversize_lines, down.lines, down.non_json_lines,
-            down.oversize_lines, err.bytes_in, s.rpc.tracker().tool_calls_in_flight())));
+            down.oversize_lines, s.rpc.refused_server_lines(), err.bytes_in,
+            s.rpc.tracker().tool_calls_in_flight())));
   };
   auto first = WatchExtension(s, *s.current, false);
   if (!first) return std::nullopt;

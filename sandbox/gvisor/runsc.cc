@@ -19,6 +19,7 @@
 #include <fstream>
 
 #include "common/path.h"
+#include "sandbox/cgroup_limit.h"
 #include "sandbox/child_setup.h"
 #include "sandbox/sandbox.h"
 #include "sandbox/spawn.h"
@@ -159,6 +160,8 @@ Result<std::unique_ptr<GvisorRun>> StartGvisor(const BundleSpec& spec, const Run
                                                const std::string& name) {
   const std::string base = RunDirBase();
   RemoveStaleRunDirs(base);
+  // runsc's own cgroups of a gander that was SIGKILLed (its runsc never ran `delete`).
+  if (geteuid() == 0) SweepStaleCgroups(RunscCgroupParents(HostCgroupMounts()));
   std::unique_ptr<GvisorRun> run(new GvisorRun());
   run->options_ = options;
   std::string pattern = base + "/" + std::string(kPrefix) + std::to_string(getpid()) + "-XXXXXX";

@@ -256,7 +256,7 @@ TEST_F(CollectorTest, SigkillMidStreamLosesNothingAndCountsNothingTwice) {
   }
   ASSERT_GT(sent_while_down, 1000u);
   ASSERT_TRUE(Drain(*client)) << client->backlog() << " events never acknowledged";
-  client->Finish(1s);
+  client->Finish(60s);  // returns once the bye is sent: a hang bound
   EXPECT_FALSE(client->fallback());
 
   std::string metrics = Scrape();
@@ -295,9 +295,11 @@ TEST_F(CollectorTest, EventsSentWhileTheCollectorIsDownArriveAfterItRestarts) {
       ValueOf(metrics, "gander_syscalls_total{extension=\"itest\",syscall=\"read\",phase=\"run\"}"),
       450);
   EXPECT_EQ(ValueOf(metrics, "gander_extension_running{extension=\"itest\"}"), 1);
-  client->Finish(1s);
+  client->Finish(60s);  // returns once the bye is sent: a hang bound
   EXPECT_TRUE(WaitUntil(
-      [&] { return ValueOf(Scrape(), "gander_extension_running{extension=\"itest\"}") == 0; }, 2s));
+      [&] { return ValueOf(Scrape(), "gander_extension_running{extension=\"itest\"}") == 0; },
+      60s))  // a hang bound: the gauge drops when the collector reads the bye
+      << "the extension still counted as running a minute after its bye";
 }
 
 TEST_F(CollectorTest, BacklogOverflowIsDroppedAndCounted) {

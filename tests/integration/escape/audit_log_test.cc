@@ -817,6 +817,48 @@ TEST_P(AuditTest, MonitorModeLogsWouldDenyAndEnforcesOnlyTheDefault) {
   ExpectFileEvent(run, {key, "denied", "read", "denied"}, ExpectProbeExec(run, {"read", key}));
 }
 
+// A workspace that is $HOME is read-only (sandbox/home_guard.h), and with --allow-home-write its
+// protected paths stay read-only: in --mode monitor the log must say what the sandbox did (the
+// write was refused: denied), not `allowed` because the policy on trial names the workspace.
+// In every mode; the first run was logged `allowed` before the classifier saw the home guard.
+TEST_P(AuditTest, MonitorModeJudgesAHomeWorkspaceAsEnforceDoes) {
+  const fs::path home = w().home;
+  WriteFile(home / "notes.txt", "mine\n", 0644);
+  WriteFile(home / ".bashrc", "# mine\n", 0644);
+  if (who_ == Who::kNobody) ChownTree(home, kNobodyId, kNobodyId);
+  std::vector<Argv> modes = {kFullFlags};
+  if (MissingForDegradedSandbox().empty()) {
+    modes.push_back({"--no-namespaces", "--require", "landlock"});
+  }
+  if (system("command -v runsc >/dev/null 2>&1") == 0) modes.push_back({"--backend", "gvisor"});
+  for (const Argv& mode : modes) {
+    for (bool opt_in : {false, true}) {
+      const std::string target = (home / (opt_in ? ".bashrc" : "notes.txt")).string();
+      SCOPED_TRACE(Quote(mode) + (opt_in ? " --allow-home-write " : " ") + target);
+      fs::path file = w().data / ("audit-home-" + std::to_string(++runs_) + ".jsonl");
+      Argv all = mode;
+      for (const char* f : {"--mode", "monitor", "--audit-log"}) all.push_back(f);
+      all.push_back(file.string());
+      if (opt_in) all.push_back("--allow-home-write");
+      LoggedRun run;
+      run.result = Gander(all, ProbeCommand({"write", target}), home);
+      run.log = ReadAuditLog(file);
+      run.context = Context(run.result) + "\n" + run.log.Dump();
+      EXPECT_EQ(run.result.status, 1) << "the write is refused in monitor mode too\n"
+                                      << run.context;
+      EXPECT_EQ(ReadFileOr(target, ""), opt_in ? "# mine\n" : "mine\n") << run.context;
+      bool seen = false;
+      for (const json* e : run.log.Files()) {
+        const json& f = e->at("file");
+        if (Str(f, "path") != target || Str(f, "access") != "create") continue;  // O_CREAT
+        seen = true;
+        EXPECT_EQ(Str(e->at("file"), "result"), "denied") << e->dump() << "\n" << run.context;
+      }
+      EXPECT_TRUE(seen) << "no create event for " << target << "\n" << run.context;
+    }
+  }
+}
+
 // Every process of the sandbox leaves exec and exit events: a child the probe runs exits 3,
 // with its own pid and executable; the probe's own exit is the launcher's, logged once. Under
 // --files off too.

@@ -52,6 +52,21 @@ std::vector<fs::path> RunCgroupDirs(pid_t gander) {
   return out;
 }
 
+// runsc's own cgroup directories for a gander (its container id, gander-PID-NAME), at each
+// hierarchy's root, where runsc makes them for gander in the root cgroup.
+std::vector<fs::path> RunscCgroupDirs(pid_t gander) {
+  std::vector<fs::path> out;
+  const std::string prefix = "gander-" + std::to_string(gander) + "-";
+  std::error_code ec;
+  for (const auto& hierarchy : fs::directory_iterator("/sys/fs/cgroup", ec)) {
+    std::error_code inner;
+    for (const auto& e : fs::directory_iterator(hierarchy.path(), inner)) {
+      if (e.path().filename().string().starts_with(prefix)) out.push_back(e.path());
+    }
+  }
+  return out;
+}
+
 std::string Join(const std::vector<fs::path>& paths) {
   std::string s;
   for (const auto& p : paths) s += p.string() + "\n";
@@ -264,6 +279,45 @@ TEST_P(CgroupTreeTest, OnlyTheRunsOwnCgroupIsReadable) {
 TEST_P(CgroupTreeTest, EscapedGrandchildDiesAtNormalEnd) { Check(false); }
 TEST_P(CgroupTreeTest, EscapedGrandchildDiesWhenGanderIsKilled) { Check(true); }
 
+// A gVisor run whose gander is SIGKILLed leaves runsc's own cgroups (runsc never ran
+// `delete`): the next gVisor start removes those of gone ganders, as it does the run's.
+// (Root only, as CgroupTreeTest: runsc makes cgroups of its own only as root.)
+class CgroupGvisorKillTest : public CgroupTreeTest {};
+
+TEST_P(CgroupGvisorKillTest, RunscCgroupsOfAKilledGanderAreSweptAtTheNextStart) {
+  RunOptions o = Opts(w().ws);
+  o.pipe_stdin = true;
+  Argv argv = GanderArgv(Flags(), {"/bin/sleep", "600"}, w().ws);
+  Child gander(argv, o);
+  // runsc has made them once the sandbox is up; waited for with a hang bound (60 s).
+  std::vector<fs::path> made;
+  for (int i = 0; i < 6000 && made.empty(); ++i) {
+    made = RunscCgroupDirs(gander.pid());
+    if (made.empty()) usleep(10'000);
+  }
+  ASSERT_FALSE(made.empty()) << "runsc made no cgroup for " << Quote(argv);
+  ASSERT_EQ(kill(gander.pid(), SIGKILL), 0);
+  std::string context = gander.Wait(60).Describe();
+  // The sandbox goes with gander; its cgroups are empty once it has (a hang bound again).
+  auto empty = [&] {
+    for (const auto& dir : made) {
+      if (!ReadFileOr(dir / "cgroup.procs", "").empty()) return false;
+    }
+    return true;
+  };
+  for (int i = 0; i < 6000 && !empty(); ++i) usleep(10'000);
+  ASSERT_TRUE(empty()) << "the sandbox outlived gander:\n" << Join(made) << context;
+  ASSERT_EQ(RunscCgroupDirs(gander.pid()).size(), made.size()) << "nobody removed them yet";
+  RunResult next = Gander(Flags(), {"/bin/true"}, w().ws);
+  EXPECT_EQ(next.status, 0) << Context(next);
+  std::vector<fs::path> left = RunscCgroupDirs(gander.pid());
+  EXPECT_TRUE(left.empty()) << "left behind:\n" << Join(left) << context;
+}
+
+INSTANTIATE_TEST_SUITE_P(Cgroup, CgroupGvisorKillTest,
+                         ::testing::Combine(::testing::Values(Who::kCurrent),
+                                            ::testing::Values(Mode::kGvisor)),
+                         ParamName);
 INSTANTIATE_TEST_SUITE_P(Cgroup, CgroupTest,
                          ::testing::Combine(::testing::Values(Who::kCurrent, Who::kNobody),
                                             ::testing::Values(Mode::kNamespaces,

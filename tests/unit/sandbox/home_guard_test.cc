@@ -89,5 +89,37 @@ TEST(HomeGuard, ProtectedPathsCoverStartupFilesKeysAndGandersOwn) {
   EXPECT_TRUE(ProtectedHomePaths("", {}).empty());
 }
 
+// The monitor's view of the guarded policy: what a write there is classified as must be what
+// the sandbox does, so that --mode monitor's would_deny agrees with enforce.
+TEST(HomeGuard, TheClassifierSeesANarrowedHomeWorkspaceAsReadOnly) {
+  using monitor::PathClass;
+  auto p = HomeWorkspace();
+  p.private_ = {"/tmp", "/home/u"};  // the default profile's private home
+  NarrowHomeWrites(p, "/home/u", false);
+  const std::vector<std::string> protect = {"/home/u/.bashrc", "/home/u/.local/bin"};
+  auto rules = GuardedClassifierRules(p, "/home/u", /*workspace_writable=*/false, protect, {}, {});
+  EXPECT_EQ(rules.Classify("/home/u/notes.txt"), PathClass::kAllowedReadOnly);
+  EXPECT_EQ(rules.Classify("/home/u/.bashrc"), PathClass::kAllowedReadOnly);
+  EXPECT_EQ(rules.Classify("/home/u/.local/share/gander/data/x/f"), PathClass::kAllowedWrite);
+  EXPECT_EQ(rules.Classify("/srv/project/f"), PathClass::kAllowedWrite);
+}
+
+TEST(HomeGuard, WithTheOptInTheClassifierStillSeesProtectedPathsReadOnly) {
+  using monitor::PathClass;
+  auto p = HomeWorkspace();
+  p.write.push_back("/home/u/.local/bin/tool");  // a grant inside a protected path
+  NarrowHomeWrites(p, "/home/u", true);
+  const std::vector<std::string> protect = {"/home/u/.bashrc", "/home/u/.local/bin",
+                                            "/home/u/.ssh"};
+  auto rules = GuardedClassifierRules(p, "/home/u", /*workspace_writable=*/true, protect, {}, {});
+  EXPECT_EQ(rules.Classify("/home/u/notes.txt"), PathClass::kWorkspace);
+  EXPECT_EQ(rules.Classify("/home/u/.bashrc"), PathClass::kAllowedReadOnly);
+  EXPECT_EQ(rules.Classify("/home/u/.local/bin/tool/x"), PathClass::kAllowedReadOnly);
+  // A protected path no grant shows stays what it was (here: inside the workspace).
+  auto project = GuardedClassifierRules(HomeWorkspace(), "/srv/project", true, protect, {}, {});
+  EXPECT_EQ(project.Classify("/srv/project/f"), PathClass::kWorkspace);
+  EXPECT_EQ(project.Classify("/etc/passwd"), PathClass::kOutside);
+}
+
 }  // namespace
 }  // namespace gander::launcher
