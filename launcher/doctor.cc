@@ -15,12 +15,6 @@ namespace {
 
 const char* YesNo(bool v) { return v ? "yes" : "no"; }
 
-bool AppArmorRestrictsUserns() {
-  std::ifstream in("/proc/sys/kernel/apparmor_restrict_unprivileged_userns");
-  std::string value;
-  return in >> value && value == "1";
-}
-
 std::string SelfExe() {
   char buf[4096];
   ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
@@ -44,9 +38,10 @@ int DoctorJson(const KernelFeatures& f, bool seccomp, IsolationLevel level, std:
   j["isolation_level"] = LevelName(level);
   j["egress"] =
       EgressModeName(EgressModeOf(f.user_namespaces, f.landlock_abi, f.seccomp_user_notif));
-  std::string advice =
-      AppArmorUsernsAdvice(AppArmorRestrictsUserns(), f.user_namespaces, SelfExe());
+  const AppArmorUserns apparmor = ReadAppArmorUserns();
+  std::string advice = AppArmorUsernsAdvice(apparmor, f.user_namespaces, SelfExe());
   j["apparmor_userns_restricted"] = !advice.empty();
+  if (apparmor.restricted) j["apparmor_profile_loaded"] = apparmor.profile_loaded;
   if (!advice.empty()) j["apparmor_advice"] = advice;
   out << j.dump(2) << "\n";
   return level == IsolationLevel::kFull ? 0 : 1;
@@ -54,8 +49,43 @@ int DoctorJson(const KernelFeatures& f, bool seccomp, IsolationLevel level, std:
 
 }  // namespace
 
-std::string AppArmorUsernsAdvice(bool restricted, bool user_namespaces, const std::string& self) {
-  if (!restricted || user_namespaces) return "";
+AppArmorUserns ReadAppArmorUserns(const std::string& root) {
+  std::string base = root == "/" ? "" : root;
+  AppArmorUserns a;
+  std::ifstream sysctl(base + "/proc/sys/kernel/apparmor_restrict_unprivileged_userns");
+  std::string value;
+  a.sysctl_present = static_cast<bool>(sysctl);
+  a.restricted = sysctl >> value && value == "1";
+  a.profile_installed = access((base + "/etc/apparmor.d/gander").c_str(), F_OK) == 0;
+  // One line per loaded profile: "NAME (MODE)".
+  std::ifstream loaded(base + "/sys/kernel/security/apparmor/profiles");
+  for (std::string line; std::getline(loaded, line);) {
+    if (line.starts_with("gander (")) a.profile_loaded = true;
+  }
+  return a;
+}
+
+bool AppArmorAllowsUserns(const AppArmorUserns& apparmor) {
+  return !apparmor.restricted || apparmor.profile_loaded;
+}
+
+std::string AppArmorUsernsAdvice(const AppArmorUserns& apparmor, bool user_namespaces,
+                                 const std::string& self) {
+  if (!apparmor.restricted || user_namespaces) return "";
+  const std::string load = "`sudo apparmor_parser -r /etc/apparmor.d/gander`";
+  if (apparmor.profile_loaded) {
+    return "AppArmor refuses unprivileged user namespaces here "
+           "(kernel.apparmor_restrict_unprivileged_userns=1) and gander's profile is loaded, "
+           "but it does not name this gander (" +
+           self + "): change the path in /etc/apparmor.d/gander to " + self + " and run " + load +
+           ".";
+  }
+  if (apparmor.profile_installed) {
+    return "AppArmor refuses unprivileged user namespaces here "
+           "(kernel.apparmor_restrict_unprivileged_userns=1); /etc/apparmor.d/gander is "
+           "installed but not loaded: run " +
+           load + " (it needs AppArmor 4's apparmor_parser; its path must be " + self + ").";
+  }
   return "AppArmor refuses unprivileged user namespaces here "
          "(kernel.apparmor_restrict_unprivileged_userns=1), so gander falls back to Landlock "
          "and seccomp. To lift it for gander only: install the gander package (it ships "
@@ -110,9 +140,12 @@ int Doctor(std::ostream& out, bool json, bool probe_kvm) {
         << " bind the whole sandbox; what is left in it at the end is killed)\n";
   }
   for (const auto& note : f.notes) out << "note              " << note << "\n";
-  if (auto advice = AppArmorUsernsAdvice(AppArmorRestrictsUserns(), f.user_namespaces, SelfExe());
-      !advice.empty()) {
+  const AppArmorUserns apparmor = ReadAppArmorUserns();
+  if (auto advice = AppArmorUsernsAdvice(apparmor, f.user_namespaces, SelfExe()); !advice.empty()) {
     out << "apparmor          " << advice << "\n";
+  } else if (apparmor.restricted && AppArmorAllowsUserns(apparmor)) {
+    out << "apparmor          unprivileged user namespaces are restricted here; gander's profile "
+           "is loaded and grants them: full isolation\n";
   }
 
   out << "\nisolation level   " << LevelName(level) << "\n";

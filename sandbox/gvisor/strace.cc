@@ -128,7 +128,8 @@ bool IsAtFdcwd(std::string_view dirfd) {
 std::vector<std::string> TracedSyscalls(monitor::FilesWatch files) {
   std::vector<std::string> out;
   for (const monitor::WatchedSyscall& w : monitor::WatchedSyscalls()) {
-    if (static_cast<int>(w.level) <= static_cast<int>(files) && KnownToRunsc(w.name)) {
+    bool below = w.placeholder_probe && files != monitor::FilesWatch::kAll;  // no placeholders
+    if (static_cast<int>(w.level) <= static_cast<int>(files) && KnownToRunsc(w.name) && !below) {
       out.emplace_back(w.name);
     }
   }

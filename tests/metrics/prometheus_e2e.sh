@@ -4,12 +4,18 @@
 # a planted ~/.ssh key and connects to a host its policy does not name. The Prometheus HTTP
 # API must then show the exact counts (equal to the audit log's events) and both alerts
 # firing (GanderSensitiveFileAccess, GanderEgressDenied).
+# Then the install phase (issue 18): `gander run -- npx -y TARBALL` of the evil fixture
+# (tests/integration/install/fixtures/evil-package, whose postinstall reads ~/.ssh/id_rsa) and a
+# run of the same extension that reads the key. /api/v1/alerts must show
+# GanderSensitiveFileAccess firing once per phase, with labels extension, path, phase
+# (install | run), and no install-phase alert on any other path (gander's own npm install reads
+# nothing sensitive). The rule has no `for:`, so the shipped file is loaded unchanged.
 #
 #   tests/metrics/prometheus_e2e.sh BUILD_DIR
 set -euo pipefail
 build=$(cd "${1:?usage: prometheus_e2e.sh BUILD_DIR}" && pwd)
 repo=$(cd "$(dirname "$0")/../.." && pwd)
-for tool in prometheus curl python3; do
+for tool in prometheus curl python3 node npm; do
   command -v "$tool" >/dev/null || { echo "SKIP: $tool is not installed"; exit 77; }
 done
 
@@ -79,3 +85,49 @@ wait_for 'sum(gander_extension_starts_total{extension="e2e-bad"})' 2
 wait_for 'count(ALERTS{alertname="GanderSensitiveFileAccess",alertstate="firing",extension="e2e-bad",path="~/.ssh"})' 1
 wait_for 'count(ALERTS{alertname="GanderEgressDenied",alertstate="firing",extension="e2e-bad",destination="192.0.2.1"})' 1
 echo "prometheus e2e: $key_events key read(s) and $net_events denied connect(s) counted exactly; both alerts firing"
+
+# --- the install phase, through Prometheus's alerts API ---------------------------------------
+(cd "$repo/tests/integration/install/fixtures/evil-package" &&
+   npm pack --silent --pack-destination "$tmp" >/dev/null)
+tarball=$tmp/gander-evil-fixture-1.0.0.tgz
+audit=$tmp/install-audit.jsonl
+(cd "$tmp/ws" && "$build/launcher/gander" run --collector connect --name e2e-install \
+   --osv-endpoint off --audit-log "$audit" -- npx -y "$tarball" </dev/null >/dev/null 2>"$tmp/stderr") ||
+  fail "the install of the fixture failed: $(cat "$tmp/stderr")"
+(cd "$tmp/ws" && "$build/launcher/gander" run --collector connect --name e2e-install \
+   --audit-log "$audit" -- /bin/sh -c "cat $HOME/.ssh/id_rsa; true" </dev/null >"$tmp/stdout" 2>/dev/null) || true
+grep -q e2e-planted-key "$tmp/stdout" && fail "the planted key was read at run time"
+key_lines=$(grep '"kind":"file".*"path_label":"~/.ssh".*"result":"denied"' "$audit" || true)
+install_keys=$(grep -c '"phase":"install"' <<<"$key_lines" || true)
+run_keys=$(grep -vc '"phase":"install"' <<<"$key_lines" || true)
+[[ $install_keys -ge 1 && $run_keys -ge 1 ]] || fail "audit log: $install_keys install-phase and $run_keys run-phase key events"
+# Each phase's events under its own phase label, exactly (the install not charged to the run).
+wait_for 'sum(gander_file_access_outside_workspace_total{extension="e2e-install",path="~/.ssh",result="denied",phase="install"})' "$install_keys"
+wait_for 'sum(gander_file_access_outside_workspace_total{extension="e2e-install",path="~/.ssh",result="denied",phase="run"})' "$run_keys"
+
+# alerts PHASE: the GanderSensitiveFileAccess alerts of e2e-install in PHASE, one line each
+# ("STATE PATH PATH_CLASS RESULT").
+alerts() {
+  curl -fsS "http://127.0.0.1:$prom_port/api/v1/alerts" | python3 -c '
+import json, sys
+for a in json.load(sys.stdin)["data"]["alerts"]:
+    l = a["labels"]
+    if l.get("alertname") == "GanderSensitiveFileAccess" and l.get("extension") == "e2e-install" \
+       and l.get("phase") == sys.argv[1]:
+        print(a["state"], l.get("path"), l.get("path_class"), l.get("result"), l.get("severity"))
+' "$1"
+}
+wait_alert() {  # wait_alert PHASE: until a firing ~/.ssh alert of PHASE is listed (bounded)
+  local got=""
+  for _ in $(seq 120); do
+    got=$(alerts "$1" 2>/dev/null || true)
+    grep -q '^firing ~/.ssh denied denied critical$' <<<"$got" && return 0
+    sleep 0.5
+  done
+  fail "no firing GanderSensitiveFileAccess{extension=e2e-install,phase=$1,path=~/.ssh}: got '${got:-nothing}'"
+}
+wait_alert install
+wait_alert run
+others=$(alerts install | grep -v ' ~/.ssh ' || true)
+[[ -z $others ]] || fail "gander's own install raised alerts on other paths: $others"
+echo "prometheus e2e: GanderSensitiveFileAccess firing for e2e-install in phase=install and phase=run (path ~/.ssh)"
