@@ -10,8 +10,12 @@
 #include <yaml-cpp/yaml.h>
 
 #include <climits>
+#include <condition_variable>
 #include <cstdlib>
+#include <list>
+#include <mutex>
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "common/unique_fd.h"
 #include "mcp/tools.h"
@@ -25,8 +29,12 @@ constexpr size_t kMaxRequestLine = 64u << 20;
 
 std::string Dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
 
+// Answers come from the calls' threads: each line is written whole, under this lock.
+std::mutex stdout_mu;
+
 bool WriteLine(const json& message) {
   std::string line = Dump(message) + "\n";
+  std::lock_guard lock(stdout_mu);
   for (size_t done = 0; done < line.size();) {
     ssize_t n = write(1, line.data() + done, line.size() - done);
     if (n < 0 && errno == EINTR) continue;
@@ -99,9 +107,82 @@ json ToolResult(const std::string& tool, const Result<json>& result) {
           {"isError", failed}};
 }
 
+// The order of the calls to one sandbox: a ticket taken as each request is read, served in
+// turn. Calls to other sandboxes, and the tools that name none, do not wait.
+class Lanes {
+ public:
+  uint64_t Take(const std::string& lane) {
+    std::lock_guard lock(mu_);
+    return lanes_[lane].next++;
+  }
+  void Wait(const std::string& lane, uint64_t ticket) {
+    std::unique_lock lock(mu_);
+    cv_.wait(lock, [&] { return lanes_[lane].serving == ticket; });
+  }
+  void Done(const std::string& lane) {
+    std::lock_guard lock(mu_);
+    Lane& l = lanes_[lane];
+    if (++l.serving == l.next) lanes_.erase(lane);
+    cv_.notify_all();
+  }
+
+ private:
+  struct Lane {
+    uint64_t next = 0, serving = 0;
+  };
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::map<std::string, Lane> lanes_;
+};
+
+// The sandbox whose order a tools/call keeps: the one it names (or the default one); none for
+// sandbox_list, sandbox_kill (it must reach a sandbox whose call runs) and an unnamed create.
+std::string LaneOf(const json& msg) {
+  const json& params = msg["params"];
+  std::string tool = params["name"];
+  json args = params.value("arguments", json::object());
+  if (!args.is_object() || tool == "sandbox_list" || tool == "sandbox_kill") return "";
+  const char* key = tool == "sandbox_create" ? "name" : "sandbox";
+  auto it = args.find(key);
+  if (it != args.end() && it->is_string()) return it->get<std::string>();
+  return tool == "sandbox_create" ? "" : "default";
+}
+
 class Session {
  public:
   explicit Session(PoolOptions pool) : pool_(std::move(pool)) {}
+  ~Session() { Join(); }
+
+  // Answers a request: a tools/call on a thread of its own (in its sandbox's turn), anything
+  // else at once. False when stdout is gone.
+  bool Dispatch(const json& msg) {
+    bool is_call = msg.is_object() && msg.contains("id") &&
+                   msg.value("method", "") == "tools/call" && msg.contains("params") &&
+                   msg["params"].is_object() && msg["params"].contains("name") &&
+                   msg["params"]["name"].is_string();
+    if (!is_call) {
+      json answer = Handle(msg);
+      return answer.is_null() || WriteLine(answer);
+    }
+    Reap();
+    std::string lane = LaneOf(msg);
+    uint64_t ticket = lane.empty() ? 0 : lanes_.Take(lane);
+    auto done = std::make_shared<std::atomic<bool>>(false);
+    std::thread worker([this, msg, lane, ticket, done] {
+      if (!lane.empty()) lanes_.Wait(lane, ticket);
+      WriteLine(Handle(msg));  // a gone stdout is the main loop's to find
+      if (!lane.empty()) lanes_.Done(lane);
+      *done = true;
+    });
+    workers_.push_back({std::move(worker), done});
+    return true;
+  }
+
+  // Waits for every call's thread (after KillAll they end at once).
+  void Join() {
+    for (auto& w : workers_) w.thread.join();
+    workers_.clear();
+  }
 
   // Answers one request; null for notifications.
   json Handle(const json& msg) {
@@ -136,6 +217,17 @@ class Session {
   SandboxPool& pool() { return pool_; }
 
  private:
+  void Reap() {
+    for (auto it = workers_.begin(); it != workers_.end();) {
+      if (!*it->done) {
+        ++it;
+        continue;
+      }
+      it->thread.join();
+      it = workers_.erase(it);
+    }
+  }
+
   json Initialize(const json& id, const json& params) {
     const auto& versions = SupportedProtocolVersions();
     std::string asked = params.is_object() ? params.value("protocolVersion", "") : "";
@@ -182,6 +274,12 @@ class Session {
   }
 
   SandboxPool pool_;
+  Lanes lanes_;
+  struct Worker {
+    std::thread thread;
+    std::shared_ptr<std::atomic<bool>> done;
+  };
+  std::list<Worker> workers_;  // the main thread's only
 };
 
 // A process of our own that outlives a SIGKILLed server just long enough to remove the
@@ -249,7 +347,8 @@ bool ServeInput(Session& session, std::string& buffer) {
       }
       if (answer.empty()) answer = nullptr;
     } else {
-      answer = session.Handle(msg);
+      if (!session.Dispatch(msg)) return false;
+      continue;
     }
     if (!answer.is_null() && !WriteLine(answer)) return false;
   }
@@ -398,7 +497,9 @@ int Serve(ServerOptions options) {
       }
       if (fds[0].revents && !ServeInput(session, buffer)) break;
     }
-    session.pool().KillAll();
+    session.pool().KillAll();  // the calls still running answer an error
+    session.Join();
+    session.pool().KillAll();  // what a call was starting as the session ended
   }
   RemoveTree(pool.state_dir);
   return status;
