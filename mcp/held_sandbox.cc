@@ -201,6 +201,16 @@ void HeldSandbox::Notify(const std::string& method) {
   WriteLine(json{{"jsonrpc", "2.0"}, {"method", method}}.dump() + "\n");
 }
 
+void HeldSandbox::Cancel() {
+  if (int64_t id = running_id_; id != 0) {
+    WriteLine(json{{"jsonrpc", "2.0"},
+                   {"method", "notifications/cancelled"},
+                   {"params", {{"requestId", id}, {"reason", "cancelled by the client"}}}}
+                  .dump() +
+              "\n");
+  }
+}
+
 void HeldSandbox::Abort() {
   std::lock_guard lock(signal_mu_);  // not reaped yet: the pid is still gander run's
   if (pid_ > 0) kill(pid_, SIGTERM);
@@ -212,8 +222,12 @@ Result<json> HeldSandbox::Call(const std::string& method, const json& params,
   std::lock_guard lock(call_mu_);
   struct Done {
     std::atomic<int>& calls;
-    ~Done() { --calls; }
-  } done{calls_};
+    std::atomic<int64_t>& running;
+    ~Done() {
+      running = 0;
+      --calls;
+    }
+  } done{calls_, running_id_};
   if (pid_ <= 0) return MakeError("the sandbox is gone");
   if (Status ok = Ready(timeout); !ok) return ok.error();
   const int64_t id = next_id_++;
@@ -221,6 +235,7 @@ Result<json> HeldSandbox::Call(const std::string& method, const json& params,
       json{{"jsonrpc", "2.0"}, {"id", id}, {"method", method}, {"params", params}}.dump(
           -1, ' ', false, json::error_handler_t::replace) +
       "\n";
+  running_id_ = id;
   if (!WriteLine(line)) {
     Stop(std::chrono::milliseconds(0));
     return MakeError("the sandbox is gone (its stdin is closed)");

@@ -72,6 +72,9 @@ class HeldSandbox {
   // tears the sandbox down); the running Call then returns an error at once.
   void Abort();
   bool busy() const { return calls_ > 0; }
+  // Asks the executor to stop the running call (a command_run's process group is killed; it
+  // answers with `cancelled`). From another thread; nothing if no call runs.
+  void Cancel();
 
   // Closes the executor's stdin (gander run then ends the sandbox and removes its files),
   // waits up to `grace`, then SIGKILLs gander run. Idempotent.
@@ -97,6 +100,7 @@ class HeldSandbox {
   std::mutex write_mu_;           // whole lines to the executor's stdin
   std::mutex signal_mu_;          // Abort's kill against Stop's waitpid (no stale pid)
   std::atomic<int> calls_{0};
+  std::atomic<int64_t> running_id_{0};  // the running Call's request id (0: none)
   std::atomic<pid_t> pid_{-1};
   UniqueFd pidfd_, to_exec_, from_exec_;
   std::string buffer_;

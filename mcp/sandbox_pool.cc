@@ -630,6 +630,11 @@ json SandboxPool::List() const {
   return {{"sandboxes", list}, {"ended", ended}, {"warm_spares", spares}};
 }
 
+void SandboxPool::Cancel(const std::string& sandbox) {
+  Lock lock(mu_);
+  if (auto it = sandboxes_.find(sandbox); it != sandboxes_.end()) it->second.held->Cancel();
+}
+
 void SandboxPool::Remove(const std::string& name) {
   auto it = sandboxes_.find(name);
   if (it == sandboxes_.end()) return;

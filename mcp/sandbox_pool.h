@@ -64,6 +64,8 @@ class SandboxPool {
   // command_run, python_run, file_*: forwarded to the sandbox's executor.
   Result<nlohmann::json> Execute(const std::string& tool, const nlohmann::json& args);
 
+  // notifications/cancelled: stops the call running in `sandbox`, if any (held_sandbox.h).
+  void Cancel(const std::string& sandbox);
   // Ends the sandboxes whose TTL has passed; returns how long until the next one does.
   std::optional<std::chrono::milliseconds> Expire();
   // Every sandbox ended (a running call answers an error) and no new one made after.

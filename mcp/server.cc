@@ -13,8 +13,10 @@
 #include <condition_variable>
 #include <cstdlib>
 #include <list>
+#include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <thread>
 
 #include "common/unique_fd.h"
@@ -167,10 +169,28 @@ class Session {
     Reap();
     std::string lane = LaneOf(msg);
     uint64_t ticket = lane.empty() ? 0 : lanes_.Take(lane);
+    const std::string id = msg["id"].dump();
+    {
+      std::lock_guard lock(calls_mu_);
+      pending_[id] = "";
+    }
     auto done = std::make_shared<std::atomic<bool>>(false);
-    std::thread worker([this, msg, lane, ticket, done] {
+    std::thread worker([this, msg, lane, ticket, id, done] {
       if (!lane.empty()) lanes_.Wait(lane, ticket);
-      WriteLine(Handle(msg));  // a gone stdout is the main loop's to find
+      bool cancelled = false;
+      {
+        std::lock_guard lock(calls_mu_);
+        cancelled = cancelled_.erase(id) > 0;
+        if (msg["params"]["name"] == "command_run") pending_[id] = lane;  // cancel reaches it
+      }
+      json answer = cancelled ? json() : Handle(msg);
+      {
+        std::lock_guard lock(calls_mu_);
+        pending_.erase(id);
+        cancelled = cancelled_.erase(id) > 0 || cancelled;
+      }
+      // A cancelled request is not answered (MCP); a gone stdout is the main loop's to find.
+      if (!cancelled) WriteLine(answer);
       if (!lane.empty()) lanes_.Done(lane);
       *done = true;
     });
@@ -192,6 +212,7 @@ class Session {
                       "invalid JSON-RPC request");
     }
     std::string method = msg["method"];
+    if (method == "notifications/cancelled") Cancel(msg.value("params", json::object()));
     if (!msg.contains("id")) return nullptr;  // notifications: initialized, cancelled, ...
     const json& id = msg["id"];
     json params = msg.value("params", json::object());
@@ -217,6 +238,17 @@ class Session {
   SandboxPool& pool() { return pool_; }
 
  private:
+  // A call still queued is dropped; a running command_run is stopped by its executor.
+  void Cancel(const json& params) {
+    if (!params.is_object() || !params.contains("requestId")) return;
+    const std::string id = params["requestId"].dump();
+    std::lock_guard lock(calls_mu_);
+    auto it = pending_.find(id);
+    if (it == pending_.end()) return;  // answered already, or never asked
+    cancelled_.insert(id);
+    if (!it->second.empty()) pool_.Cancel(it->second);
+  }
+
   void Reap() {
     for (auto it = workers_.begin(); it != workers_.end();) {
       if (!*it->done) {
@@ -280,6 +312,9 @@ class Session {
     std::shared_ptr<std::atomic<bool>> done;
   };
   std::list<Worker> workers_;  // the main thread's only
+  std::mutex calls_mu_;
+  std::map<std::string, std::string> pending_;  // request id → its sandbox once it runs
+  std::set<std::string> cancelled_;
 };
 
 // A process of our own that outlives a SIGKILLed server just long enough to remove the

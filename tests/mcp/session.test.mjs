@@ -298,6 +298,22 @@ test("a long command_run holds up neither another sandbox nor sandbox_list; kill
   await call("sandbox_kill", { sandbox: "other" });
 });
 
+test("a cancelled command_run is stopped; the sandbox goes on", async () => {
+  const ws = (await call("sandbox_list")).s.sandboxes.find((s) => s.sandbox === "proj").workspace;
+  fs.rmSync(path.join(ws, "started"), { force: true });
+  const abort = new AbortController();
+  const running = client.callTool(
+    { name: "command_run", arguments: { sandbox: "proj", cmd: FOREVER, timeout: 3000 } },
+    undefined, { signal: abort.signal, timeout: 3000000 });
+  await appears(path.join(ws, "started"));
+  abort.abort("the test cancels it");  // notifications/cancelled
+  await assert.rejects(running);
+  // Were it still running, this call would wait behind it (one call at a time per sandbox).
+  const next = await run("cat project/hello.c", "proj");
+  assert.equal(next.isError, false, next.text);
+  assert.match(next.s.stdout, /hello from the sandbox/);
+});
+
 test("calls to one sandbox sent together run in the order they were sent", async () => {
   const calls = [];
   for (let i = 1; i <= 4; i++) calls.push(run(`echo ${i} >> order.log`, "proj"));
