@@ -202,13 +202,15 @@ void HeldSandbox::Notify(const std::string& method) {
 }
 
 void HeldSandbox::Cancel() {
-  if (int64_t id = running_id_; id != 0) {
-    WriteLine(json{{"jsonrpc", "2.0"},
-                   {"method", "notifications/cancelled"},
-                   {"params", {{"requestId", id}, {"reason", "cancelled by the client"}}}}
-                  .dump() +
-              "\n");
-  }
+  if (int64_t id = running_id_; id != 0) SendCancel(id);
+}
+
+void HeldSandbox::SendCancel(int64_t id) {
+  WriteLine(json{{"jsonrpc", "2.0"},
+                 {"method", "notifications/cancelled"},
+                 {"params", {{"requestId", id}, {"reason", "cancelled by the client"}}}}
+                .dump() +
+            "\n");
 }
 
 void HeldSandbox::Abort() {
@@ -217,7 +219,8 @@ void HeldSandbox::Abort() {
 }
 
 Result<json> HeldSandbox::Call(const std::string& method, const json& params,
-                               std::chrono::milliseconds timeout) {
+                               std::chrono::milliseconds timeout,
+                               const std::atomic<bool>* cancelled) {
   ++calls_;
   std::lock_guard lock(call_mu_);
   struct Done {
@@ -235,11 +238,14 @@ Result<json> HeldSandbox::Call(const std::string& method, const json& params,
       json{{"jsonrpc", "2.0"}, {"id", id}, {"method", method}, {"params", params}}.dump(
           -1, ' ', false, json::error_handler_t::replace) +
       "\n";
-  running_id_ = id;
   if (!WriteLine(line)) {
     Stop(std::chrono::milliseconds(0));
     return MakeError("the sandbox is gone (its stdin is closed)");
   }
+  // Written, then published: a cancel never reaches the executor before its request. A
+  // cancel that read running_id_ before this store set `cancelled` first: seen here.
+  running_id_ = id;
+  if (cancelled && *cancelled) SendCancel(id);
   return Await(id, Clock::now() + timeout);
 }
 

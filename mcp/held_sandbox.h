@@ -60,9 +60,11 @@ class HeldSandbox {
   ~HeldSandbox() { Stop(std::chrono::milliseconds(0)); }
 
   // One request to the executor; its `result` (or the error it answered). `timeout` is the
-  // server's backstop: past it the sandbox is killed.
+  // server's backstop: past it the sandbox is killed. `cancelled`, set from another thread
+  // (then Cancel), stops the call even when set before the request reached the executor.
   Result<nlohmann::json> Call(const std::string& method, const nlohmann::json& params,
-                              std::chrono::milliseconds timeout);
+                              std::chrono::milliseconds timeout,
+                              const std::atomic<bool>* cancelled = nullptr);
 
   // A request whose answer is not waited for (skipped by the next Call): a host-side tool's
   // record, which gander run's relay logs as a tool call of this sandbox's extension.
@@ -75,6 +77,7 @@ class HeldSandbox {
   // Asks the executor to stop the running call (a command_run's process group is killed; it
   // answers with `cancelled`). From another thread; nothing if no call runs.
   void Cancel();
+  void SendCancel(int64_t id);
 
   // Closes the executor's stdin (gander run then ends the sandbox and removes its files),
   // waits up to `grace`, then SIGKILLs gander run. Idempotent.
@@ -100,7 +103,7 @@ class HeldSandbox {
   std::mutex write_mu_;           // whole lines to the executor's stdin
   std::mutex signal_mu_;          // Abort's kill against Stop's waitpid (no stale pid)
   std::atomic<int> calls_{0};
-  std::atomic<int64_t> running_id_{0};  // the running Call's request id (0: none)
+  std::atomic<int64_t> running_id_{0};  // the running Call's request, once written (0: none)
   std::atomic<pid_t> pid_{-1};
   UniqueFd pidfd_, to_exec_, from_exec_;
   std::string buffer_;

@@ -450,7 +450,8 @@ Result<SandboxPool::Sandbox*> SandboxPool::Resolve(Lock& lock, const json& args)
   return Launch(lock, name, "off", o_.default_ttl, "", {}, report);
 }
 
-Result<json> SandboxPool::Execute(const std::string& tool, const json& args) {
+Result<json> SandboxPool::Execute(const std::string& tool, const json& args,
+                                  const std::atomic<bool>* cancelled) {
   if (tool.starts_with("file_")) {
     if (!args.contains("path") && tool != "file_list") return MakeError("`path` is required");
     if (args.contains("path")) {
@@ -475,7 +476,7 @@ Result<json> SandboxPool::Execute(const std::string& tool, const json& args) {
   // Other calls (other sandboxes, sandbox_list, sandbox_kill of this one) go on meanwhile.
   lock.unlock();
   auto answer = held->Call("tools/call", {{"name", tool}, {"arguments", forwarded}},
-                           timeout + std::chrono::seconds(10));
+                           timeout + std::chrono::seconds(10), cancelled);
   lock.lock();
   if (!answer) {
     auto it = sandboxes_.find(name);

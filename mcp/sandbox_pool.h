@@ -62,7 +62,8 @@ class SandboxPool {
   Result<nlohmann::json> Renew(const nlohmann::json& args);
   nlohmann::json List() const;
   // command_run, python_run, file_*: forwarded to the sandbox's executor.
-  Result<nlohmann::json> Execute(const std::string& tool, const nlohmann::json& args);
+  Result<nlohmann::json> Execute(const std::string& tool, const nlohmann::json& args,
+                                 const std::atomic<bool>* cancelled = nullptr);
 
   // notifications/cancelled: stops the call running in `sandbox`, if any (held_sandbox.h).
   void Cancel(const std::string& sandbox);

@@ -170,27 +170,25 @@ class Session {
     std::string lane = LaneOf(msg);
     uint64_t ticket = lane.empty() ? 0 : lanes_.Take(lane);
     const std::string id = msg["id"].dump();
+    auto token = std::make_shared<std::atomic<bool>>(false);
     {
       std::lock_guard lock(calls_mu_);
-      pending_[id] = "";
+      pending_[id] = {"", token};
     }
     auto done = std::make_shared<std::atomic<bool>>(false);
-    std::thread worker([this, msg, lane, ticket, id, done] {
+    std::thread worker([this, msg, lane, ticket, id, token, done] {
       if (!lane.empty()) lanes_.Wait(lane, ticket);
-      bool cancelled = false;
       {
         std::lock_guard lock(calls_mu_);
-        cancelled = cancelled_.erase(id) > 0;
-        if (msg["params"]["name"] == "command_run") pending_[id] = lane;  // cancel reaches it
+        if (msg["params"]["name"] == "command_run") pending_[id].sandbox = lane;
       }
-      json answer = cancelled ? json() : Handle(msg);
+      json answer = *token ? json() : Handle(msg, token.get());
       {
         std::lock_guard lock(calls_mu_);
         pending_.erase(id);
-        cancelled = cancelled_.erase(id) > 0 || cancelled;
       }
       // A cancelled request is not answered (MCP); a gone stdout is the main loop's to find.
-      if (!cancelled) WriteLine(answer);
+      if (!*token) WriteLine(answer);
       if (!lane.empty()) lanes_.Done(lane);
       *done = true;
     });
@@ -205,7 +203,7 @@ class Session {
   }
 
   // Answers one request; null for notifications.
-  json Handle(const json& msg) {
+  json Handle(const json& msg, const std::atomic<bool>* cancelled = nullptr) {
     if (!msg.is_object() || msg.value("jsonrpc", "") != "2.0" || !msg.contains("method") ||
         !msg["method"].is_string()) {
       return RpcError(msg.is_object() ? msg.value("id", json()) : json(), -32600,
@@ -228,7 +226,7 @@ class Session {
       json args = params.value("arguments", json::object());
       if (!args.is_object()) return RpcError(id, -32602, "tools/call: arguments must be an object");
       std::string tool = params["name"];
-      auto result = Call(tool, args);
+      auto result = Call(tool, args, cancelled);
       if (!result) return RpcError(id, -32602, result.error().message);
       return {{"jsonrpc", "2.0"}, {"id", id}, {"result", *result}};
     }
@@ -245,8 +243,8 @@ class Session {
     std::lock_guard lock(calls_mu_);
     auto it = pending_.find(id);
     if (it == pending_.end()) return;  // answered already, or never asked
-    cancelled_.insert(id);
-    if (!it->second.empty()) pool_.Cancel(it->second);
+    *it->second.cancelled = true;      // before the executor is told: see HeldSandbox::Call
+    if (!it->second.sandbox.empty()) pool_.Cancel(it->second.sandbox);
   }
 
   void Reap() {
@@ -279,14 +277,14 @@ class Session {
                "user's machine: these sandboxes cannot see the user's files, keys or network."}}}};
   }
 
-  Result<json> Call(const std::string& tool, const json& args) {
+  Result<json> Call(const std::string& tool, const json& args, const std::atomic<bool>* cancelled) {
     Result<json> r = MakeError("");
     if (tool == "command_run" || tool == "python_run" || tool.starts_with("file_")) {
       if (tool != "file_write" && tool != "file_read" && tool != "file_list" &&
           tool != "command_run" && tool != "python_run") {
         return MakeError("unknown tool " + tool);
       }
-      r = pool_.Execute(tool, args);
+      r = pool_.Execute(tool, args, cancelled);
     } else if (tool == "sandbox_create") {
       r = pool_.Create(args);
     } else if (tool == "sandbox_fork") {
@@ -313,8 +311,11 @@ class Session {
   };
   std::list<Worker> workers_;  // the main thread's only
   std::mutex calls_mu_;
-  std::map<std::string, std::string> pending_;  // request id → its sandbox once it runs
-  std::set<std::string> cancelled_;
+  struct Pending {
+    std::string sandbox;  // a command_run's, once its turn has come
+    std::shared_ptr<std::atomic<bool>> cancelled;
+  };
+  std::map<std::string, Pending> pending_;  // by request id
 };
 
 // A process of our own that outlives a SIGKILLed server just long enough to remove the
