@@ -19,6 +19,7 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/unique_fd.h"
@@ -132,7 +133,36 @@ void ChildStdio(int out, int err) {
   signal(SIGPIPE, SIG_DFL);
 }
 
-json CommandRun(const json& args) {
+// The executor's stdin: requests the main loop reads one at a time, and that a running command
+// watches for its own cancellation (notifications/cancelled naming its id).
+struct Input {
+  std::string buffer;
+  bool eof = false;
+
+  void ReadSome() {
+    char buf[65536];
+    ssize_t n = read(0, buf, sizeof(buf));
+    if (n > 0) buffer.append(buf, static_cast<size_t>(n));
+    if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN)) eof = true;
+  }
+
+  // Takes a complete notifications/cancelled line for `id` out of the buffer.
+  bool TakeCancel(const json& id) {
+    for (size_t at = 0, nl; (nl = buffer.find('\n', at)) != std::string::npos; at = nl + 1) {
+      std::string_view line(buffer.data() + at, nl - at);
+      if (line.find("notifications/cancelled") == std::string_view::npos) continue;
+      json msg = json::parse(line, nullptr, false);
+      if (!msg.is_object() || msg.value("method", "") != "notifications/cancelled") continue;
+      json params = msg.value("params", json::object());
+      if (!params.is_object() || params.value("requestId", json()) != id) continue;
+      buffer.erase(at, nl + 1 - at);
+      return true;
+    }
+    return false;
+  }
+};
+
+json CommandRun(const json& args, Input& input, const json& id) {
   if (!args.contains("cmd") || !args["cmd"].is_string()) {
     return {{"error", "`cmd` (a string) is required"}};
   }
@@ -154,20 +184,28 @@ json CommandRun(const json& args) {
   UniqueFd pidfd(static_cast<int>(syscall(SYS_pidfd_open, pid, 0)));
   BoundedOutput out(OutputLimit(args)), err(OutputLimit(args));
   int out_fd = out_pipe->read.get(), err_fd = err_pipe->read.get();
-  bool timed_out = false, exited = false;
+  bool timed_out = false, exited = false, cancelled = false;
   auto deadline = started + std::chrono::milliseconds(timeout_ms);
   while (!exited && (out_fd >= 0 || err_fd >= 0 || pidfd)) {
-    pollfd fds[3] = {{out_fd, POLLIN, 0}, {err_fd, POLLIN, 0}, {pidfd.get(), POLLIN, 0}};
+    pollfd fds[4] = {{out_fd, POLLIN, 0},
+                     {err_fd, POLLIN, 0},
+                     {pidfd.get(), POLLIN, 0},
+                     {input.eof ? -1 : 0, POLLIN, 0}};
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
     if (left.count() <= 0) {
       timed_out = true;
       break;
     }
-    int n = poll(fds, 3, static_cast<int>(left.count()));
+    int n = poll(fds, 4, static_cast<int>(left.count()));
     if (n < 0 && errno != EINTR) break;
     if (fds[0].revents && !DrainOnce(out_fd, out)) out_fd = -1;
     if (fds[1].revents && !DrainOnce(err_fd, err)) err_fd = -1;
     if (fds[2].revents) exited = true;
+    if (fds[3].revents) input.ReadSome();  // what follows stays for the main loop
+    if (fds[3].revents && input.TakeCancel(id)) {
+      cancelled = true;
+      break;
+    }
   }
   // The command's process group ends with it: nothing it left behind keeps writing.
   kill(-pid, SIGKILL);
@@ -177,9 +215,10 @@ json CommandRun(const json& args) {
   DrainAll(err_fd, err);
   json result = Streams(out, err);
   result["timed_out"] = timed_out;
+  if (cancelled) result["cancelled"] = true;
   result["duration_ms"] =
       std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started).count();
-  if (timed_out) {
+  if (timed_out || cancelled) {
     result["exit_code"] = nullptr;
     result["signal"] = SIGKILL;
   } else if (WIFSIGNALED(status)) {
@@ -470,25 +509,19 @@ json Hello() {
   return facts;
 }
 
-std::string ReadLine(std::string& buffer, bool& eof) {
+std::string ReadLine(Input& input) {
   for (;;) {
-    if (size_t nl = buffer.find('\n'); nl != std::string::npos) {
-      std::string line = buffer.substr(0, nl);
-      buffer.erase(0, nl + 1);
+    if (size_t nl = input.buffer.find('\n'); nl != std::string::npos) {
+      std::string line = input.buffer.substr(0, nl);
+      input.buffer.erase(0, nl + 1);
       return line;
     }
-    if (buffer.size() > kMaxRequest) {
-      buffer.clear();
+    if (input.buffer.size() > kMaxRequest) {
+      input.buffer.clear();
       return "";
     }
-    char buf[65536];
-    ssize_t n = read(0, buf, sizeof(buf));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      eof = true;
-      return "";
-    }
-    buffer.append(buf, static_cast<size_t>(n));
+    if (input.eof) return "";
+    input.ReadSome();
   }
 }
 
@@ -509,17 +542,16 @@ int ExecutorMain() {
   signal(SIGPIPE, SIG_IGN);
   UniqueFd ws(open(".", O_PATH | O_DIRECTORY | O_CLOEXEC));
   Python python;
-  std::string buffer;
-  bool eof = false;
-  while (!eof) {
-    std::string line = ReadLine(buffer, eof);
+  Input input;
+  while (!input.eof || input.buffer.find('\n') != std::string::npos) {
+    std::string line = ReadLine(input);
     if (line.empty()) continue;
     json request = json::parse(line, nullptr, false);
     if (!request.is_object()) continue;
     json reply = {{"jsonrpc", "2.0"}, {"id", request.value("id", json())}};
     std::string method = request.value("method", "");
     json params = request.value("params", json::object());
-    if (method == "notifications/initialized") continue;
+    if (method.starts_with("notifications/")) continue;  // a cancel after its command ended
     if (method == "initialize") {
       // The relay sees a handshake, so the calls that follow are tool calls of a session.
       reply["result"] = {{"protocolVersion", "2025-06-18"},
@@ -532,7 +564,7 @@ int ExecutorMain() {
       std::string name = params.value("name", "");
       json args = params.value("arguments", json::object());
       if (!args.is_object()) args = json::object();
-      json result = name == "command_run"          ? CommandRun(args)
+      json result = name == "command_run"          ? CommandRun(args, input, reply["id"])
                     : name == "python_run"         ? python.Run(args)
                     : name == "file_write"         ? FileWrite(ws.get(), args)
                     : name == "file_read"          ? FileRead(ws.get(), args)

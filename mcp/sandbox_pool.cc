@@ -129,17 +129,17 @@ void SandboxPool::Record(Sandbox& s, const std::string& tool, json summary, bool
 }
 
 std::string SandboxPool::NextCreateName() const {
-  if (!sandboxes_.count("default")) return "default";
+  if (!Taken("default")) return "default";
   for (uint64_t n = tasks_ + 1;; ++n) {
     std::string name = "task-" + std::to_string(n);
-    if (!sandboxes_.count(name)) return name;
+    if (!Taken(name)) return name;
   }
 }
 
 std::string SandboxPool::NextForkName() const {
   for (uint64_t n = forks_ + 1;; ++n) {
     std::string name = "fork-" + std::to_string(n);
-    if (!sandboxes_.count(name)) return name;
+    if (!Taken(name)) return name;
   }
 }
 
@@ -166,7 +166,8 @@ LaunchOptions SandboxPool::LaunchFor(const std::string& name, const std::string&
 // A sandbox started ahead under the name the next unnamed create (or fork) will take, so that
 // its extension name in metrics and the audit log is already the right one; network off.
 void SandboxPool::Refill() {
-  if (!o_.warm_spares) return;
+  Lock lock(mu_);
+  if (!o_.warm_spares || closed_) return;
   std::set<std::string> wanted = {NextCreateName()};
   if (!sandboxes_.empty()) wanted.insert(NextForkName());  // a fork needs a sandbox first
   for (auto it = spares_.begin(); it != spares_.end();) {
@@ -192,18 +193,19 @@ void SandboxPool::Refill() {
       RemoveTree(spare.dir);
       continue;
     }
-    spare.held = std::make_unique<HeldSandbox>(std::move(held).value());
+    spare.held = std::make_shared<HeldSandbox>(std::move(held).value());
     spares_.emplace(name, std::move(spare));
   }
 }
 
-Result<SandboxPool::Sandbox*> SandboxPool::Launch(const std::string& name,
+Result<SandboxPool::Sandbox*> SandboxPool::Launch(Lock& lock, const std::string& name,
                                                   const std::string& network,
                                                   std::chrono::seconds ttl,
                                                   const std::string& copy_from,
                                                   const std::vector<std::string>& files,
                                                   json& report, bool dir_made) {
-  if (sandboxes_.size() >= o_.max_sandboxes) {
+  if (closed_) return MakeError("the session is ending");
+  if (sandboxes_.size() + making_.size() >= o_.max_sandboxes) {
     return MakeError("already " + std::to_string(sandboxes_.size()) +
                      " sandboxes: kill one first (sandbox_kill)");
   }
@@ -229,24 +231,44 @@ Result<SandboxPool::Sandbox*> SandboxPool::Launch(const std::string& name,
       RemoveTree(s.dir);
       return held.error();
     }
-    s.held = std::make_unique<HeldSandbox>(std::move(held).value());
+    s.held = std::make_shared<HeldSandbox>(std::move(held).value());
     report["warm"] = false;
   }
   s.workspace = s.dir + "/ws";
-  auto cleanup = [&] {
+  // The slow part (copies, the start) without the lock: other calls go on meanwhile.
+  making_.insert(name);
+  lock.unlock();
+  Status made = Populate(s, copy_from, files, report, started);
+  lock.lock();
+  making_.erase(name);
+  if (made && closed_) made = MakeError("the session is ending");
+  if (!made) {
     s.held->Stop(std::chrono::milliseconds(0));
     RemoveTree(s.dir);
-  };
+    return made.error();
+  }
+  s.network = network;
+  s.ttl = ttl;
+  s.expires = Clock::now() + ttl;
+  s.expires_wall = std::chrono::system_clock::now() + ttl;
+  report["timing_ms"]["total"] = MsSinceExact(started);
+  ended_.erase(name);
+  auto [it, _] = sandboxes_.emplace(name, std::move(s));
+  spdlog::info("mcp: sandbox {} up in {} ms, isolation {}", name, MsSince(started),
+               Isolation(it->second.held->hello()));
+  return &it->second;
+}
+
+Status SandboxPool::Populate(Sandbox& s, const std::string& copy_from,
+                             const std::vector<std::string>& files, json& report,
+                             Clock::time_point started) {
   UniqueFd dir(open(s.dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
   CopyStats stats;
   if (!copy_from.empty()) {
     UniqueFd from(open(copy_from.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
     Status copied = from ? CopyTree(from.get(), "ws", dir.get(), "ws", {}, stats)
                          : Status(ErrnoError("open " + copy_from));
-    if (!copied) {
-      cleanup();
-      return copied.error().Context("fork: copying the workspace");
-    }
+    if (!copied) return copied.error().Context("fork: copying the workspace");
   }
   const double copy_ms = MsSinceExact(started);
   UniqueFd ws(openat(dir.get(), "ws", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
@@ -257,41 +279,28 @@ Result<SandboxPool::Sandbox*> SandboxPool::Launch(const std::string& name,
     Status copied =
         CopyTree(AT_FDCWD, file, ws.get(), base,
                  {.follow_top = true, .keep_symlinks = true, .skip = IsSecretName}, stats);
-    if (!copied) {
-      cleanup();
-      return copied.error().Context("copying " + file);
-    }
+    if (!copied) return copied.error().Context("copying " + file);
   }
-  if (Status ready = s.held->Ready(kStartTimeout); !ready) {
-    cleanup();
-    return ready.error();
-  }
-  s.network = network;
-  s.ttl = ttl;
-  s.expires = Clock::now() + ttl;
-  s.expires_wall = std::chrono::system_clock::now() + ttl;
+  if (Status ready = s.held->Ready(kStartTimeout); !ready) return ready.error();
   if (!report.contains("copied"))
     report["copied"] = {{"files", stats.files},
                         {"dirs", stats.dirs},
                         {"bytes", stats.bytes},
                         {"symlinks", stats.symlinks},
                         {"skipped", stats.skipped}};
-  report["timing_ms"] = {{"copy", copy_ms}, {"total", MsSinceExact(started)}};
-  ended_.erase(name);
-  auto [it, _] = sandboxes_.emplace(name, std::move(s));
-  spdlog::info("mcp: sandbox {} up in {} ms, isolation {}", name, MsSince(started),
-               Isolation(it->second.held->hello()));
-  return &it->second;
+  report["timing_ms"] = {{"copy", copy_ms}};
+  return {};
 }
 
 Result<json> SandboxPool::Create(const json& args) {
+  Lock lock(mu_);
   std::string name = StringArg(args, "name", "");
   if (name.empty()) {
     name = NextCreateName();
     if (name != "default") tasks_ = std::stoull(name.substr(5));
   }
   if (Status ok = CheckSandboxName(name); !ok) return ok.error();
-  if (sandboxes_.count(name)) return MakeError("a sandbox named " + name + " exists already");
+  if (Taken(name)) return MakeError("a sandbox named " + name + " exists already");
   auto ttl = args.contains("ttl") ? ParseTtl(args["ttl"]) : Result(o_.default_ttl);
   if (!ttl) return ttl.error();
   std::string network = StringArg(args, "network", "off");
@@ -338,10 +347,15 @@ Result<json> SandboxPool::Create(const json& args) {
       RemoveTree(spares_[name].dir);
       spares_.erase(name);
     }
-    if (Status ok = RunInstallStep(name, files, install, report); !ok) return ok.error();
+    making_.insert(name);  // the install step runs unlocked: its name is taken meanwhile
+    lock.unlock();
+    Status installed = RunInstallStep(name, files, install, report);
+    lock.lock();
+    making_.erase(name);
+    if (!installed) return installed.error();
     files.clear();  // copied in before the install step
   }
-  auto s = Launch(name, network, *ttl, "", files, report, !install.empty());
+  auto s = Launch(lock, name, network, *ttl, "", files, report, !install.empty());
   if (!s) {
     if (!install.empty()) RemoveTree(o_.state_dir + "/" + name);
     return s.error();
@@ -370,8 +384,22 @@ Status SandboxPool::RunInstallStep(const std::string& name, const std::vector<st
                  {.follow_top = true, .keep_symlinks = true, .skip = IsSecretName}, stats);
     if (!copied) return fail(copied.error().Context("copying " + file));
   }
-  auto held = HeldSandbox::Start(LaunchFor(name, "install", dir + "/ws"), kStartTimeout);
-  if (!held) return fail(held.error());
+  auto started = HeldSandbox::Start(LaunchFor(name, "install", dir + "/ws"), kStartTimeout);
+  if (!started) return fail(started.error());
+  auto held = std::make_shared<HeldSandbox>(std::move(started).value());
+  {
+    Lock lock(mu_);
+    if (closed_) return fail(MakeError("the session is ending"));
+    install_steps_.insert(held);
+  }
+  struct Unlist {  // KillAll ends it while it is listed
+    SandboxPool& pool;
+    std::shared_ptr<HeldSandbox> held;
+    ~Unlist() {
+      Lock lock(pool.mu_);
+      pool.install_steps_.erase(held);
+    }
+  } unlist{*this, held};
   json steps = json::array();
   for (const auto& cmd : commands) {
     auto answer =
@@ -402,7 +430,7 @@ Status SandboxPool::RunInstallStep(const std::string& name, const std::vector<st
   return {};
 }
 
-Result<SandboxPool::Sandbox*> SandboxPool::Resolve(const json& args) {
+Result<SandboxPool::Sandbox*> SandboxPool::Resolve(Lock& lock, const json& args) {
   std::string name = StringArg(args, "sandbox", "default");
   if (auto it = sandboxes_.find(name); it != sandboxes_.end()) {
     if (!it->second.held->alive()) {
@@ -417,11 +445,13 @@ Result<SandboxPool::Sandbox*> SandboxPool::Resolve(const json& args) {
                      "); create a new one with sandbox_create");
   }
   if (name != "default") return MakeError("no sandbox named " + name + " (sandbox_list)");
+  if (making_.count(name)) return MakeError("sandbox " + name + " is being created; try again");
   json report;
-  return Launch(name, "off", o_.default_ttl, "", {}, report);
+  return Launch(lock, name, "off", o_.default_ttl, "", {}, report);
 }
 
-Result<json> SandboxPool::Execute(const std::string& tool, const json& args) {
+Result<json> SandboxPool::Execute(const std::string& tool, const json& args,
+                                  const std::atomic<bool>* cancelled) {
   if (tool.starts_with("file_")) {
     if (!args.contains("path") && tool != "file_list") return MakeError("`path` is required");
     if (args.contains("path")) {
@@ -430,8 +460,11 @@ Result<json> SandboxPool::Execute(const std::string& tool, const json& args) {
       if (!checked) return checked.error();
     }
   }
-  auto s = Resolve(args);
+  Lock lock(mu_);
+  auto s = Resolve(lock, args);
   if (!s) return s.error();
+  const std::string name = (*s)->name;
+  std::shared_ptr<HeldSandbox> held = (*s)->held;
   json forwarded = args;
   forwarded.erase("sandbox");
   auto timeout = kDefaultCommandTimeout;
@@ -440,10 +473,19 @@ Result<json> SandboxPool::Execute(const std::string& tool, const json& args) {
   }
   auto started = Clock::now();
   // The executor enforces `timeout`; the server's backstop allows for start-up and output.
-  auto answer = (*s)->held->Call("tools/call", {{"name", tool}, {"arguments", forwarded}},
-                                 timeout + std::chrono::seconds(10));
+  // Other calls (other sandboxes, sandbox_list, sandbox_kill of this one) go on meanwhile.
+  lock.unlock();
+  auto answer = held->Call("tools/call", {{"name", tool}, {"arguments", forwarded}},
+                           timeout + std::chrono::seconds(10), cancelled);
+  lock.lock();
   if (!answer) {
-    std::string name = (*s)->name;
+    auto it = sandboxes_.find(name);
+    if (it == sandboxes_.end() || it->second.held != held) {  // ended while the call ran
+      auto why = ended_.find(name);
+      return MakeError("sandbox " + name + " ended during this call (" +
+                       (why != ended_.end() ? why->second : std::string("the session ended")) +
+                       ")");
+    }
     Remove(name);
     ended_[name] = "it stopped answering: " + answer.error().Describe();
     return answer.error().Context("sandbox " + name);
@@ -453,13 +495,14 @@ Result<json> SandboxPool::Execute(const std::string& tool, const json& args) {
   if (result.contains("error"))
     return MakeError(result["error"].is_string() ? result["error"].get<std::string>()
                                                  : std::string("the sandbox refused"));
-  result["sandbox"] = (*s)->name;
+  result["sandbox"] = name;
   result["round_trip_ms"] = MsSinceExact(started);
   return result;
 }
 
 Result<json> SandboxPool::Fork(const json& args) {
-  auto parent = Resolve(args);
+  Lock lock(mu_);
+  auto parent = Resolve(lock, args);
   if (!parent) return parent.error();
   std::string name = StringArg(args, "name", "");
   if (name.empty()) {
@@ -467,17 +510,19 @@ Result<json> SandboxPool::Fork(const json& args) {
     forks_ = std::stoull(name.substr(5));
   }
   if (Status ok = CheckSandboxName(name); !ok) return ok.error();
-  if (sandboxes_.count(name)) return MakeError("a sandbox named " + name + " exists already");
+  if (Taken(name)) return MakeError("a sandbox named " + name + " exists already");
   auto ttl = args.contains("ttl") ? ParseTtl(args["ttl"]) : Result((*parent)->ttl);
   if (!ttl) return ttl.error();
   json report;
-  // The parent's executor is idle between calls (one call at a time): its workspace is
-  // copied as the last call left it.
-  auto child = Launch(name, (*parent)->network, *ttl, (*parent)->dir, {}, report);
+  // The parent's executor is idle: a fork waits for the calls to the parent before it
+  // (server.cc), so its workspace is copied as the last call left it.
+  const std::string from = (*parent)->name, from_dir = (*parent)->dir;
+  std::shared_ptr<HeldSandbox> from_held = (*parent)->held;
+  auto child = Launch(lock, name, (*parent)->network, *ttl, from_dir, {}, report);
   if (!child) return child.error();
-  (*child)->forked_from = (*parent)->name;
-  Record(**parent, "sandbox_fork", {{"to", name}});
-  Record(**child, "sandbox_fork", {{"from", (*parent)->name}});
+  (*child)->forked_from = from;
+  from_held->Send("tools/call", {{"name", "sandbox_fork"}, {"arguments", {{"to", name}}}});
+  Record(**child, "sandbox_fork", {{"from", from}});
   json out = Describe(**child);
   out.update(report);
   out["note"] = "files are copied; running processes and python_run state are not";
@@ -491,10 +536,16 @@ Result<json> SandboxPool::Export(const json& args) {
         "~/.config/gander/mcp.yaml (or gander mcp --export-dir DIR); nothing leaves a sandbox "
         "otherwise");
   }
-  auto s = Resolve(args);
+  Lock lock(mu_);
+  auto s = Resolve(lock, args);
   if (!s) return s.error();
-  auto done = ExportFrom(**s, args);
-  Record(**s, "sandbox_export",
+  Sandbox sandbox;
+  sandbox.name = (*s)->name;
+  sandbox.workspace = (*s)->workspace;
+  sandbox.held = (*s)->held;
+  lock.unlock();  // a copy of any size: not on the other calls' time
+  auto done = ExportFrom(sandbox, args);
+  Record(sandbox, "sandbox_export",
          done ? json{{"files", done->value("files", 0)}, {"bytes", done->value("bytes", 0)}}
               : json{{"error", done.error().Describe()}},
          !done);
@@ -546,6 +597,7 @@ Result<json> SandboxPool::ExportFrom(Sandbox& sandbox, const json& args) {
 }
 
 Result<json> SandboxPool::Kill(const json& args) {
+  Lock lock(mu_);
   std::string name = StringArg(args, "sandbox", "");
   if (!sandboxes_.count(name)) return MakeError("no sandbox named " + name);
   Record(sandboxes_.at(name), "sandbox_kill", json::object());  // answered before its EOF
@@ -555,6 +607,7 @@ Result<json> SandboxPool::Kill(const json& args) {
 }
 
 Result<json> SandboxPool::Renew(const json& args) {
+  Lock lock(mu_);
   std::string name = StringArg(args, "sandbox", "default");
   auto it = sandboxes_.find(name);
   if (it == sandboxes_.end()) return MakeError("no sandbox named " + name);
@@ -568,6 +621,7 @@ Result<json> SandboxPool::Renew(const json& args) {
 }
 
 json SandboxPool::List() const {
+  Lock lock(mu_);
   json list = json::array();
   for (const auto& [name, s] : sandboxes_) list.push_back(Describe(s));
   json ended = json::object();
@@ -577,15 +631,22 @@ json SandboxPool::List() const {
   return {{"sandboxes", list}, {"ended", ended}, {"warm_spares", spares}};
 }
 
+void SandboxPool::Cancel(const std::string& sandbox) {
+  Lock lock(mu_);
+  if (auto it = sandboxes_.find(sandbox); it != sandboxes_.end()) it->second.held->Cancel();
+}
+
 void SandboxPool::Remove(const std::string& name) {
   auto it = sandboxes_.find(name);
   if (it == sandboxes_.end()) return;
+  if (it->second.held->busy()) it->second.held->Abort();  // its call answers an error
   it->second.held->Stop(kStopGrace);
   RemoveTree(it->second.dir);
   sandboxes_.erase(it);
 }
 
 std::optional<std::chrono::milliseconds> SandboxPool::Expire() {
+  Lock lock(mu_);
   auto now = Clock::now();
   std::vector<std::string> due;
   for (const auto& [name, s] : sandboxes_) {
@@ -605,6 +666,13 @@ std::optional<std::chrono::milliseconds> SandboxPool::Expire() {
 }
 
 void SandboxPool::KillAll() {
+  Lock lock(mu_);
+  closed_ = true;
+  // A running call or install step is ended at once: no command outlives the session.
+  for (auto& [name, s] : sandboxes_) {
+    if (s.held->busy()) s.held->Abort();
+  }
+  for (const auto& held : install_steps_) held->Abort();
   // All executors get EOF at once, then each is waited for: one grace period, not N.
   for (auto& [name, s] : sandboxes_) s.held->CloseInput();
   for (auto& [name, s] : spares_) s.held->CloseInput();

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
@@ -45,6 +46,9 @@ bool IsSecretName(const std::string& path);
 // Sandbox names: 1-48 of [A-Za-z0-9_.-], not starting with '.' or '-'.
 Status CheckSandboxName(const std::string& name);
 
+// Thread-safe: the server runs each tools/call on a thread of its own (calls to one sandbox in
+// order, server.cc); one lock guards the tables, and is let go while a sandbox starts, a tree
+// is copied, an install step or a call runs.
 class SandboxPool {
  public:
   explicit SandboxPool(PoolOptions options) : o_(std::move(options)) {}
@@ -58,15 +62,18 @@ class SandboxPool {
   Result<nlohmann::json> Renew(const nlohmann::json& args);
   nlohmann::json List() const;
   // command_run, python_run, file_*: forwarded to the sandbox's executor.
-  Result<nlohmann::json> Execute(const std::string& tool, const nlohmann::json& args);
+  Result<nlohmann::json> Execute(const std::string& tool, const nlohmann::json& args,
+                                 const std::atomic<bool>* cancelled = nullptr);
 
+  // notifications/cancelled: stops the call running in `sandbox`, if any (held_sandbox.h).
+  void Cancel(const std::string& sandbox);
   // Ends the sandboxes whose TTL has passed; returns how long until the next one does.
   std::optional<std::chrono::milliseconds> Expire();
+  // Every sandbox ended (a running call answers an error) and no new one made after.
   void KillAll();
   // Starts the warm spares the next unnamed create and fork will take (after an answer is
   // written, so that it is not on the caller's time); ends spares no longer wanted.
   void Refill();
-  size_t size() const { return sandboxes_.size(); }
 
  private:
   struct Sandbox {
@@ -78,15 +85,20 @@ class SandboxPool {
     std::chrono::seconds ttl{0};
     std::chrono::steady_clock::time_point expires;
     std::chrono::system_clock::time_point expires_wall;
-    std::unique_ptr<HeldSandbox> held;
+    std::shared_ptr<HeldSandbox> held;  // shared with a call running on another thread
   };
+  using Lock = std::unique_lock<std::mutex>;
   // The sandbox a call names, or the session's default one (created at the first call that
   // needs it).
-  Result<Sandbox*> Resolve(const nlohmann::json& args);
-  Result<Sandbox*> Launch(const std::string& name, const std::string& network,
+  Result<Sandbox*> Resolve(Lock& lock, const nlohmann::json& args);
+  // Unlocks `lock` while the sandbox starts and files are copied in.
+  Result<Sandbox*> Launch(Lock& lock, const std::string& name, const std::string& network,
                           std::chrono::seconds ttl, const std::string& copy_from,
                           const std::vector<std::string>& files, nlohmann::json& report,
                           bool dir_made = false);
+  // Copies a fork's workspace and the files in, and waits for the start; unlocked.
+  Status Populate(Sandbox& s, const std::string& copy_from, const std::vector<std::string>& files,
+                  nlohmann::json& report, std::chrono::steady_clock::time_point started);
   // sandbox_create's `install`: the commands run in a sandbox of the same workspace whose only
   // destinations are the package registries; it is ended before the sandbox proper starts.
   Status RunInstallStep(const std::string& name, const std::vector<std::string>& files,
@@ -94,6 +106,9 @@ class SandboxPool {
   void Remove(const std::string& name);
   Result<nlohmann::json> ExportFrom(Sandbox& s, const nlohmann::json& args);
   void Record(Sandbox& s, const std::string& tool, nlohmann::json summary, bool failed = false);
+  bool Taken(const std::string& name) const {
+    return sandboxes_.count(name) || making_.count(name);
+  }
   std::string NextCreateName() const;
   std::string NextForkName() const;
   LaunchOptions LaunchFor(const std::string& name, const std::string& network,
@@ -102,11 +117,15 @@ class SandboxPool {
   std::string Isolation(const nlohmann::json& hello) const;
 
   PoolOptions o_;
+  mutable std::mutex mu_;
+  bool closed_ = false;                                   // KillAll: the session is ending
+  std::set<std::string> making_;                          // names being started
+  std::set<std::shared_ptr<HeldSandbox>> install_steps_;  // running, ended by KillAll
   std::map<std::string, Sandbox> sandboxes_;
   std::map<std::string, std::string> ended_;  // name -> why (TTL, killed, died)
   struct Spare {
     std::string dir;
-    std::unique_ptr<HeldSandbox> held;
+    std::shared_ptr<HeldSandbox> held;
   };
   std::map<std::string, Spare> spares_;  // by the name it was started under
   uint64_t forks_ = 0, tasks_ = 0;

@@ -10,8 +10,14 @@
 #include <yaml-cpp/yaml.h>
 
 #include <climits>
+#include <condition_variable>
 #include <cstdlib>
+#include <list>
+#include <map>
+#include <mutex>
 #include <nlohmann/json.hpp>
+#include <set>
+#include <thread>
 
 #include "common/unique_fd.h"
 #include "mcp/tools.h"
@@ -25,8 +31,12 @@ constexpr size_t kMaxRequestLine = 64u << 20;
 
 std::string Dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
 
+// Answers come from the calls' threads: each line is written whole, under this lock.
+std::mutex stdout_mu;
+
 bool WriteLine(const json& message) {
   std::string line = Dump(message) + "\n";
+  std::lock_guard lock(stdout_mu);
   for (size_t done = 0; done < line.size();) {
     ssize_t n = write(1, line.data() + done, line.size() - done);
     if (n < 0 && errno == EINTR) continue;
@@ -99,18 +109,108 @@ json ToolResult(const std::string& tool, const Result<json>& result) {
           {"isError", failed}};
 }
 
+// The order of the calls to one sandbox: a ticket taken as each request is read, served in
+// turn. Calls to other sandboxes, and the tools that name none, do not wait.
+class Lanes {
+ public:
+  uint64_t Take(const std::string& lane) {
+    std::lock_guard lock(mu_);
+    return lanes_[lane].next++;
+  }
+  void Wait(const std::string& lane, uint64_t ticket) {
+    std::unique_lock lock(mu_);
+    cv_.wait(lock, [&] { return lanes_[lane].serving == ticket; });
+  }
+  void Done(const std::string& lane) {
+    std::lock_guard lock(mu_);
+    Lane& l = lanes_[lane];
+    if (++l.serving == l.next) lanes_.erase(lane);
+    cv_.notify_all();
+  }
+
+ private:
+  struct Lane {
+    uint64_t next = 0, serving = 0;
+  };
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::map<std::string, Lane> lanes_;
+};
+
+// The sandbox whose order a tools/call keeps: the one it names (or the default one); none for
+// sandbox_list, sandbox_kill (it must reach a sandbox whose call runs) and an unnamed create.
+std::string LaneOf(const json& msg) {
+  const json& params = msg["params"];
+  std::string tool = params["name"];
+  json args = params.value("arguments", json::object());
+  if (!args.is_object() || tool == "sandbox_list" || tool == "sandbox_kill") return "";
+  const char* key = tool == "sandbox_create" ? "name" : "sandbox";
+  auto it = args.find(key);
+  if (it != args.end() && it->is_string()) return it->get<std::string>();
+  return tool == "sandbox_create" ? "" : "default";
+}
+
 class Session {
  public:
   explicit Session(PoolOptions pool) : pool_(std::move(pool)) {}
+  ~Session() { Join(); }
+
+  // Answers a request: a tools/call on a thread of its own (in its sandbox's turn), anything
+  // else at once. False when stdout is gone.
+  bool Dispatch(const json& msg) {
+    bool is_call = msg.is_object() && msg.contains("id") &&
+                   msg.value("method", "") == "tools/call" && msg.contains("params") &&
+                   msg["params"].is_object() && msg["params"].contains("name") &&
+                   msg["params"]["name"].is_string();
+    if (!is_call) {
+      json answer = Handle(msg);
+      return answer.is_null() || WriteLine(answer);
+    }
+    Reap();
+    std::string lane = LaneOf(msg);
+    uint64_t ticket = lane.empty() ? 0 : lanes_.Take(lane);
+    const std::string id = msg["id"].dump();
+    auto token = std::make_shared<std::atomic<bool>>(false);
+    {
+      std::lock_guard lock(calls_mu_);
+      pending_[id] = {"", token};
+    }
+    auto done = std::make_shared<std::atomic<bool>>(false);
+    std::thread worker([this, msg, lane, ticket, id, token, done] {
+      if (!lane.empty()) lanes_.Wait(lane, ticket);
+      {
+        std::lock_guard lock(calls_mu_);
+        if (msg["params"]["name"] == "command_run") pending_[id].sandbox = lane;
+      }
+      json answer = *token ? json() : Handle(msg, token.get());
+      {
+        std::lock_guard lock(calls_mu_);
+        pending_.erase(id);
+      }
+      // A cancelled request is not answered (MCP); a gone stdout is the main loop's to find.
+      if (!*token) WriteLine(answer);
+      if (!lane.empty()) lanes_.Done(lane);
+      *done = true;
+    });
+    workers_.push_back({std::move(worker), done});
+    return true;
+  }
+
+  // Waits for every call's thread (after KillAll they end at once).
+  void Join() {
+    for (auto& w : workers_) w.thread.join();
+    workers_.clear();
+  }
 
   // Answers one request; null for notifications.
-  json Handle(const json& msg) {
+  json Handle(const json& msg, const std::atomic<bool>* cancelled = nullptr) {
     if (!msg.is_object() || msg.value("jsonrpc", "") != "2.0" || !msg.contains("method") ||
         !msg["method"].is_string()) {
       return RpcError(msg.is_object() ? msg.value("id", json()) : json(), -32600,
                       "invalid JSON-RPC request");
     }
     std::string method = msg["method"];
+    if (method == "notifications/cancelled") Cancel(msg.value("params", json::object()));
     if (!msg.contains("id")) return nullptr;  // notifications: initialized, cancelled, ...
     const json& id = msg["id"];
     json params = msg.value("params", json::object());
@@ -126,7 +226,7 @@ class Session {
       json args = params.value("arguments", json::object());
       if (!args.is_object()) return RpcError(id, -32602, "tools/call: arguments must be an object");
       std::string tool = params["name"];
-      auto result = Call(tool, args);
+      auto result = Call(tool, args, cancelled);
       if (!result) return RpcError(id, -32602, result.error().message);
       return {{"jsonrpc", "2.0"}, {"id", id}, {"result", *result}};
     }
@@ -136,6 +236,28 @@ class Session {
   SandboxPool& pool() { return pool_; }
 
  private:
+  // A call still queued is dropped; a running command_run is stopped by its executor.
+  void Cancel(const json& params) {
+    if (!params.is_object() || !params.contains("requestId")) return;
+    const std::string id = params["requestId"].dump();
+    std::lock_guard lock(calls_mu_);
+    auto it = pending_.find(id);
+    if (it == pending_.end()) return;  // answered already, or never asked
+    *it->second.cancelled = true;      // before the executor is told: see HeldSandbox::Call
+    if (!it->second.sandbox.empty()) pool_.Cancel(it->second.sandbox);
+  }
+
+  void Reap() {
+    for (auto it = workers_.begin(); it != workers_.end();) {
+      if (!*it->done) {
+        ++it;
+        continue;
+      }
+      it->thread.join();
+      it = workers_.erase(it);
+    }
+  }
+
   json Initialize(const json& id, const json& params) {
     const auto& versions = SupportedProtocolVersions();
     std::string asked = params.is_object() ? params.value("protocolVersion", "") : "";
@@ -155,14 +277,14 @@ class Session {
                "user's machine: these sandboxes cannot see the user's files, keys or network."}}}};
   }
 
-  Result<json> Call(const std::string& tool, const json& args) {
+  Result<json> Call(const std::string& tool, const json& args, const std::atomic<bool>* cancelled) {
     Result<json> r = MakeError("");
     if (tool == "command_run" || tool == "python_run" || tool.starts_with("file_")) {
       if (tool != "file_write" && tool != "file_read" && tool != "file_list" &&
           tool != "command_run" && tool != "python_run") {
         return MakeError("unknown tool " + tool);
       }
-      r = pool_.Execute(tool, args);
+      r = pool_.Execute(tool, args, cancelled);
     } else if (tool == "sandbox_create") {
       r = pool_.Create(args);
     } else if (tool == "sandbox_fork") {
@@ -182,6 +304,18 @@ class Session {
   }
 
   SandboxPool pool_;
+  Lanes lanes_;
+  struct Worker {
+    std::thread thread;
+    std::shared_ptr<std::atomic<bool>> done;
+  };
+  std::list<Worker> workers_;  // the main thread's only
+  std::mutex calls_mu_;
+  struct Pending {
+    std::string sandbox;  // a command_run's, once its turn has come
+    std::shared_ptr<std::atomic<bool>> cancelled;
+  };
+  std::map<std::string, Pending> pending_;  // by request id
 };
 
 // A process of our own that outlives a SIGKILLed server just long enough to remove the
@@ -249,7 +383,8 @@ bool ServeInput(Session& session, std::string& buffer) {
       }
       if (answer.empty()) answer = nullptr;
     } else {
-      answer = session.Handle(msg);
+      if (!session.Dispatch(msg)) return false;
+      continue;
     }
     if (!answer.is_null() && !WriteLine(answer)) return false;
   }
@@ -398,7 +533,9 @@ int Serve(ServerOptions options) {
       }
       if (fds[0].revents && !ServeInput(session, buffer)) break;
     }
-    session.pool().KillAll();
+    session.pool().KillAll();  // the calls still running answer an error
+    session.Join();
+    session.pool().KillAll();  // what a call was starting as the session ended
   }
   RemoveTree(pool.state_dir);
   return status;

@@ -96,12 +96,20 @@ test("each sandbox shows in gander status and the metrics; host-side tools are i
     assert.match(status, /^gander-mcp\.alpha-try\s+running/m, status);
     assert.match(status, /^gander-mcp\.beta\s+stopped/m, status);
 
-    // The audit log of each sandbox's extension holds its host-side tools, in order.
+    // The audit log of each sandbox's extension holds its host-side tools, in order. The
+    // collector counts an event at once but writes audit lines at its next flush: wait for
+    // as many lines as the metrics counted, then check them.
     const audit = (name) => fs.readFileSync(
       path.join(root, "state", "gander", "audit", `gander-mcp.${name}.jsonl`), "utf8")
       .split("\n").filter(Boolean).map((l) => JSON.parse(l)).filter((e) => e.kind === "tool")
       .map((e) => `${e.tool.name}:${e.tool.outcome}`);
-    assert.deepEqual(audit("alpha"), ["sandbox_create:ok", "command_run:ok", "sandbox_export:ok",
-      "sandbox_export:tool_error", "sandbox_renew:ok", "sandbox_fork:ok"]);
-    assert.deepEqual(audit("beta"), ["sandbox_create:ok", "sandbox_kill:ok"]);
+    const expected = {
+      alpha: ["sandbox_create:ok", "command_run:ok", "sandbox_export:ok",
+              "sandbox_export:tool_error", "sandbox_renew:ok", "sandbox_fork:ok"],
+      beta: ["sandbox_create:ok", "sandbox_kill:ok"],
+    };
+    for (const [name, lines] of Object.entries(expected)) {
+      while (audit(name).length < lines.length) await new Promise((r) => setTimeout(r, 100));
+      assert.deepEqual(audit(name), lines);
+    }
   });

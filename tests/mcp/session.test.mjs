@@ -262,6 +262,67 @@ test("a TTL runs out", async () => {
   assert.match(after.text, /TTL/);
 });
 
+// Waits for a file the sandbox writes (through its workspace, seen from the host): the
+// command that writes it is running.
+async function appears(file) {
+  while (!fs.existsSync(file)) await new Promise((r) => setTimeout(r, 50));
+}
+
+// Runs until killed: a call in flight for as long as the test wants.
+const FOREVER = "echo up > started; while :; do sleep 0.1; done";
+
+test("a long command_run holds up neither another sandbox nor sandbox_list; kill answers it",
+     async () => {
+  const long = await call("sandbox_create", { name: "long" });
+  assert.equal(long.isError, false, long.text);
+  assert.equal((await call("sandbox_create", { name: "other" })).isError, false);
+  const running = call("command_run", { sandbox: "long", cmd: FOREVER, timeout: 3000 });
+  await appears(path.join(long.s.workspace, "started"));
+  const quick = await run("echo quick", "other");
+  assert.equal(quick.isError, false, quick.text);
+  assert.equal(quick.s.stdout, "quick\n");
+  const list = await call("sandbox_list");
+  assert.ok(list.s.sandboxes.some((s) => s.sandbox === "long"), list.text);
+  // A second call to the same sandbox waits its turn behind the running one.
+  const queued = run("echo second > second", "long");
+  const killed = await call("sandbox_kill", { sandbox: "long" });
+  assert.equal(killed.isError, false, killed.text);
+  const answered = await running;
+  assert.equal(answered.isError, true, answered.text);
+  assert.match(answered.text, /ended during this call \(killed by sandbox_kill\)/);
+  const after = await queued;
+  assert.equal(after.isError, true, after.text);
+  assert.match(after.text, /killed by sandbox_kill/);
+  assert.ok(!fs.existsSync(long.s.workspace), "its workspace is gone");
+  assert.deepEqual(processesOf(path.dirname(long.s.workspace)), []);
+  await call("sandbox_kill", { sandbox: "other" });
+});
+
+test("a cancelled command_run is stopped; the sandbox goes on", async () => {
+  const ws = (await call("sandbox_list")).s.sandboxes.find((s) => s.sandbox === "proj").workspace;
+  fs.rmSync(path.join(ws, "started"), { force: true });
+  const abort = new AbortController();
+  const running = client.callTool(
+    { name: "command_run", arguments: { sandbox: "proj", cmd: FOREVER, timeout: 3000 } },
+    undefined, { signal: abort.signal, timeout: 3000000 });
+  await appears(path.join(ws, "started"));
+  abort.abort("the test cancels it");  // notifications/cancelled
+  await assert.rejects(running);
+  // Were it still running, this call would wait behind it (one call at a time per sandbox).
+  const next = await run("cat project/hello.c", "proj");
+  assert.equal(next.isError, false, next.text);
+  assert.match(next.s.stdout, /hello from the sandbox/);
+});
+
+test("calls to one sandbox sent together run in the order they were sent", async () => {
+  const calls = [];
+  for (let i = 1; i <= 4; i++) calls.push(run(`echo ${i} >> order.log`, "proj"));
+  calls.push(call("file_read", { sandbox: "proj", path: "order.log" }));
+  const answers = await Promise.all(calls);
+  for (const a of answers) assert.equal(a.isError, false, a.text);
+  assert.equal(answers[4].text, "1\n2\n3\n4\n");
+});
+
 function processesOf(dir) {
   const found = [];
   for (const pid of fs.readdirSync("/proc")) {
@@ -275,10 +336,19 @@ function processesOf(dir) {
   return found;
 }
 
-test("the end of the session leaves no process and no file", async () => {
+test("the end of the session, a call in flight, leaves no process and no file", async () => {
   const pid = transport.pid;
+  const server = transport._process;
+  const exited = new Promise((r) => server.once("exit", (code, signal) => r({ code, signal })));
+  const last = await call("sandbox_create", { name: "last" });
+  const inFlight = call("command_run", { sandbox: "last", cmd: FOREVER, timeout: 3000 })
+    .catch((e) => ({ isError: true, text: String(e) }));
+  await appears(path.join(last.s.workspace, "started"));
   assert.ok(processesOf(tmp).length > 0, "sandboxes run before the end");
-  await client.close();  // stdin EOF
+  server.stdin.end();  // stdin EOF, and nothing else: the server ends the session itself
+  assert.deepEqual(await exited, { code: 0, signal: null }, stderr);
+  assert.equal((await inFlight).isError, true);
+  await client.close();
   for (;;) {
     let alive = true;
     try { process.kill(pid, 0); } catch { alive = false; }
