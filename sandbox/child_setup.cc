@@ -26,8 +26,10 @@
 #include <climits>
 #include <cstdio>
 #include <cstring>
+#include <iterator>
 
 #include "common/fd_passing.h"
+#include "sandbox/init/init_loop.h"
 
 namespace gander::launcher {
 namespace {
@@ -360,74 +362,6 @@ int RestrictSelf(const SandboxSpec& spec, int sync, ChildStep* step) {
   _exit(127);
 }
 
-int ExitCodeOf(int status) {
-  if (WIFEXITED(status)) return WEXITSTATUS(status);
-  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
-  return 125;
-}
-
-// Without a pid namespace the extension's descendants are not confined to a namespace that
-// dies with the init; as child subreaper the init inherits every orphan among them. One round
-// SIGKILLs each child listed in /proc (read whole: a fork bomb lists more than a page), or
-// each pid listed in a cgroup.procs, but the init itself.
-void KillListedPids(const char* path) {
-  const long self = getpid();
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return;
-  char buf[4096];
-  size_t kept = 0;  // a pid cut at the end of one read, carried to the next
-  for (;;) {
-    ssize_t n = read(fd, buf + kept, sizeof(buf) - 1 - kept);
-    if (n <= 0) break;
-    size_t len = kept + static_cast<size_t>(n);
-    buf[len] = '\0';
-    char* p = buf;
-    for (;;) {
-      while (*p == ' ' || *p == '\n') ++p;
-      char* digits = p;
-      while (*p >= '0' && *p <= '9') ++p;
-      if (*p == '\0') {  // maybe cut: keep it for the next read
-        kept = static_cast<size_t>(p - digits);
-        memmove(buf, digits, kept);
-        break;
-      }
-      long pid = strtol(digits, nullptr, 10);
-      if (pid > 0 && pid != self) kill(static_cast<pid_t>(pid), SIGKILL);
-    }
-  }
-  if (kept > 0) {
-    buf[kept] = '\0';
-    long pid = strtol(buf, nullptr, 10);
-    if (pid > 0 && pid != self) kill(static_cast<pid_t>(pid), SIGKILL);
-  }
-  close(fd);
-}
-
-void KillListedChildren(const char* cgroup_procs) {
-  char path[64];
-  snprintf(path, sizeof(path), "/proc/self/task/%d/children", static_cast<int>(getpid()));
-  KillListedPids(path);
-  // The run's cgroup holds every descendant, also one whose reparenting is under way.
-  if (cgroup_procs) KillListedPids(cgroup_procs);
-}
-
-// Kills the whole tree and reaps it, returning only when the init has no child left. Why this
-// terminates with nothing alive: every descendant has an ancestor chain up to the init whose
-// first link is one of the init's children (an orphan is reparented to the nearest subreaper,
-// the init or a descendant of it, before its old parent becomes reapable). Each round SIGKILLs
-// every current child before blocking in waitpid, so the wait always ends (a killed child
-// dies); its orphans are then the init's children and are listed in the next round. ECHILD
-// therefore means no descendant is left. Replaces a bounded number of non-blocking rounds,
-// which lost the race against reparenting, and a final blocking waitpid(-1) that waited for
-// a child nobody had killed.
-void KillAndReapEverything(const char* cgroup_procs) {
-  for (;;) {
-    KillListedChildren(cgroup_procs);
-    pid_t pid = waitpid(-1, nullptr, __WALL);
-    if (pid < 0 && errno == ECHILD) return;
-  }
-}
-
 void Noop(int) {}
 
 // What the init gets when gander dies. With a pid namespace that is SIGKILL: the namespace
@@ -435,47 +369,36 @@ void Noop(int) {}
 // gets a signal it can act on.
 const int kParentDeathSignal = SIGRTMIN + 1;
 
-[[noreturn]] void KillTreeAndExit(const ChildPlan& plan, pid_t extension, int code) {
+// The init's life after the extension started (init::RunInit): in gander-init when the parent
+// made its image (execveat of the memfd at kChildInitImageFd), so that the init stops being a
+// copy of gander; in this image otherwise, or when the kernel refuses the execve.
+[[noreturn]] void RunInit(const ChildPlan& plan, pid_t extension) {
   const SandboxSpec& spec = *plan.spec;
-  if (spec.use_namespaces) {
-    kill(-1, SIGKILL);
-  } else if (extension > 0) {
-    kill(-extension, SIGKILL);
+  init::InitArgs args;
+  args.extension = extension;
+  args.namespaces = spec.use_namespaces;
+  args.death_signal = kParentDeathSignal;
+  args.cgroup_procs = plan.cgroup_procs;
+  if (plan.init_image >= 0) {
+    char pid[16];
+    char sig[16];
+    snprintf(pid, sizeof(pid), "%d", static_cast<int>(extension));
+    snprintf(sig, sizeof(sig), "%d", kParentDeathSignal);
+    char name[] = "gander-init";
+    char ns[] = {spec.use_namespaces ? '1' : '0', '\0'};
+    char none[] = "-";
+    char dashes[] = "--";
+    // After "--", the extension's command (as many words as fit), for ps: what the init is for.
+    char* argv[64] = {
+        name,  pid, ns, sig, plan.cgroup_procs ? const_cast<char*>(plan.cgroup_procs) : none,
+        dashes};
+    size_t argc = 6;
+    for (size_t i = 0; plan.argv[i] && argc + 1 < std::size(argv); ++i) argv[argc++] = plan.argv[i];
+    argv[argc] = nullptr;
+    char* envp[] = {nullptr};
+    syscall(SYS_execveat, kChildInitImageFd, "", argv, envp, AT_EMPTY_PATH);
   }
-  if (spec.use_namespaces) {
-    while (waitpid(-1, nullptr, __WALL) > 0 || errno == EINTR) {
-    }
-  } else {
-    KillAndReapEverything(plan.cgroup_procs);
-  }
-  _exit(code);
-}
-
-// The init's life after the extension started: reap every child, forward signals to the
-// whole tree, and when the extension exits kill what is left and exit with its status.
-[[noreturn]] void RunInitLoop(const ChildPlan& plan, pid_t extension) {
-  const SandboxSpec& spec = *plan.spec;
-  sigset_t all;
-  sigfillset(&all);
-  int extension_status = 0;
-  for (;;) {
-    siginfo_t info;
-    if (sigwaitinfo(&all, &info) < 0) continue;
-    if (info.si_signo == kParentDeathSignal) KillTreeAndExit(plan, extension, 137);
-    if (info.si_signo != SIGCHLD) {
-      kill(spec.use_namespaces ? -1 : -extension, info.si_signo);
-      continue;
-    }
-    bool done = false;
-    for (pid_t pid; (pid = waitpid(-1, &extension_status, WNOHANG)) > 0;) {
-      if (pid == extension) {
-        done = true;
-        break;
-      }
-    }
-    if (!done) continue;
-    KillTreeAndExit(plan, extension, ExitCodeOf(extension_status));
-  }
+  init::RunInit(args);
 }
 
 }  // namespace
@@ -508,7 +431,14 @@ void ChildMain(const ChildPlan& plan) {
                                     : dup3(plan.sync_fd, kChildSyncFd, O_CLOEXEC)) < 0) {
     Fail(plan.sync_fd, ChildStep::kWaitParent, errno);
   }
-  syscall(SYS_close_range, kChildSyncFd + 1, ~0U, 0);
+  // gander-init's image (>= 10, so none of the dup2s above clobbered it), close-on-exec.
+  int first_closed = kChildSyncFd + 1;
+  if (plan.init_image >= 0) {
+    if (dup3(plan.init_image, kChildInitImageFd, O_CLOEXEC) < 0)
+      Fail(kChildSyncFd, ChildStep::kWaitParent, errno);
+    first_closed = kChildInitImageFd + 1;
+  }
+  syscall(SYS_close_range, first_closed, ~0U, 0);
   const int sync = kChildSyncFd;
 
   // Wait until the parent wrote our uid/gid maps: before that we have no identity in the
@@ -578,7 +508,7 @@ void ChildMain(const ChildPlan& plan) {
   // is written and the extension has exec'd, nothing needs its /proc files, so no other
   // process of the user may read its memory or make it dump core.
   prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
-  RunInitLoop(plan, extension);
+  RunInit(plan, extension);
 }
 
 }  // namespace gander::launcher

@@ -41,11 +41,14 @@ struct ChildPlan {
   // The run's cgroup.procs (no pid namespace: listed and killed at gander's death), or null.
   const char* cgroup_procs = nullptr;
   bool unshare_cgroup = false;  // a cgroup namespace after the parent moved the init
+  int init_image = -1;          // gander-init's memfd (InitImageFd), or -1
 };
 
 // The sync socket's number in the child, fixed so that the seccomp filter (compiled in the
 // parent) can name it: the one sendmsg that hands the listener over must not be notified.
 inline constexpr int kChildSyncFd = 3;
+// gander-init's image in the init, until its execveat (close-on-exec).
+inline constexpr int kChildInitImageFd = 4;
 
 // Runs as the sandbox init (pid 1 of the new pid namespace, or a plain child without one).
 // Never returns.

@@ -17,6 +17,7 @@
 #include "common/fd_passing.h"
 #include "common/path.h"
 #include "sandbox/child_setup.h"
+#include "sandbox/init/init_image.h"
 
 namespace gander::launcher {
 namespace {
@@ -109,6 +110,7 @@ Result<SandboxProcess> StartSandbox(const SandboxSpec& spec, StartFailure* failu
   UniqueFd child_end(pair[1]);
   ChildPlan plan = PrepareChildPlan(spec, child_end.get());
   plan.parent = getpid();
+  plan.init_image = InitImageFd();
   // The run's cgroup first, so the init can be moved in before it execs anything.
   RunCgroup cgroup;
   if (spec.cgroup.kind != CgroupKind::kNone) {

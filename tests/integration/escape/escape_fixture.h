@@ -789,6 +789,36 @@ class SandboxTest {
     ExpectNoSurvivors(m, context);
   }
 
+  // The sandbox init (gander's child), once the extension runs, must hold no copy of gander (its
+  // ~10 MB image, heap, environment, the secrets' values) but be gander-init's few KiB: its
+  // VmSize, read from the test (the init's /proc is outside a --no-namespaces extension's view),
+  // under 1 MiB. Waits for the init's execve, an event (the 15 s only bound a hang).
+  void CheckInitHoldsNoCopyOfGander(const Argv& flags) {
+    std::string m = Marker();
+    RunOptions o = Opts(world_->ws);
+    o.pipe_stdin = true;
+    Argv argv = GanderArgv(flags, {"/bin/sleep", m}, world_->ws);
+    Child gander(argv, o);
+    ASSERT_TRUE(WaitUntil([&] { return !ProcessesWithMarker(m).empty(); }, 15)) << Quote(argv);
+    const std::string children = "/proc/" + std::to_string(gander.pid()) + "/task/" +
+                                 std::to_string(gander.pid()) + "/children";
+    std::string status;
+    auto small = [&] {
+      std::istringstream kids(ReadFileOr(children, ""));
+      for (pid_t pid; kids >> pid;) {
+        status = ReadFileOr("/proc/" + std::to_string(pid) + "/status", "");
+        size_t at = status.find("VmSize:");
+        if (at != std::string::npos && std::stol(status.substr(at + 7)) < 1024) return true;
+      }
+      return false;
+    };
+    bool ok = WaitUntil(small, 15);
+    gander.CloseStdin();
+    RunResult r = gander.Wait(15);
+    EXPECT_TRUE(ok) << "the init is still a copy of gander:\n" << status << Quote(argv);
+    ExpectNoSurvivors(m, r.Describe());
+  }
+
   // The extension leaves a grandchild in a session of its own (setsid after a double fork, so
   // it is reparented to the sandbox's reaper and outside the extension's process group), waits
   // until that grandchild runs, then either exits (kill_gander false: a normal end) or sleeps

@@ -289,6 +289,8 @@ TEST_P(DegradedBasicsTest, SandboxDiesWithGanderOnSigkill) { CheckSandboxDiesWit
 
 TEST_P(DegradedBasicsTest, StdinEofEscalatesToSigkill) { CheckStdinEofEscalates(Flags()); }
 
+TEST_P(DegradedBasicsTest, InitHoldsNoCopyOfGander) { CheckInitHoldsNoCopyOfGander(Flags()); }
+
 // Without a pid namespace the reaper is a child subreaper: a setsid grandchild (double fork)
 // must die at the extension's normal end and when gander is SIGKILLed (issue 16, item 3).
 TEST_P(DegradedBasicsTest, EscapedGrandchildDiesAtNormalExit) {
@@ -314,6 +316,8 @@ class LifecycleTest : public SandboxTest, public ::testing::TestWithParam<Who> {
 };
 
 TEST_P(LifecycleTest, SandboxDiesWithGanderOnSigkill) { CheckSandboxDiesWithGander(kFullFlags); }
+
+TEST_P(LifecycleTest, InitHoldsNoCopyOfGander) { CheckInitHoldsNoCopyOfGander(kFullFlags); }
 
 TEST_P(LifecycleTest, StdinEofEscalatesToSigkill) { CheckStdinEofEscalates(kFullFlags); }
 
