@@ -78,25 +78,25 @@ std::string HttpGet(int port) {
   return out;
 }
 
-monitor::Event MakeEvent(const std::string& ext, int i) {
-  monitor::Event e;
-  e.time_ns = monitor::WallClockNowNs();
+events::Event MakeEvent(const std::string& ext, int i) {
+  events::Event e;
+  e.time_ns = events::WallClockNowNs();
   e.extension = ext;
   e.pid = 4242;
   e.sandbox_pid = 3;
   e.executable = "/usr/bin/node";
   if (i % 4 == 0) {
     std::string path = "/home/u/.cache/dir" + std::to_string(i % 16) + "/file" + std::to_string(i);
-    e.payload = monitor::FileEvent{.syscall = "openat",
-                                   .raw_path = path,
-                                   .path = path,
-                                   .path_class = monitor::PathClass::kOutside,
-                                   .access = monitor::FileAccess::kRead};
+    e.payload = events::FileEvent{.syscall = "openat",
+                                  .raw_path = path,
+                                  .path = path,
+                                  .path_class = events::PathClass::kOutside,
+                                  .access = events::FileAccess::kRead};
   } else {
     static const char* kNames[] = {"read", "write", "openat",    "close",
                                    "mmap", "futex", "epoll_wait"};
-    e.payload = monitor::SyscallEvent{
-        .name = kNames[i % 7], .nr = i % 7, .action = monitor::SyscallAction::kCounted, .count = 1};
+    e.payload = events::SyscallEvent{
+        .name = kNames[i % 7], .nr = i % 7, .action = events::SyscallAction::kCounted, .count = 1};
   }
   return e;
 }

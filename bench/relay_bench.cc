@@ -26,8 +26,8 @@
 namespace {
 
 using Clock = std::chrono::steady_clock;
-using gander::monitor::RpcMonitor;
 using gander::monitor::SupervisorOptions;
+using gander::relay::RpcMonitor;
 bool g_parse = true;  // --no-parse: frame only (no RpcMonitor), to see what parsing costs
 
 struct Child {

@@ -6,7 +6,7 @@
 #include <type_traits>
 #include <variant>
 
-namespace gander::monitor {
+namespace gander::events {
 
 // Event::kind() relies on the payload's alternatives being in EventKind order.
 template <EventKind kKind, typename T>
@@ -159,4 +159,4 @@ std::string_view ToString(EventKind k) {
   return "lifecycle";
 }
 
-}  // namespace gander::monitor
+}  // namespace gander::events

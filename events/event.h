@@ -12,7 +12,7 @@
 #include <variant>
 #include <vector>
 
-namespace gander::monitor {
+namespace gander::events {
 
 // Bumped only for incompatible changes; new fields and new enum values are compatible.
 inline constexpr int kEventSchemaVersion = 1;
@@ -218,4 +218,4 @@ std::string_view ToString(ProcessAction a);
 std::string_view ToString(LifecyclePhase p);
 std::string_view ToString(EventKind k);
 
-}  // namespace gander::monitor
+}  // namespace gander::events

@@ -8,7 +8,7 @@
 #include <type_traits>
 #include <variant>
 
-namespace gander::monitor {
+namespace gander::events {
 namespace {
 
 // Length of the valid UTF-8 sequence starting at s[i], or 0 when s[i] does not start one.
@@ -415,4 +415,4 @@ std::string ToJsonLine(const Event& event) {
   return out;
 }
 
-}  // namespace gander::monitor
+}  // namespace gander::events

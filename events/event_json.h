@@ -19,7 +19,7 @@
 
 #include "events/event.h"
 
-namespace gander::monitor {
+namespace gander::events {
 
 // The byte escaping above (without JSON encoding): always valid UTF-8.
 std::string EscapeBytes(std::string_view bytes);
@@ -35,4 +35,4 @@ std::string FormatRfc3339Micros(int64_t unix_ns);
 // The event as one line of JSON, '\n' included. Never fails; bounds the raw path and argv.
 std::string ToJsonLine(const Event& event);
 
-}  // namespace gander::monitor
+}  // namespace gander::events

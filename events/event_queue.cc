@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <utility>
 
-namespace gander::monitor {
+namespace gander::events {
 
 BoundedEventQueue::BoundedEventQueue(size_t capacity)
     : capacity_(capacity), slots_(std::min(capacity, kInitialSlots)) {}
@@ -64,4 +64,4 @@ void BoundedEventQueue::PublishGap(EventSink& sink, const Gap& gap) {
   sink.Publish(notice);
 }
 
-}  // namespace gander::monitor
+}  // namespace gander::events

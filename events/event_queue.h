@@ -23,7 +23,7 @@
 #include "events/event.h"
 #include "events/event_sink.h"
 
-namespace gander::monitor {
+namespace gander::events {
 
 class BoundedEventQueue {
  public:
@@ -68,4 +68,4 @@ class BoundedEventQueue {
   uint64_t dropped_total_ = 0;
 };
 
-}  // namespace gander::monitor
+}  // namespace gander::events

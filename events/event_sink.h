@@ -4,7 +4,7 @@
 
 #include "events/event.h"
 
-namespace gander::monitor {
+namespace gander::events {
 
 class EventSink {
  public:
@@ -16,4 +16,4 @@ class EventSink {
   virtual void Flush() {}
 };
 
-}  // namespace gander::monitor
+}  // namespace gander::events

@@ -45,7 +45,7 @@ AuditLog::AuditLog(AuditLogOptions options, UniqueFd fd, uint64_t size)
 
 AuditLog::~AuditLog() { WriteOut(); }
 
-void AuditLog::Publish(const monitor::Event& event) { Append(monitor::ToJsonLine(event)); }
+void AuditLog::Publish(const events::Event& event) { Append(events::ToJsonLine(event)); }
 
 void AuditLog::PublishJson(std::string_view json) {
   std::string line(json);

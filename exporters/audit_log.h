@@ -11,7 +11,7 @@
 //
 // Single-threaded, like the queue in front of it. Writes to a regular file can still take
 // time (a slow disk): the supervisor keeps them off the extension's path by draining
-// monitor::BoundedEventQueue with a time budget.
+// events::BoundedEventQueue with a time budget.
 //
 // Failures never stop the extension: a write or rotation error is counted, remembered in
 // last_error() for the caller to log once, and the lines concerned are counted as lost. If a
@@ -50,14 +50,14 @@ struct AuditLogStats {
   uint64_t errors = 0;  // failed write, rename or open calls
 };
 
-class AuditLog : public monitor::EventSink {
+class AuditLog : public events::EventSink {
  public:
   // Opens (or creates) options.path, appending to what is there. Errors: bad options, or the
   // open failing (the directory must exist).
   static Result<std::unique_ptr<AuditLog>> Open(AuditLogOptions options);
   ~AuditLog() override;
 
-  void Publish(const monitor::Event& event) override;
+  void Publish(const events::Event& event) override;
   // One event already encoded as a JSON object (no newline): the collector passes the
   // launcher's validated line on unchanged.
   void PublishJson(std::string_view json);

@@ -43,20 +43,20 @@ std::string NewLauncherId() {
 }
 
 // A rough size, to bound the backlog in bytes without encoding every event twice.
-size_t ApproxBytes(const monitor::Event& e) {
-  size_t n = sizeof(monitor::Event) + e.extension.size() + e.executable.size();
+size_t ApproxBytes(const events::Event& e) {
+  size_t n = sizeof(events::Event) + e.extension.size() + e.executable.size();
   if (e.tool_call.call) n += e.tool_call.call->tool.size() + e.tool_call.call->request_id.size();
   std::visit(
       [&](const auto& p) {
         using T = std::decay_t<decltype(p)>;
-        if constexpr (std::is_same_v<T, monitor::FileEvent>) {
+        if constexpr (std::is_same_v<T, events::FileEvent>) {
           n += p.raw_path.size() + (p.path ? p.path->size() : 0) + p.syscall.size();
-        } else if constexpr (std::is_same_v<T, monitor::ProcessEvent>) {
+        } else if constexpr (std::is_same_v<T, events::ProcessEvent>) {
           n += p.path.size();
           for (const auto& a : p.argv) n += a.size() + sizeof(std::string);
-        } else if constexpr (std::is_same_v<T, monitor::NetworkEvent>) {
+        } else if constexpr (std::is_same_v<T, events::NetworkEvent>) {
           n += p.host.size() + p.ip.size();
-        } else if constexpr (std::is_same_v<T, monitor::LifecycleEvent>) {
+        } else if constexpr (std::is_same_v<T, events::LifecycleEvent>) {
           n += p.detail.size();
         }
       },
@@ -223,7 +223,7 @@ void CollectorClient::ArmTimer(std::chrono::milliseconds after) {
   timerfd_settime(timer_.get(), 0, &spec, nullptr);
 }
 
-void CollectorClient::Append(monitor::Event event, bool backlog_gap) {
+void CollectorClient::Append(events::Event event, bool backlog_gap) {
   Record r{next_seq_++, std::move(event), backlog_gap, 0};
   r.bytes = ApproxBytes(r.event);
   backlog_bytes_ += r.bytes;
@@ -247,11 +247,11 @@ bool CollectorClient::HoldBack() {
   return true;
 }
 
-void CollectorClient::Publish(const monitor::Event& event) {
+void CollectorClient::Publish(const events::Event& event) {
   ++stats_.published;
-  if (const auto* l = std::get_if<monitor::LifecycleEvent>(&event.payload)) {
-    if (l->what == monitor::LifecyclePhase::kStart) running_ = true;
-    if (l->what == monitor::LifecyclePhase::kStop) running_ = false;
+  if (const auto* l = std::get_if<events::LifecycleEvent>(&event.payload)) {
+    if (l->what == events::LifecyclePhase::kStart) running_ = true;
+    if (l->what == events::LifecyclePhase::kStop) running_ = false;
   }
   if (fallback_) {
     fallback_->Publish(event);
@@ -279,11 +279,11 @@ void CollectorClient::AppendDropNotice() {
   if (pending_drops_ == 0) return;
   // The gap goes where it happened, as the monitor's queue does it (one record over the
   // bound, so that the notice itself is never lost).
-  monitor::Event notice;
+  events::Event notice;
   notice.time_ns = last_dropped_.time_ns;
   notice.extension = last_dropped_.extension;
-  notice.payload = monitor::LifecycleEvent{monitor::LifecyclePhase::kEventsDropped,
-                                           std::to_string(pending_drops_)};
+  notice.payload = events::LifecycleEvent{events::LifecyclePhase::kEventsDropped,
+                                          std::to_string(pending_drops_)};
   pending_drops_ = 0;
   Append(std::move(notice), true);
 }

@@ -66,14 +66,14 @@ struct CollectorClientStats {
   uint64_t written_directly = 0;  // fallback, or left unacknowledged at Finish()
 };
 
-class CollectorClient : public monitor::EventSink {
+class CollectorClient : public events::EventSink {
  public:
   // Connects to the collector, starting one with start_command when none answers (and waiting
   // up to start_wait for it). Never fails: without a collector the client is in fallback.
   static std::unique_ptr<CollectorClient> Create(CollectorClientOptions options);
   ~CollectorClient() override;
 
-  void Publish(const monitor::Event& event) override;
+  void Publish(const events::Event& event) override;
   // Non-blocking: reads acknowledgements, sends what waits, reconnects when due.
   void Flush() override;
   // At exit: waits up to `budget` for the collector to acknowledge everything, then says bye.
@@ -95,7 +95,7 @@ class CollectorClient : public monitor::EventSink {
  private:
   struct Record {
     uint64_t seq = 0;
-    monitor::Event event;
+    events::Event event;
     bool backlog_gap = false;  // a drop notice of our own (stage backlog)
     size_t bytes = 0;
   };
@@ -109,7 +109,7 @@ class CollectorClient : public monitor::EventSink {
   void WriteOut();
   void TrimAcknowledged(uint64_t seq);
   void ArmTimer(std::chrono::milliseconds after);
-  void Append(monitor::Event event, bool backlog_gap);
+  void Append(events::Event event, bool backlog_gap);
   void AppendDropNotice();
   bool HoldBack();
 
@@ -135,7 +135,7 @@ class CollectorClient : public monitor::EventSink {
   std::string in_;   // partial reply line
   bool running_ = false;
   uint64_t pending_drops_ = 0;
-  monitor::Event last_dropped_;  // time and extension for the drop notice
+  events::Event last_dropped_;  // time and extension for the drop notice
   CollectorClientStats stats_;
   std::optional<Error> last_error_;
 };

@@ -14,7 +14,7 @@ void AppendList(std::string& out, std::string_view key, const std::vector<std::s
   out += "\":[";
   for (size_t i = 0; i < items.size(); ++i) {
     if (i) out += ',';
-    monitor::AppendJsonString(out, items[i]);
+    events::AppendJsonString(out, items[i]);
   }
   out += ']';
 }
@@ -23,7 +23,7 @@ void AppendField(std::string& out, std::string_view key, std::string_view value)
   out += ",\"";
   out += key;
   out += "\":";
-  monitor::AppendJsonString(out, value);
+  events::AppendJsonString(out, value);
 }
 
 std::optional<uint64_t> NumberAfter(std::string_view line, std::string_view key) {
@@ -59,11 +59,11 @@ std::string EncodeHello(const Hello& h) {
   return out;
 }
 
-std::string EncodeRecord(uint64_t seq, const monitor::Event& event, std::string_view stage) {
+std::string EncodeRecord(uint64_t seq, const events::Event& event, std::string_view stage) {
   std::string out = "{\"seq\":" + std::to_string(seq);
   if (!stage.empty()) AppendField(out, "stage", stage);
   out += ",\"event\":";
-  out += monitor::ToJsonLine(event);  // ends with '\n'
+  out += events::ToJsonLine(event);  // ends with '\n'
   out.back() = '}';
   out += '\n';
   return out;

@@ -42,7 +42,7 @@ inline constexpr std::string_view kStageAuditLog = "audit_log";
 // what its policy implies (series that start at 0).
 // The run as the start event describes it, plus what the collector pre-creates series for.
 struct ExtensionInfo {
-  monitor::RunInfo run{};
+  events::RunInfo run{};
   std::vector<std::string> destinations{};  // hosts the policy allows
   std::vector<std::string> secrets{};       // secret names the policy injects
 };
@@ -68,7 +68,7 @@ struct Hello {
 
 std::string EncodeHello(const Hello& hello);
 // `stage` is set only for the client's own drop notices (kStageBacklog).
-std::string EncodeRecord(uint64_t seq, const monitor::Event& event, std::string_view stage = {});
+std::string EncodeRecord(uint64_t seq, const events::Event& event, std::string_view stage = {});
 std::string EncodeSync(uint64_t last_seq);
 std::string EncodeBye(uint64_t last_seq);
 

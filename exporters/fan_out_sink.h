@@ -9,12 +9,12 @@
 
 namespace gander::exporters {
 
-class FanOutSink : public monitor::EventSink {
+class FanOutSink : public events::EventSink {
  public:
   // The sinks are not owned and must outlive this one; null entries are ignored.
-  explicit FanOutSink(std::vector<monitor::EventSink*> sinks) : sinks_(std::move(sinks)) {}
+  explicit FanOutSink(std::vector<events::EventSink*> sinks) : sinks_(std::move(sinks)) {}
 
-  void Publish(const monitor::Event& event) override {
+  void Publish(const events::Event& event) override {
     for (auto* sink : sinks_) {
       if (sink) sink->Publish(event);
     }
@@ -26,7 +26,7 @@ class FanOutSink : public monitor::EventSink {
   }
 
  private:
-  std::vector<monitor::EventSink*> sinks_;
+  std::vector<events::EventSink*> sinks_;
 };
 
 }  // namespace gander::exporters

@@ -382,7 +382,7 @@ int StartMcp(Cli& c) {
 int Dispatch(Cli& c, char** argv) {
   if (*c.update_cmd) return install::Update(c.update_name, c.run, c.install, std::cout);
   if (*c.run_cmd) {
-    if (!c.require.empty()) c.run.require = *ParseLevel(c.require);
+    if (!c.require.empty()) c.run.require = *sandbox::ParseLevel(c.require);
     if (!c.backend.empty()) c.run.backend = *policies::ParseBackend(c.backend);
     if (c.mode == "monitor") c.run.mode = RunMode::kMonitor;
     if (c.mode == "learn") c.run.mode = RunMode::kLearn;

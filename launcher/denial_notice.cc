@@ -6,9 +6,9 @@
 
 namespace gander::launcher {
 
-void DenialNotice::Publish(const monitor::Event& event) {
+void DenialNotice::Publish(const events::Event& event) {
   if (inner_) inner_->Publish(event);
-  if (const auto* tool = std::get_if<monitor::ToolEvent>(&event.payload)) {
+  if (const auto* tool = std::get_if<events::ToolEvent>(&event.payload)) {
     auto it = by_call_.find(tool->request_id);
     if (it != by_call_.end()) {
       if (tool->outcome == "tool_error" || tool->outcome == "rpc_error") {
@@ -18,16 +18,16 @@ void DenialNotice::Publish(const monitor::Event& event) {
     }
     return;
   }
-  if (!std::holds_alternative<monitor::FileEvent>(event.payload) &&
-      !std::holds_alternative<monitor::NetworkEvent>(event.payload) &&
-      !std::holds_alternative<monitor::SyscallEvent>(event.payload)) {
+  if (!std::holds_alternative<events::FileEvent>(event.payload) &&
+      !std::holds_alternative<events::NetworkEvent>(event.payload) &&
+      !std::holds_alternative<events::SyscallEvent>(event.payload)) {
     return;
   }
-  auto refusals = goose::RefusalsIn(monitor::ToJsonLine(event));
+  auto refusals = goose::RefusalsIn(events::ToJsonLine(event));
   if (refusals.empty()) return;
   ++count_;
   last_ = refusals.front();
-  if (event.tool_call.state == monitor::ToolCallState::kOne && event.tool_call.call) {
+  if (event.tool_call.state == events::ToolCallState::kOne && event.tool_call.call) {
     by_call_[event.tool_call.call->request_id] = refusals.front();
   }
 }

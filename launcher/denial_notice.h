@@ -13,12 +13,12 @@
 
 namespace gander::launcher {
 
-class DenialNotice final : public monitor::EventSink {
+class DenialNotice final : public events::EventSink {
  public:
   // `policy`: where a change would go (the policy file, or "your policy").
-  DenialNotice(monitor::EventSink* inner, std::string extension, std::string policy)
+  DenialNotice(events::EventSink* inner, std::string extension, std::string policy)
       : inner_(inner), extension_(std::move(extension)), policy_(std::move(policy)) {}
-  void Publish(const monitor::Event& event) override;
+  void Publish(const events::Event& event) override;
   void Flush() override {
     if (inner_) inner_->Flush();
   }
@@ -27,7 +27,7 @@ class DenialNotice final : public monitor::EventSink {
 
  private:
   void Say(const std::string& what_failed, const goose::Refusal& r) const;
-  monitor::EventSink* inner_;
+  events::EventSink* inner_;
   std::string extension_, policy_;
   std::map<std::string, goose::Refusal> by_call_;  // the last refusal in each tool call
   std::optional<goose::Refusal> last_;

@@ -21,7 +21,8 @@ std::string SelfExe() {
   return n > 0 ? std::string(buf, static_cast<size_t>(n)) : "/usr/bin/gander";
 }
 
-int DoctorJson(const KernelFeatures& f, bool seccomp, IsolationLevel level, std::ostream& out) {
+int DoctorJson(const sandbox::KernelFeatures& f, bool seccomp, sandbox::IsolationLevel level,
+               std::ostream& out) {
   nlohmann::json j;
   j["kernel"] = f.release;
   j["uid"] = getuid();
@@ -32,19 +33,19 @@ int DoctorJson(const KernelFeatures& f, bool seccomp, IsolationLevel level, std:
   j["seccomp_notify"] = f.seccomp_user_notif;
   j["pid_max_per_namespace"] = f.pid_max_per_namespace;
   j["notes"] = f.notes;
-  const CgroupPlace cgroup = HostCgroupPlace();
-  j["run_cgroup"] = CgroupKindName(cgroup.kind);
+  const sandbox::CgroupPlace cgroup = sandbox::HostCgroupPlace();
+  j["run_cgroup"] = sandbox::CgroupKindName(cgroup.kind);
   if (!cgroup.why_not.empty()) j["run_cgroup_detail"] = cgroup.why_not;
-  j["isolation_level"] = LevelName(level);
-  j["egress"] =
-      EgressModeName(EgressModeOf(f.user_namespaces, f.landlock_abi, f.seccomp_user_notif));
+  j["isolation_level"] = sandbox::LevelName(level);
+  j["egress"] = sandbox::EgressModeName(
+      sandbox::EgressModeOf(f.user_namespaces, f.landlock_abi, f.seccomp_user_notif));
   const AppArmorUserns apparmor = ReadAppArmorUserns();
   std::string advice = AppArmorUsernsAdvice(apparmor, f.user_namespaces, SelfExe());
   j["apparmor_userns_restricted"] = !advice.empty();
   if (apparmor.restricted) j["apparmor_profile_loaded"] = apparmor.profile_loaded;
   if (!advice.empty()) j["apparmor_advice"] = advice;
   out << j.dump(2) << "\n";
-  return level == IsolationLevel::kFull ? 0 : 1;
+  return level == sandbox::IsolationLevel::kFull ? 0 : 1;
 }
 
 }  // namespace
@@ -98,10 +99,10 @@ std::string AppArmorUsernsAdvice(const AppArmorUserns& apparmor, bool user_names
 }
 
 int Doctor(std::ostream& out, bool json, bool probe_kvm) {
-  KernelFeatures f = ProbeKernel(/*try_user_namespaces=*/true);
-  auto filter = CompileSeccompFilter();
+  sandbox::KernelFeatures f = sandbox::ProbeKernel(/*try_user_namespaces=*/true);
+  auto filter = sandbox::CompileSeccompFilter();
   bool seccomp = f.seccomp_filter && filter.ok();
-  IsolationLevel level = LevelOf(f.user_namespaces, f.landlock_abi > 0, seccomp);
+  sandbox::IsolationLevel level = sandbox::LevelOf(f.user_namespaces, f.landlock_abi > 0, seccomp);
   if (json) return DoctorJson(f, seccomp, level, out);
 
   out << "kernel            " << f.release << "\n"
@@ -126,14 +127,14 @@ int Doctor(std::ostream& out, bool json, bool probe_kvm) {
       << " (per-namespace pid_max, Linux 6.14+; RLIMIT_NPROC otherwise, which root ignores)\n";
   // The run's cgroup (sandbox/cgroup_limit.h): limits.memory for the whole sandbox, and
   // without a pid namespace what holds the whole process tree.
-  const CgroupPlace cgroup = HostCgroupPlace();
-  out << "run cgroup        " << CgroupKindName(cgroup.kind);
-  if (cgroup.kind == CgroupKind::kNone) {
+  const sandbox::CgroupPlace cgroup = sandbox::HostCgroupPlace();
+  out << "run cgroup        " << sandbox::CgroupKindName(cgroup.kind);
+  if (cgroup.kind == sandbox::CgroupKind::kNone) {
     out << " (" << cgroup.why_not << ")\n"
         << "  limits.memory is only RLIMIT_DATA per process (MAP_SHARED, memfds and tmpfs files "
            "go around it); --require refuses a policy with limits.memory\n";
     if (!f.user_namespaces) {
-      out << "  " << DescribeShortfall(cgroup, {}, false).tree << "\n";
+      out << "  " << sandbox::DescribeShortfall(cgroup, {}, false).tree << "\n";
     }
   } else {
     out << " (limits.memory" << (cgroup.pids ? ", limits.processes" : "")
@@ -148,14 +149,14 @@ int Doctor(std::ostream& out, bool json, bool probe_kvm) {
            "is loaded and grants them: full isolation\n";
   }
 
-  out << "\nisolation level   " << LevelName(level) << "\n";
+  out << "\nisolation level   " << sandbox::LevelName(level) << "\n";
   switch (level) {
-    case IsolationLevel::kFull:
+    case sandbox::IsolationLevel::kFull:
       out << "  gander run applies every layer: namespaces (user, mount, pid, net, ipc, uts,\n"
              "  cgroup) with a pivot_root view built from the policy, "
           << (f.landlock_abi > 0 ? "Landlock, " : "") << "seccomp, no capabilities.\n";
       break;
-    case IsolationLevel::kLandlock:
+    case sandbox::IsolationLevel::kLandlock:
       out << "  user namespaces are refused here, so gander run falls back to Landlock and\n"
              "  seccomp: files outside the policy stay unreadable, but there is no private\n"
              "  /tmp, network or pid namespace. seccomp refuses IPv4, IPv6 and unix sockets\n"
@@ -163,26 +164,27 @@ int Doctor(std::ostream& out, bool json, bool probe_kvm) {
           << (f.landlock_abi >= 4 ? " and Landlock refuses TCP" : "")
           << "; a descendant that leaves its process group may outlive gander.\n";
       break;
-    case IsolationLevel::kSeccomp:
+    case sandbox::IsolationLevel::kSeccomp:
       out << "  neither user namespaces nor Landlock are available: only the syscall filter\n"
              "  and the process hygiene apply. The filesystem is NOT confined.\n";
       break;
-    case IsolationLevel::kBasic:
+    case sandbox::IsolationLevel::kBasic:
       out << "  seccomp is unavailable: only the empty environment, no_new_privs, a new\n"
              "  session and rlimits apply.\n";
       break;
   }
   out << "  `gander run --require LEVEL` refuses to start below LEVEL.\n";
 
-  EgressMode egress = EgressModeOf(f.user_namespaces, f.landlock_abi, f.seccomp_user_notif);
-  out << "\negress            " << EgressModeName(egress) << "\n";
+  sandbox::EgressMode egress =
+      sandbox::EgressModeOf(f.user_namespaces, f.landlock_abi, f.seccomp_user_notif);
+  out << "\negress            " << sandbox::EgressModeName(egress) << "\n";
   switch (egress) {
-    case EgressMode::kNetnsBroker:
+    case sandbox::EgressMode::kNetnsBroker:
       out << "  the sandbox's network namespace is empty (only lo); every connect and send goes\n"
              "  to gander's broker, which relays the policy's TCP destinations; DNS is gander's\n"
              "  stub, which answers only the names the policy allows.\n";
       break;
-    case EgressMode::kBrokerOnly:
+    case sandbox::EgressMode::kBrokerOnly:
       out << "  user namespaces are refused, so there is no empty network namespace behind the\n"
              "  broker: every connect and send still goes to it (it relays the policy's TCP\n"
              "  destinations, refuses the rest) and Landlock refuses the extension's own TCP\n"
@@ -192,7 +194,7 @@ int Doctor(std::ostream& out, bool json, bool probe_kvm) {
              "  that ignore it (Go's pure-Go resolver, musl) get no DNS: UDP is refused here\n"
              "  (a datagram could leave past the broker); give them address or CIDR rules.\n";
       break;
-    case EgressMode::kNone:
+    case sandbox::EgressMode::kNone:
       out << "  no network for the extension: "
           << (!f.seccomp_user_notif
                   ? "seccomp user notification is unavailable, so there is no broker"
@@ -201,8 +203,8 @@ int Doctor(std::ostream& out, bool json, bool probe_kvm) {
           << ".\n";
       break;
   }
-  gvisor::ReportGvisor(out, probe_kvm);
-  return level == IsolationLevel::kFull ? 0 : 1;
+  sandbox::gvisor::ReportGvisor(out, probe_kvm);
+  return level == sandbox::IsolationLevel::kFull ? 0 : 1;
 }
 
 }  // namespace gander::launcher

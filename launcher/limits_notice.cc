@@ -6,16 +6,16 @@
 namespace gander::launcher {
 
 std::string CheckLimits(const std::string& name, const policies::Limits& limits,
-                        const CgroupPlace& host, bool pid_namespace, bool gvisor, bool require,
-                        std::string* said) {
-  CgroupPlace place = host;
+                        const sandbox::CgroupPlace& host, bool pid_namespace, bool gvisor,
+                        bool require, std::string* said) {
+  sandbox::CgroupPlace place = host;
   // runsc (rootless) makes its sandbox's cgroup only when it runs as root.
   if (gvisor && geteuid() != 0) {
     place = {};
     place.why_not = "runsc makes its cgroup only as root";
   }
-  CgroupShortfall shortfall =
-      DescribeShortfall(place, CgroupLimitsOf(limits.memory, limits.processes), pid_namespace);
+  sandbox::CgroupShortfall shortfall = sandbox::DescribeShortfall(
+      place, sandbox::CgroupLimitsOf(limits.memory, limits.processes), pid_namespace);
   if (require && !shortfall.limits.empty()) {
     return "--require: " + shortfall.limits;
   }

@@ -16,7 +16,7 @@ namespace gander::launcher {
 // returned (empty: go on). `host`: where a run's cgroup can be made (HostCgroupPlace, read once
 // per run). `gvisor`: runsc applies the limits through a cgroup of its own.
 std::string CheckLimits(const std::string& name, const policies::Limits& limits,
-                        const CgroupPlace& host, bool pid_namespace, bool gvisor, bool require,
-                        std::string* said);
+                        const sandbox::CgroupPlace& host, bool pid_namespace, bool gvisor,
+                        bool require, std::string* said);
 
 }  // namespace gander::launcher

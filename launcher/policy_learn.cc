@@ -41,7 +41,7 @@ std::string Absolute(const std::string& path) {
 // floor's unconditional entries.
 size_t DefaultSyscallCount() {
   std::set<std::string> always;
-  for (const auto& d : monitor::DeniedSyscalls({})) {
+  for (const auto& d : policies::DeniedSyscalls({})) {
     if (d.any_of.empty()) always.emplace(d.name);
   }
   size_t by_default = 0;
@@ -65,7 +65,7 @@ int PrintOciSeccomp(const learn::Learned& learned) {
     spdlog::warn("oci-seccomp: {} of {} runs in the logs counted only the watched syscalls",
                  learned.runs - learned.census_runs, learned.runs);
   }
-  const auto floor = monitor::DeniedSyscalls({});
+  const auto floor = policies::DeniedSyscalls({});
   auto profile = learn::OciSeccompProfile(learned, floor, learn::NativeOciArch());
   for (const auto& line : profile.left_out) spdlog::warn("oci-seccomp: left out: {}", line);
   std::cerr << "gander: oci-seccomp: " << profile.allowed
@@ -90,7 +90,7 @@ int PolicySuggest(const SuggestOptions& o) {
     return kExitBadInput;
   }
   if (o.format == "oci-seccomp" && o.check.empty()) return PrintOciSeccomp(*learned);
-  auto env = CurrentEnvironment();
+  auto env = sandbox::CurrentEnvironment();
   // Paths under a learning run's workspace are read as workspace paths of this one.
   std::string workspace = !o.workspace.empty()           ? Absolute(o.workspace)
                           : !learned->workspaces.empty() ? learned->workspaces.back()

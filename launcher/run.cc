@@ -30,14 +30,14 @@ int Finish(Session& s, int status) {
 
   PublishCounts(s, x);
   UndoWorkspaceWrites(s);  // the sandbox is gone: nothing in it races the undo
-  const StartFailure& failure = x.exec_failure;
+  const sandbox::StartFailure& failure = x.exec_failure;
   if (failure.reported()) {
     s.queue.Push(
-        Lifecycle(p.name, monitor::LifecyclePhase::kStop,
+        Lifecycle(p.name, events::LifecyclePhase::kStop,
                   "could not start: " + failure.Describe() + ": " + std::strerror(failure.err)));
   } else {
     s.queue.Push(ExtensionExit(p, x.sandbox, status));
-    s.queue.Push(Lifecycle(p.name, monitor::LifecyclePhase::kStop,
+    s.queue.Push(Lifecycle(p.name, events::LifecyclePhase::kStop,
                            "exited with status " + std::to_string(status)));
   }
   CloseSinks(s);

@@ -39,7 +39,7 @@ struct RunOptions {
   std::string profile = "default";  // --profile
   std::string name;                 // --name; empty: derived (see DefaultExtensionName)
   std::string workspace;            // --workspace; empty: the current directory
-  std::optional<IsolationLevel> require;
+  std::optional<sandbox::IsolationLevel> require;
   bool no_namespaces = false;  // run with Landlock + seccomp only
   // --allow-home-write: a workspace or write grant that is $HOME or an ancestor of it stays
   // writable (sandbox/home_guard.h); without it, it is shown read-only.
@@ -47,7 +47,7 @@ struct RunOptions {
   // The install sandbox of launcher/install/: every event is marked install (Event).
   bool install_phase = false;
   RunMode mode = RunMode::kEnforce;
-  std::optional<monitor::FilesWatch> files;      // --files: overrides the policy's monitor.files
+  std::optional<policies::FilesWatch> files;     // --files: overrides the policy's monitor.files
   std::string audit_log;                         // --audit-log; empty: policy, else the state dir
   CollectorUse collector = CollectorUse::kAuto;  // --collector
   std::optional<policies::Backend> backend;      // --backend; unset: the policy's

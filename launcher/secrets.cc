@@ -183,27 +183,27 @@ std::string SecretManager::FilePath(const std::string& name, bool use_namespaces
   return (use_namespaces ? std::string(kSecretsMountPoint) : dir_) + "/" + name;
 }
 
-Status SecretManager::AddToSandbox(SandboxSpec& spec) const {
+Status SecretManager::AddToSandbox(sandbox::SandboxSpec& spec) const {
   if (dir_.empty()) return {};
   std::string inside = spec.use_namespaces ? kSecretsMountPoint : dir_;
   if (spec.use_namespaces) {
     if (Status added = AddMount(spec.mounts); !added) return added;
   }
-  if (spec.landlock.abi > 0) spec.landlock.rules.push_back({inside, landlock::kRead});
+  if (spec.landlock.abi > 0) spec.landlock.rules.push_back({inside, sandbox::landlock::kRead});
   return {};
 }
 
-Status SecretManager::AddMount(std::vector<MountOp>& mounts) const {
+Status SecretManager::AddMount(std::vector<sandbox::MountOp>& mounts) const {
   if (dir_.empty()) return {};
-  for (const MountOp& mount : mounts) {
+  for (const sandbox::MountOp& mount : mounts) {
     if (IsWithin(kSecretsMountPoint, mount.target)) {
       return MakeError(std::string("secrets delivered as files appear at ") + kSecretsMountPoint +
                        ", which the policy's mount of " + mount.target +
                        " would cover; grant paths below /run instead of /run itself");
     }
   }
-  mounts.push_back(
-      {MountOp::Kind::kBind, dir_, kSecretsMountPoint, /*writable=*/false, /*executable=*/false});
+  mounts.push_back({sandbox::MountOp::Kind::kBind, dir_, kSecretsMountPoint, /*writable=*/false,
+                    /*executable=*/false});
   return {};
 }
 

@@ -74,9 +74,9 @@ class SecretManager {
 
   // File delivery: a read-only bind of the directory at /run/secrets (with namespaces) and a
   // Landlock read rule for it. An error when the policy's own mounts cover /run/secrets.
-  Status AddToSandbox(SandboxSpec& spec) const;
+  Status AddToSandbox(sandbox::SandboxSpec& spec) const;
   // The read-only bind of the directory at /run/secrets alone (the gVisor bundle's mounts).
-  Status AddMount(std::vector<MountOp>& mounts) const;
+  Status AddMount(std::vector<sandbox::MountOp>& mounts) const;
 
   // (name, value) of every value of this run, current and replaced, for the relay's redaction.
   std::vector<std::pair<std::string, std::string>> Redactions() const;

@@ -18,7 +18,7 @@ std::string Str(const json& obj, const char* key) {
   auto it = obj.find(key);
   if (it == obj.end() || !it->is_string()) return "";
   // Strings are byte-escaped (docs/audit-log.md, "Strings are bytes"): undo it.
-  auto bytes = monitor::UnescapeBytes(it->get<std::string>());
+  auto bytes = events::UnescapeBytes(it->get<std::string>());
   return bytes ? *bytes : "";
 }
 
@@ -167,7 +167,7 @@ void AddAuditLine(std::string_view line, const std::string& extension, Learned& 
         auto grants = info->find("command_grants");
         for (const auto& g : grants != info->end() && grants->is_array() ? *grants : json()) {
           if (!g.is_string()) continue;
-          auto bytes = monitor::UnescapeBytes(g.get<std::string>());
+          auto bytes = events::UnescapeBytes(g.get<std::string>());
           if (bytes) add(out.command_grants, *bytes);
         }
       }

@@ -16,11 +16,11 @@ struct FloorRule {
   bool always = false;
   bool silent = false;  // a compatibility answer: returned whether seen or not
   int error = EPERM;
-  std::vector<monitor::ArgPattern> any_of;
+  std::vector<policies::ArgPattern> any_of;
   std::string label;
 };
 
-std::map<std::string, FloorRule> ByName(const std::vector<monitor::DeniedSyscall>& floor) {
+std::map<std::string, FloorRule> ByName(const std::vector<policies::DeniedSyscall>& floor) {
   std::map<std::string, FloorRule> rules;
   for (const auto& d : floor) {
     FloorRule& r = rules[std::string(d.name)];
@@ -33,7 +33,7 @@ std::map<std::string, FloorRule> ByName(const std::vector<monitor::DeniedSyscall
   return rules;
 }
 
-bool OneArgument(const std::vector<monitor::ArgPattern>& patterns) {
+bool OneArgument(const std::vector<policies::ArgPattern>& patterns) {
   for (const auto& p : patterns) {
     if (p.arg != patterns.front().arg) return false;
   }
@@ -47,7 +47,7 @@ Json Allow(const std::string& name) {
 }  // namespace
 
 std::vector<std::pair<uint64_t, uint64_t>> AllowedPatterns(
-    std::span<const monitor::ArgPattern> deny) {
+    std::span<const policies::ArgPattern> deny) {
   uint64_t relevant = 0;
   for (const auto& p : deny) relevant |= p.mask;
   std::vector<std::pair<uint64_t, uint64_t>> out;
@@ -90,7 +90,7 @@ std::string_view NativeOciArch() {
 }
 
 OciSeccomp OciSeccompProfile(const Learned& learned,
-                             const std::vector<monitor::DeniedSyscall>& floor,
+                             const std::vector<policies::DeniedSyscall>& floor,
                              std::string_view arch) {
   const auto rules = ByName(floor);
   OciSeccomp out;

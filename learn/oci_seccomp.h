@@ -28,7 +28,7 @@ struct OciSeccomp {
 // compatibility answers (clone3 -> ENOSYS) are kept as their errno whether seen or not.
 // `arch` is an SCMP_ARCH_* name; only it is listed (a foreign ABI fails the runtime's arch check).
 OciSeccomp OciSeccompProfile(const Learned& learned,
-                             const std::vector<monitor::DeniedSyscall>& floor,
+                             const std::vector<policies::DeniedSyscall>& floor,
                              std::string_view arch);
 
 // The SCMP_ARCH_* name of the architecture gander was built for.
@@ -37,6 +37,6 @@ std::string_view NativeOciArch();
 // (arg & mask) == value patterns that together match exactly the values none of `deny`
 // matches (all of `deny` on the same argument). Empty when every value is denied.
 std::vector<std::pair<uint64_t, uint64_t>> AllowedPatterns(
-    std::span<const monitor::ArgPattern> deny);
+    std::span<const policies::ArgPattern> deny);
 
 }  // namespace gander::learn

@@ -16,8 +16,8 @@
 namespace gander::learn {
 namespace {
 
+using events::PathClass;
 using monitor::ClassifierRules;
-using monitor::PathClass;
 
 bool IsUnder(std::string_view path, std::string_view dir) {
   if (dir == "/") return !path.empty() && path[0] == '/';
@@ -460,9 +460,9 @@ constexpr std::string_view kPrivilegedSyscalls[] = {
 
 std::vector<SyscallSuggestion> SuggestSyscalls(const Learned& learned,
                                                const policies::ExpandedPolicy& base) {
-  std::map<std::string, const monitor::DeniedSyscall*> floor_always;
+  std::map<std::string, const policies::DeniedSyscall*> floor_always;
   std::map<std::string, std::string> floor_conditional;  // name -> labels
-  static const auto floor = monitor::DeniedSyscalls({});
+  static const auto floor = policies::DeniedSyscalls({});
   for (const auto& d : floor) {
     if (d.any_of.empty()) {
       floor_always.emplace(std::string(d.name), &d);

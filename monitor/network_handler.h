@@ -18,7 +18,8 @@ class NetworkHandler {
   // the notification itself later (a brokered connect waits for its destination). `base` is
   // an event carrying the calling process's identity; events to record go to `events`.
   virtual std::optional<Response> OnSyscall(const Notification& n, std::string_view syscall,
-                                            const Event& base, std::vector<Event>& events) = 0;
+                                            const events::Event& base,
+                                            std::vector<events::Event>& events) = 0;
 };
 
 }  // namespace gander::monitor

@@ -11,19 +11,19 @@ namespace gander::monitor {
 namespace {
 
 // Lower wins between rules on the same path.
-int Precedence(PathClass c) {
+int Precedence(events::PathClass c) {
   switch (c) {
-    case PathClass::kDenied:
+    case events::PathClass::kDenied:
       return 0;
-    case PathClass::kWorkspace:
+    case events::PathClass::kWorkspace:
       return 1;
-    case PathClass::kPrivate:
+    case events::PathClass::kPrivate:
       return 2;
-    case PathClass::kAllowedWrite:
+    case events::PathClass::kAllowedWrite:
       return 3;
-    case PathClass::kAllowedReadOnly:
+    case events::PathClass::kAllowedReadOnly:
       return 4;
-    case PathClass::kSystem:
+    case events::PathClass::kSystem:
       return 5;
     default:
       return 6;
@@ -58,7 +58,7 @@ ClassifierRules::ClassifierRules(std::vector<ClassifierRule> rules) {
   for (auto& rule : rules) {
     if (rule.path.empty() || rule.path[0] != '/') continue;  // rules are absolute paths
     rule.path = policies::NormalizePath(rule.path);
-    (rule.path_class == PathClass::kDenied ? deny_ : rules_).push_back(std::move(rule));
+    (rule.path_class == events::PathClass::kDenied ? deny_ : rules_).push_back(std::move(rule));
   }
   std::stable_sort(rules_.begin(), rules_.end(), [](const auto& a, const auto& b) {
     if (a.path.size() != b.path.size()) return a.path.size() > b.path.size();
@@ -71,31 +71,32 @@ ClassifierRules ClassifierRules::From(const policies::ExpandedPolicy& policy,
                                       const std::vector<std::string>& extra_exec,
                                       const std::vector<std::string>& system) {
   std::vector<ClassifierRule> rules;
-  auto add = [&](const std::vector<std::string>& paths, PathClass c) {
+  auto add = [&](const std::vector<std::string>& paths, events::PathClass c) {
     for (const auto& p : paths) rules.push_back({p, c});
   };
-  add(policy.deny, PathClass::kDenied);
-  add(policy.private_, PathClass::kPrivate);
-  add(policy.write, PathClass::kAllowedWrite);
-  add(policy.read, PathClass::kAllowedReadOnly);
-  add(policy.exec, PathClass::kAllowedReadOnly);
-  add(extra_exec, PathClass::kAllowedReadOnly);
-  add({"/proc", "/dev"}, PathClass::kSystem);
-  add(system, PathClass::kSystem);
-  if (!workspace.empty()) rules.push_back({workspace, PathClass::kWorkspace});
+  add(policy.deny, events::PathClass::kDenied);
+  add(policy.private_, events::PathClass::kPrivate);
+  add(policy.write, events::PathClass::kAllowedWrite);
+  add(policy.read, events::PathClass::kAllowedReadOnly);
+  add(policy.exec, events::PathClass::kAllowedReadOnly);
+  add(extra_exec, events::PathClass::kAllowedReadOnly);
+  add({"/proc", "/dev"}, events::PathClass::kSystem);
+  add(system, events::PathClass::kSystem);
+  if (!workspace.empty()) rules.push_back({workspace, events::PathClass::kWorkspace});
   return ClassifierRules(std::move(rules));
 }
 
-PathClass ClassifierRules::Classify(std::string_view abs_path) const {
-  if (abs_path.empty()) return PathClass::kOutside;
-  if (abs_path[0] != '/') return PathClass::kSystem;  // pipe:[N], socket:[N], anon_inode:...
+events::PathClass ClassifierRules::Classify(std::string_view abs_path) const {
+  if (abs_path.empty()) return events::PathClass::kOutside;
+  if (abs_path[0] != '/')
+    return events::PathClass::kSystem;  // pipe:[N], socket:[N], anon_inode:...
   for (const auto& rule : deny_) {
-    if (IsWithin(abs_path, rule.path)) return PathClass::kDenied;
+    if (IsWithin(abs_path, rule.path)) return events::PathClass::kDenied;
   }
   for (const auto& rule : rules_) {
     if (IsWithin(abs_path, rule.path)) return rule.path_class;
   }
-  return PathClass::kOutside;
+  return events::PathClass::kOutside;
 }
 
 std::vector<std::string> ClassifierRules::DenyPaths() const {
@@ -108,16 +109,18 @@ ClassifiedPath ResolveAndClassify(std::string_view raw, std::optional<std::strin
                                   const ProcessView& view, const ClassifierRules& rules,
                                   ResolveFlags flags) {
   auto resolved = ResolvePath(raw, std::move(dirfd_path), view, flags);
-  if (!resolved) return ClassifiedPath{std::nullopt, PathClass::kUnknown, resolved.error().code};
-  PathClass c = rules.Classify(*resolved);
+  if (!resolved)
+    return ClassifiedPath{std::nullopt, events::PathClass::kUnknown, resolved.error().code};
+  events::PathClass c = rules.Classify(*resolved);
   return ClassifiedPath{std::move(*resolved), c, 0};
 }
 
 ClassifiedPath ClassifySymlinkTarget(std::string_view link_path, std::string_view target,
                                      const ProcessView& view, const ClassifierRules& rules) {
   auto resolved = ResolveSymlinkTarget(link_path, target, view);
-  if (!resolved) return ClassifiedPath{std::nullopt, PathClass::kUnknown, resolved.error().code};
-  PathClass c = rules.Classify(*resolved);
+  if (!resolved)
+    return ClassifiedPath{std::nullopt, events::PathClass::kUnknown, resolved.error().code};
+  events::PathClass c = rules.Classify(*resolved);
   return ClassifiedPath{std::move(*resolved), c, 0};
 }
 
@@ -127,20 +130,20 @@ std::string NormaliseForLabel(const std::string& path, const std::string& home,
   if (path.empty() || path[0] != '/') {
     size_t colon = path.find(':');
     if (colon == std::string::npos || colon == 0) return "(other)";
-    return EscapeBytes(std::string_view(path).substr(0, colon + 1));
+    return events::EscapeBytes(std::string_view(path).substr(0, colon + 1));
   }
   const std::string* anchor = nullptr;
   for (const auto& a : anchors) {
     if (IsWithin(path, a) && (!anchor || a.size() > anchor->size())) anchor = &a;
   }
-  if (anchor) return EscapeBytes(WithPrefixNames(*anchor, home, workspace));
+  if (anchor) return events::EscapeBytes(WithPrefixNames(*anchor, home, workspace));
   if (Usable(workspace) && IsWithin(path, workspace)) return "${WORKSPACE}";
   std::string_view view = path;
   if (Usable(home) && IsWithin(path, home)) {
-    return "~" + EscapeBytes(LeadingComponents(view.substr(home.size()), 1));
+    return "~" + events::EscapeBytes(LeadingComponents(view.substr(home.size()), 1));
   }
   std::string_view label = LeadingComponents(view, 2);
-  return label.empty() ? "/" : EscapeBytes(label);
+  return label.empty() ? "/" : events::EscapeBytes(label);
 }
 
 }  // namespace gander::monitor

@@ -16,7 +16,7 @@ namespace gander::monitor {
 
 struct ClassifierRule {
   std::string path;  // absolute
-  PathClass path_class = PathClass::kOutside;
+  events::PathClass path_class = events::PathClass::kOutside;
 };
 
 // The rules a path is classified by; immutable once built.
@@ -40,7 +40,7 @@ class ClassifierRules {
   // Rules given directly; paths are normalised lexically, order does not matter.
   explicit ClassifierRules(std::vector<ClassifierRule> rules);
 
-  PathClass Classify(std::string_view abs_path) const;
+  events::PathClass Classify(std::string_view abs_path) const;
   // The deny rule paths (for NormaliseForLabel's anchors).
   std::vector<std::string> DenyPaths() const;
 
@@ -49,14 +49,14 @@ class ClassifierRules {
   std::vector<ClassifierRule> rules_;  // longest path first, then by precedence
 };
 
-inline PathClass Classify(const std::string& abs_path, const ClassifierRules& rules) {
+inline events::PathClass Classify(const std::string& abs_path, const ClassifierRules& rules) {
   return rules.Classify(abs_path);
 }
 
 // A resolved-and-classified path, as a file event records it.
 struct ClassifiedPath {
   std::optional<std::string> path;  // nullopt when resolution failed
-  PathClass path_class = PathClass::kUnknown;
+  events::PathClass path_class = events::PathClass::kUnknown;
   int error = 0;  // the resolution's errno when it failed (ENAMETOOLONG, ENOENT, ...)
 };
 

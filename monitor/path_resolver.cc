@@ -204,8 +204,8 @@ Result<std::string> ResolveSymlinkTarget(std::string_view link_path, std::string
 
 RawPath RawPathForEvent(std::string_view raw) {
   std::string_view path = raw.substr(0, raw.find('\0'));
-  if (path.size() <= kMaxRawPathBytes) return RawPath{std::string(path), false};
-  return RawPath{std::string(path.substr(0, kMaxRawPathBytes)), true};
+  if (path.size() <= events::kMaxRawPathBytes) return RawPath{std::string(path), false};
+  return RawPath{std::string(path.substr(0, events::kMaxRawPathBytes)), true};
 }
 
 }  // namespace gander::monitor

@@ -72,9 +72,9 @@ class ProcfsView final : public ProcessView {
   mutable std::optional<int> sandbox_pid_;
 };
 
-FileAccess OpenAccess(uint64_t flags, FileAccess fallback) {
-  if (flags & O_CREAT) return FileAccess::kCreate;
-  if ((flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC)) return FileAccess::kWrite;
+events::FileAccess OpenAccess(uint64_t flags, events::FileAccess fallback) {
+  if (flags & O_CREAT) return events::FileAccess::kCreate;
+  if ((flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC)) return events::FileAccess::kWrite;
   return fallback;
 }
 
@@ -83,38 +83,38 @@ FileAccess OpenAccess(uint64_t flags, FileAccess fallback) {
 // Is a file event worth a line in the audit log outside learn mode? Everything outside the
 // workspace that is not a plain read of what the policy grants: outside and denied paths,
 // and changes to anything but the workspace and private directories.
-bool NotableFileEvent(const FileEvent& e) {
+bool NotableFileEvent(const events::FileEvent& e) {
   switch (e.path_class) {
-    case PathClass::kOutside:
-    case PathClass::kDenied:
-    case PathClass::kUnknown:
+    case events::PathClass::kOutside:
+    case events::PathClass::kDenied:
+    case events::PathClass::kUnknown:
       return true;
-    case PathClass::kWorkspace:
-    case PathClass::kPrivate:
-    case PathClass::kAllowedWrite:
-    case PathClass::kSystem:  // /proc, /dev: the sandbox's own (`> /dev/null` is no news)
+    case events::PathClass::kWorkspace:
+    case events::PathClass::kPrivate:
+    case events::PathClass::kAllowedWrite:
+    case events::PathClass::kSystem:  // /proc, /dev: the sandbox's own (`> /dev/null` is no news)
       return false;
-    case PathClass::kAllowedReadOnly:
-      return e.access != FileAccess::kRead && e.access != FileAccess::kExec &&
-             e.access != FileAccess::kStat;
+    case events::PathClass::kAllowedReadOnly:
+      return e.access != events::FileAccess::kRead && e.access != events::FileAccess::kExec &&
+             e.access != events::FileAccess::kStat;
   }
   return true;
 }
 
 // Is the event in the private tmpfs over the home directory (not a workspace inside it)?
-bool InPrivateHome(const FileEvent& e, const std::string& home) {
+bool InPrivateHome(const events::FileEvent& e, const std::string& home) {
   const std::string path = e.path.value_or(e.raw_path);
-  return e.path_class == PathClass::kPrivate && !home.empty() && path.starts_with(home) &&
+  return e.path_class == events::PathClass::kPrivate && !home.empty() && path.starts_with(home) &&
          (path.size() == home.size() || path[home.size()] == '/');
 }
 
 // Does the sandbox refuse this access? What lies outside the policy or under a deny rule,
 // and any change to what the policy grants read-only (mounted read-only).
-bool RefusedBySandbox(FileAccess access, PathClass path_class) {
-  bool mutates =
-      access != FileAccess::kRead && access != FileAccess::kExec && access != FileAccess::kStat;
-  return path_class == PathClass::kOutside || path_class == PathClass::kDenied ||
-         (mutates && path_class == PathClass::kAllowedReadOnly);
+bool RefusedBySandbox(events::FileAccess access, events::PathClass path_class) {
+  bool mutates = access != events::FileAccess::kRead && access != events::FileAccess::kExec &&
+                 access != events::FileAccess::kStat;
+  return path_class == events::PathClass::kOutside || path_class == events::PathClass::kDenied ||
+         (mutates && path_class == events::PathClass::kAllowedReadOnly);
 }
 
 std::unique_ptr<ProcessView> ProcfsProcesses::View(pid_t tid) {
@@ -154,13 +154,13 @@ std::optional<std::string> ProcfsProcesses::ReadLinkInRoot(int root, const std::
 }
 
 SeccompMonitor::SeccompMonitor(Unotify& unotify, TargetMemory& memory, Processes& processes,
-                               SeccompMonitorConfig config, BoundedEventQueue& queue)
+                               SeccompMonitorConfig config, events::BoundedEventQueue& queue)
     : unotify_(unotify),
       memory_(memory),
       processes_(processes),
       config_(std::move(config)),
       queue_(queue) {
-  for (const WatchedSyscall& w : WatchedSyscalls()) {
+  for (const policies::WatchedSyscall& w : policies::WatchedSyscalls()) {
     int nr = seccomp_syscall_resolve_name(std::string(w.name).c_str());
     if (nr >= 0) watched_[nr] = &w;
   }
@@ -171,7 +171,7 @@ SeccompMonitor::SeccompMonitor(Unotify& unotify, TargetMemory& memory, Processes
       if (nr >= 0) network_nrs_[nr] = name;
     }
   }
-  for (const DeniedSyscall& d : config_.denials) {
+  for (const policies::DeniedSyscall& d : config_.denials) {
     int nr = seccomp_syscall_resolve_name(std::string(d.name).c_str());
     if (nr >= 0 && !d.silent) denied_.emplace(nr, &d);
   }
@@ -193,10 +193,10 @@ const ProcessIdentity& SeccompMonitor::Identify(pid_t tid) {
   return identities_[tid] = processes_.Identify(tid);
 }
 
-Event SeccompMonitor::BaseEvent(pid_t tid) {
+events::Event SeccompMonitor::BaseEvent(pid_t tid) {
   const ProcessIdentity& id = Identify(tid);
-  Event e;
-  e.time_ns = WallClockNowNs();
+  events::Event e;
+  e.time_ns = events::WallClockNowNs();
   e.extension = config_.extension;
   e.pid = id.pid;
   e.sandbox_pid = id.sandbox_pid;
@@ -205,14 +205,14 @@ Event SeccompMonitor::BaseEvent(pid_t tid) {
   return e;
 }
 
-void SeccompMonitor::DecideFile(const Notification& n, const WatchedSyscall& w,
-                                std::vector<Event>& events) {
+void SeccompMonitor::DecideFile(const Notification& n, const policies::WatchedSyscall& w,
+                                std::vector<events::Event>& events) {
   std::unique_ptr<ProcessView> view = processes_.View(n.pid);
   bool empty_path = w.at_flags >= 0 && (n.args[w.at_flags] & AT_EMPTY_PATH);
-  for (const PathArg* arg : {&w.first, &w.second}) {
+  for (const policies::PathArg* arg : {&w.first, &w.second}) {
     // Exec is watched at every level for its process event; its file event needs `opens`.
-    if (arg->path < 0 || config_.files == FilesWatch::kOff) continue;
-    FileEvent file;
+    if (arg->path < 0 || config_.files == policies::FilesWatch::kOff) continue;
+    events::FileEvent file;
     file.syscall = Name(n.nr);
     file.access = arg->access;
     if (w.open_flags >= 0) file.access = OpenAccess(n.args[w.open_flags], arg->access);
@@ -255,9 +255,9 @@ void SeccompMonitor::DecideFile(const Notification& n, const WatchedSyscall& w,
       // A symlink where the user can plant one (the workspace, private or writable
       // directories) is followed one step in the sandbox's view, so a link to ~/.ssh shows
       // as what it reaches.
-      if (classified.path && (classified.path_class == PathClass::kWorkspace ||
-                              classified.path_class == PathClass::kPrivate ||
-                              classified.path_class == PathClass::kAllowedWrite)) {
+      if (classified.path && (classified.path_class == events::PathClass::kWorkspace ||
+                              classified.path_class == events::PathClass::kPrivate ||
+                              classified.path_class == events::PathClass::kAllowedWrite)) {
         if (!root_opened_) {
           root_opened_ = true;
           root_ = processes_.OpenRoot(n.pid);
@@ -277,53 +277,56 @@ void SeccompMonitor::DecideFile(const Notification& n, const WatchedSyscall& w,
     }
     // The notification only observes; the mount view and Landlock enforce. The verdict says
     // what they will do.
-    file.result =
-        RefusedBySandbox(file.access, file.path_class) ? Verdict::kDenied : Verdict::kAllowed;
-    if (config_.trial && file.result == Verdict::kAllowed && file.path) {
-      PathClass enforced = file.path_class;
+    file.result = RefusedBySandbox(file.access, file.path_class) ? events::Verdict::kDenied
+                                                                 : events::Verdict::kAllowed;
+    if (config_.trial && file.result == events::Verdict::kAllowed && file.path) {
+      events::PathClass enforced = file.path_class;
       file.path_class = config_.trial->Classify(*file.path);
       // A private path of the trial shown from the host (learn mode's real home): a read
       // would find the trial's empty tmpfs instead.
-      bool hidden = file.path_class == PathClass::kPrivate && enforced != PathClass::kPrivate &&
-                    (file.access == FileAccess::kRead || file.access == FileAccess::kExec ||
-                     file.access == FileAccess::kStat);
+      bool hidden =
+          file.path_class == events::PathClass::kPrivate &&
+          enforced != events::PathClass::kPrivate &&
+          (file.access == events::FileAccess::kRead || file.access == events::FileAccess::kExec ||
+           file.access == events::FileAccess::kStat);
       if (hidden || RefusedBySandbox(file.access, file.path_class)) {
-        file.result = Verdict::kWouldDeny;
+        file.result = events::Verdict::kWouldDeny;
       }
     }
     // A readlink below `all`: news only when it resolves a denied path's placeholder.
-    if (w.placeholder_probe && config_.files != FilesWatch::kAll &&
-        file.path_class != PathClass::kDenied) {
+    if (w.placeholder_probe && config_.files != policies::FilesWatch::kAll &&
+        file.path_class != events::PathClass::kDenied) {
       continue;
     }
     if (config_.log_all_files || NotableFileEvent(file) ||
         (config_.log_home && InPrivateHome(file, config_.home))) {
       file.path_label = NormaliseForLabel(file.path.value_or(file.raw_path), config_.home,
                                           config_.workspace, label_anchors_);
-      Event e = BaseEvent(n.pid);
+      events::Event e = BaseEvent(n.pid);
       e.payload = std::move(file);
       events.push_back(std::move(e));
     }
   }
-  if (w.first.access == FileAccess::kExec) {
-    Event e = BaseEvent(n.pid);
-    ProcessEvent exec;
-    exec.action = ProcessAction::kExec;
+  if (w.first.access == events::FileAccess::kExec) {
+    events::Event e = BaseEvent(n.pid);
+    events::ProcessEvent exec;
+    exec.action = events::ProcessAction::kExec;
     bool truncated = false;
     exec.path = memory_.ReadString(n.pid, n.args[w.first.path], PATH_MAX, &truncated).value_or("");
     uint64_t argv = n.args[w.first.path + 1];
-    for (size_t i = 0; argv != 0 && i <= kMaxArgvEntries; ++i) {
+    for (size_t i = 0; argv != 0 && i <= events::kMaxArgvEntries; ++i) {
       uint64_t pointer = 0;
       if (!memory_.ReadBytes(n.pid, argv + i * sizeof(pointer), &pointer, sizeof(pointer)) ||
           pointer == 0) {
         break;
       }
-      if (i == kMaxArgvEntries) {
+      if (i == events::kMaxArgvEntries) {
         exec.argv_truncated = true;
         break;
       }
       bool cut = false;
-      exec.argv.push_back(memory_.ReadString(n.pid, pointer, kMaxArgBytes, &cut).value_or(""));
+      exec.argv.push_back(
+          memory_.ReadString(n.pid, pointer, events::kMaxArgBytes, &cut).value_or(""));
       exec.argv_truncated |= cut;
     }
     e.payload = std::move(exec);
@@ -332,8 +335,8 @@ void SeccompMonitor::DecideFile(const Notification& n, const WatchedSyscall& w,
   }
 }
 
-void SeccompMonitor::DecideExit(const Notification& n, std::vector<Event>& events) {
-  Event e = BaseEvent(n.pid);
+void SeccompMonitor::DecideExit(const Notification& n, std::vector<events::Event>& events) {
+  events::Event e = BaseEvent(n.pid);
   identities_.erase(n.pid);  // the thread id may be reused
   // The extension's own exit is reported by the launcher, with the status its wait returns
   // (a kill by a signal included); this one would be a duplicate.
@@ -341,8 +344,8 @@ void SeccompMonitor::DecideExit(const Notification& n, std::vector<Event>& event
   if (config_.extension_pid && *config_.extension_pid > 0 && own == *config_.extension_pid) {
     return;
   }
-  ProcessEvent exit;
-  exit.action = ProcessAction::kExit;
+  events::ProcessEvent exit;
+  exit.action = events::ProcessAction::kExit;
   exit.path = e.executable;
   exit.exit_code = static_cast<int>(n.args[0] & 0xff);
   e.payload = std::move(exit);
@@ -350,25 +353,26 @@ void SeccompMonitor::DecideExit(const Notification& n, std::vector<Event>& event
 }
 
 // Refuses the call with `error`, on record: a denied syscall event.
-Response SeccompMonitor::Deny(const Notification& n, int error, std::vector<Event>& events) {
-  Event e = BaseEvent(n.pid);
-  SyscallEvent s;
+Response SeccompMonitor::Deny(const Notification& n, int error,
+                              std::vector<events::Event>& events) {
+  events::Event e = BaseEvent(n.pid);
+  events::SyscallEvent s;
   s.name = Name(n.nr);
   s.nr = n.nr;
   s.error = error;
-  s.action = SyscallAction::kDenied;
+  s.action = events::SyscallAction::kDenied;
   e.payload = std::move(s);
   events.push_back(std::move(e));
   return Response{false, error};
 }
 
-Response SeccompMonitor::Decide(const Notification& n, std::vector<Event>& events) {
+Response SeccompMonitor::Decide(const Notification& n, std::vector<events::Event>& events) {
   if (config_.count_syscalls) ++counts_[n.nr];
   // The same patterns as the filter's: outside census mode only matching calls get here.
   auto [first, last] = denied_.equal_range(n.nr);
   for (auto it = first; it != last; ++it) {
-    const DeniedSyscall& denied = *it->second;
-    if (!Matches(denied, n.args)) continue;
+    const policies::DeniedSyscall& denied = *it->second;
+    if (!policies::Matches(denied, n.args)) continue;
     return Deny(n, denied.error, events);
   }
   if (config_.unlisted.contains(n.nr)) return Deny(n, config_.unlisted_errno, events);
@@ -379,7 +383,7 @@ Response SeccompMonitor::Decide(const Notification& n, std::vector<Event>& event
     return *answer;
   }
   if (auto watched = watched_.find(n.nr); watched != watched_.end()) {
-    const WatchedSyscall& w = *watched->second;
+    const policies::WatchedSyscall& w = *watched->second;
     if (w.exits) {
       DecideExit(n, events);
     } else if (static_cast<int>(w.level) <= static_cast<int>(config_.files)) {
@@ -396,10 +400,10 @@ bool SeccompMonitor::HandleOne() {
     return n.error().code == ENOENT || n.error().code == EINTR;
   }
   ++handled_;
-  std::vector<Event> events;
+  std::vector<events::Event> events;
   Response response = Decide(*n, events);
   // Recorded before the answer: a denial is never returned unreported.
-  for (Event& e : events) {
+  for (events::Event& e : events) {
     if (config_.tool_calls) config_.tool_calls->Attribute(e);
     queue_.Push(std::move(e));
   }
@@ -413,13 +417,13 @@ bool SeccompMonitor::HandleOne() {
 
 void SeccompMonitor::PublishCounts() {
   for (const auto& [nr, count] : counts_) {
-    Event e;
-    e.time_ns = WallClockNowNs();
+    events::Event e;
+    e.time_ns = events::WallClockNowNs();
     e.extension = config_.extension;
-    SyscallEvent s;
+    events::SyscallEvent s;
     s.name = Name(nr);
     s.nr = nr;
-    s.action = SyscallAction::kCounted;
+    s.action = events::SyscallAction::kCounted;
     s.count = count;
     e.payload = std::move(s);
     queue_.Push(std::move(e));

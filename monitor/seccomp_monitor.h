@@ -70,10 +70,10 @@ class ProcfsProcesses final : public Processes {
 // Is a file event worth a line in the audit log outside learn mode? Everything outside the
 // workspace that is not a plain read of what the policy grants. (Also used by the gVisor
 // backend's strace reader.)
-bool NotableFileEvent(const FileEvent& e);
+bool NotableFileEvent(const events::FileEvent& e);
 // Does the sandbox refuse this access (outside or denied path, or a change to a read-only
 // grant)?
-bool RefusedBySandbox(FileAccess access, PathClass path_class);
+bool RefusedBySandbox(events::FileAccess access, events::PathClass path_class);
 
 struct SeccompMonitorConfig {
   std::string extension;
@@ -81,11 +81,11 @@ struct SeccompMonitorConfig {
   // `--mode monitor`: the policy on trial. Accesses the sandbox allows but it would refuse
   // are recorded as would_deny, with its path class.
   std::optional<ClassifierRules> trial;
-  std::vector<DeniedSyscall> denials;  // the table the filter was compiled from
+  std::vector<policies::DeniedSyscall> denials;  // the table the filter was compiled from
   // Syscall numbers `syscalls.allow` leaves out: denied with `unlisted_errno`, reported.
   std::set<int> unlisted;
   int unlisted_errno = 0;
-  FilesWatch files = FilesWatch::kOpens;
+  policies::FilesWatch files = policies::FilesWatch::kOpens;
   bool census = false;          // learn mode: every syscall notifies and is counted
   bool log_all_files = false;   // learn mode: every file event, not only the notable ones
   bool log_home = false;        // also every file event in the private home (install runs)
@@ -96,7 +96,7 @@ struct SeccompMonitorConfig {
   bool namespaces = true;
   // The stdio relay's tracker: which tool call each event belongs to (and per-call counts).
   // Null: every event says `startup`.
-  ToolCallTracker* tool_calls = nullptr;
+  relay::ToolCallTracker* tool_calls = nullptr;
   // connect, sendto, sendmsg and sendmmsg go here (the egress broker); nullptr: not watched.
   NetworkHandler* network = nullptr;
   // Count the notified syscalls (published as `counted` syscall events). Off under gVisor:
@@ -107,7 +107,7 @@ struct SeccompMonitorConfig {
 class SeccompMonitor {
  public:
   SeccompMonitor(Unotify& unotify, TargetMemory& memory, Processes& processes,
-                 SeccompMonitorConfig config, BoundedEventQueue& queue);
+                 SeccompMonitorConfig config, events::BoundedEventQueue& queue);
 
   // Receives one notification and answers it. False when the listener is gone (every
   // process of the sandbox exited) or broken.
@@ -123,13 +123,14 @@ class SeccompMonitor {
 
   // The decision on one notification, without the kernel: the response and the events.
   // Public for tests.
-  Response Decide(const Notification& n, std::vector<Event>& events);
+  Response Decide(const Notification& n, std::vector<events::Event>& events);
 
  private:
-  Event BaseEvent(pid_t pid);
-  Response Deny(const Notification& n, int error, std::vector<Event>& events);
-  void DecideFile(const Notification& n, const WatchedSyscall& w, std::vector<Event>& events);
-  void DecideExit(const Notification& n, std::vector<Event>& events);
+  events::Event BaseEvent(pid_t pid);
+  Response Deny(const Notification& n, int error, std::vector<events::Event>& events);
+  void DecideFile(const Notification& n, const policies::WatchedSyscall& w,
+                  std::vector<events::Event>& events);
+  void DecideExit(const Notification& n, std::vector<events::Event>& events);
   const ProcessIdentity& Identify(pid_t tid);
   const std::string& Name(int nr);
 
@@ -137,9 +138,9 @@ class SeccompMonitor {
   TargetMemory& memory_;
   Processes& processes_;
   SeccompMonitorConfig config_;
-  BoundedEventQueue& queue_;
-  std::unordered_map<int, const WatchedSyscall*> watched_;
-  std::unordered_multimap<int, const DeniedSyscall*> denied_;
+  events::BoundedEventQueue& queue_;
+  std::unordered_map<int, const policies::WatchedSyscall*> watched_;
+  std::unordered_multimap<int, const policies::DeniedSyscall*> denied_;
   std::unordered_map<int, std::string> names_;
   std::vector<std::string> label_anchors_;                 // deny rules: labels keep them whole
   std::unordered_map<int, std::string> network_nrs_;       // connect, sendto, ... by number

@@ -85,12 +85,12 @@ int Supervise(const SupervisorOptions& options) {
   UniqueFd signal_fd(signalfd(-1, &signals, SFD_CLOEXEC | SFD_NONBLOCK));
 
   UniqueFd child_in(options.child_in);
-  LineRelay up(options.client_in, options.child_in, options.up,  // Goose -> extension
-               options.client_observer);
-  LineRelay down(options.child_out, options.client_out, options.down,  // extension -> Goose
-                 options.server_observer, options.stdout_rewriter);
-  LineRelay err(options.child_err, options.client_err, options.err, nullptr,
-                options.stderr_rewriter);
+  relay::LineRelay up(options.client_in, options.child_in, options.up,  // Goose -> extension
+                      options.client_observer);
+  relay::LineRelay down(options.child_out, options.client_out, options.down,  // extension -> Goose
+                        options.server_observer, options.stdout_rewriter);
+  relay::LineRelay err(options.child_err, options.client_err, options.err, nullptr,
+                       options.stderr_rewriter);
   const bool relay_err = options.child_err >= 0;
   int pidfd = options.pidfd;
   pid_t kill_group = options.kill_group;
@@ -253,7 +253,7 @@ int Supervise(const SupervisorOptions& options) {
   }
   // Flush what is still buffered for Goose (stdout may be a blocking pipe: wait for room), then
   // close it so Goose sees the extension is gone even while gander finishes its own work.
-  for (LineRelay* r : {&down, &err}) {
+  for (relay::LineRelay* r : {&down, &err}) {
     if (r == &err && !relay_err) continue;
     r->CloseInput();
     while (r->WantsWrite()) {

@@ -26,7 +26,11 @@ struct Watch {
   bool extension = false;
 };
 
+}  // namespace gander::monitor
+namespace gander::relay {
 class RpcMonitor;
+}  // namespace gander::relay
+namespace gander::monitor {
 
 // What the loop needs of one running extension (the first is given in SupervisorOptions).
 struct ExtensionHandles {
@@ -47,7 +51,7 @@ struct ExtensionHandles {
 struct RestartControl {
   std::optional<std::string> requested;  // the reason; cleared when acted on
   std::function<std::optional<ExtensionHandles>()> start;
-  RpcMonitor* rpc = nullptr;  // the relay's observer (required)
+  relay::RpcMonitor* rpc = nullptr;  // the relay's observer (required)
   std::function<void(const std::string& reason, bool ok)> on_restart;
   int restarts = 0;
 };
@@ -62,15 +66,15 @@ struct SupervisorOptions {
   int child_err = -1;
   int client_err = 2;
   // Framing, size limit and buffer bounds of each direction.
-  LineRelayOptions up{};    // Goose -> extension
-  LineRelayOptions down{};  // extension -> Goose
-  LineRelayOptions err{};   // extension's stderr -> gander's stderr
+  relay::LineRelayOptions up{};    // Goose -> extension
+  relay::LineRelayOptions down{};  // extension -> Goose
+  relay::LineRelayOptions err{};   // extension's stderr -> gander's stderr
   // Each complete line of each direction, before it is forwarded (the JSON-RPC tracker).
-  LineObserver* client_observer = nullptr;
-  LineObserver* server_observer = nullptr;
+  relay::LineObserver* client_observer = nullptr;
+  relay::LineObserver* server_observer = nullptr;
   // Secret redaction on the way out.
-  StreamRewriter* stdout_rewriter = nullptr;
-  StreamRewriter* stderr_rewriter = nullptr;
+  relay::StreamRewriter* stdout_rewriter = nullptr;
+  relay::StreamRewriter* stderr_rewriter = nullptr;
   int pidfd = -1;  // the sandbox init
   // Without a pid namespace, SIGKILL of the init does not take the tree with it: the
   // extension's process group is killed too.
@@ -99,8 +103,8 @@ struct SupervisorOptions {
   std::function<void()> before_relay;
   RestartControl* restart = nullptr;
   // Called once at the end with each direction's counts (up, down, stderr).
-  std::function<void(const LineRelayStats& up, const LineRelayStats& down,
-                     const LineRelayStats& err)>
+  std::function<void(const relay::LineRelayStats& up, const relay::LineRelayStats& down,
+                     const relay::LineRelayStats& err)>
       on_relay_done;
 };
 

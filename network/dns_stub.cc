@@ -18,7 +18,7 @@
 #include "network/egress.h"
 #include "network/egress_internal.h"
 
-namespace gander::monitor {
+namespace gander::network {
 
 void Egress::OnDns(int fd, uint32_t) {
   while (true) {
@@ -137,14 +137,16 @@ void Egress::OnDnsQuery(const uint8_t* buf, size_t n, const DnsOrigin& origin) {
   }
   bool allowed = q->qclass == 1 && config_.matcher.MayResolve(q->name);
   bool would_deny = allowed && config_.trial && !config_.trial->MayResolve(q->name);
-  Event e;
-  e.time_ns = WallClockNowNs();
+  events::Event e;
+  e.time_ns = events::WallClockNowNs();
   e.extension = config_.extension;
-  NetworkEvent net;
+  events::NetworkEvent net;
   net.host = q->name.substr(0, 253);
   net.port = 53;
   net.transport = "dns";
-  net.result = would_deny ? Verdict::kWouldDeny : allowed ? Verdict::kAllowed : Verdict::kDenied;
+  net.result = would_deny ? events::Verdict::kWouldDeny
+               : allowed  ? events::Verdict::kAllowed
+                          : events::Verdict::kDenied;
   e.payload = std::move(net);
   if (config_.tool_calls) {
     e.tool_call = config_.tool_calls->Slot();
@@ -228,4 +230,4 @@ void Egress::OnResolved(int, uint32_t) {
   }
 }
 
-}  // namespace gander::monitor
+}  // namespace gander::network

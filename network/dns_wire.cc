@@ -3,7 +3,7 @@
 
 #include <cctype>
 
-namespace gander::monitor {
+namespace gander::network {
 
 namespace dns {
 
@@ -80,4 +80,4 @@ std::string BuildResponse(const uint8_t* query, const Question& q, int rcode,
 
 }  // namespace dns
 
-}  // namespace gander::monitor
+}  // namespace gander::network

@@ -10,7 +10,7 @@
 
 #include "policies/network_matcher.h"
 
-namespace gander::monitor {
+namespace gander::network {
 
 namespace dns {
 struct Question {
@@ -31,4 +31,4 @@ std::string BuildResponse(const uint8_t* query, const Question& q, int rcode,
                           const std::vector<policies::IpAddress>& answers);
 }  // namespace dns
 
-}  // namespace gander::monitor
+}  // namespace gander::network

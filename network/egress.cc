@@ -39,7 +39,7 @@
 #include "common/fd_passing.h"
 #include "network/egress_internal.h"
 
-namespace gander::monitor {
+namespace gander::network {
 
 #ifndef PIDFD_THREAD
 #define PIDFD_THREAD O_EXCL
@@ -111,9 +111,10 @@ sockaddr_storage MappedV6(const sockaddr_storage& v4) {
   return out;
 }
 
-NetworkEvent DestinationEvent(const InetAddress& dest, std::string host, std::string transport,
-                              std::string syscall, Verdict verdict, std::string rule) {
-  NetworkEvent net;
+events::NetworkEvent DestinationEvent(const InetAddress& dest, std::string host,
+                                      std::string transport, std::string syscall,
+                                      events::Verdict verdict, std::string rule) {
+  events::NetworkEvent net;
   net.host = std::move(host);
   net.ip = dest.ip.ToString();
   net.port = dest.port;
@@ -131,8 +132,8 @@ void ResetAndClose(UniqueFd& fd) {
   fd.Reset();
 }
 
-Egress::Egress(EgressConfig config, Unotify& unotify, TargetMemory& memory,
-               BoundedEventQueue& queue)
+Egress::Egress(EgressConfig config, monitor::Unotify& unotify, monitor::TargetMemory& memory,
+               events::BoundedEventQueue& queue)
     : config_(std::move(config)),
       context_{.namespaces = config_.namespaces, .deny_errno = config_.deny_errno},
       unotify_(unotify),
@@ -288,33 +289,36 @@ std::vector<std::string> Egress::NamesOf(const policies::IpAddress& ip) const {
 
 // A connection or flow the call in flight started counts for it now: its event is written
 // when it ends. (Denied ones are events at once, counted by the seccomp monitor.)
-void Egress::CountForToolCall(const Event& base) {
+void Egress::CountForToolCall(const events::Event& base) {
   if (!config_.tool_calls) return;
-  Event started = base;
-  started.payload = NetworkEvent{};
+  events::Event started = base;
+  started.payload = events::NetworkEvent{};
   config_.tool_calls->Attribute(started);
 }
 
-Event Egress::Denied(const Event& base, std::string_view syscall, const InetAddress& addr,
-                     std::string transport, const NetDecision& d) {
+events::Event Egress::Denied(const events::Event& base, std::string_view syscall,
+                             const InetAddress& addr, std::string transport, const NetDecision& d) {
   ++stats_.denied;
-  Event e = base;
+  events::Event e = base;
   std::vector<std::string> names = NamesOf(addr.ip);
-  NetworkEvent net =
+  events::NetworkEvent net =
       DestinationEvent(addr, names.empty() ? "" : names.front(), std::move(transport),
-                       std::string(syscall), Verdict::kDenied, d.rule);
+                       std::string(syscall), events::Verdict::kDenied, d.rule);
   net.error = d.error;
   e.payload = std::move(net);
   return e;
 }
 
-std::optional<Response> Egress::OnSyscall(const Notification& n, std::string_view syscall,
-                                          const Event& base, std::vector<Event>& events) {
+std::optional<monitor::Response> Egress::OnSyscall(const monitor::Notification& n,
+                                                   std::string_view syscall,
+                                                   const events::Event& base,
+                                                   std::vector<events::Event>& events) {
   if (syscall == "connect") return OnConnect(n, base, events);
   return OnSend(n, syscall, base, events);
 }
 
-UniqueFd Egress::TakeSocket(const Notification& n, const Event& base, int fd, int* error) {
+UniqueFd Egress::TakeSocket(const monitor::Notification& n, const events::Event& base, int fd,
+                            int* error) {
   *error = 0;
   UniqueFd pidfd(static_cast<int>(syscall(SYS_pidfd_open, n.pid, PIDFD_THREAD)));
   if (!pidfd && base.pid) pidfd = UniqueFd(static_cast<int>(syscall(SYS_pidfd_open, *base.pid, 0)));
@@ -329,34 +333,37 @@ UniqueFd Egress::TakeSocket(const Notification& n, const Event& base, int fd, in
   return sock;
 }
 
-std::optional<Response> Egress::OnConnect(const Notification& n, const Event& base,
-                                          std::vector<Event>& events) {
+std::optional<monitor::Response> Egress::OnConnect(const monitor::Notification& n,
+                                                   const events::Event& base,
+                                                   std::vector<events::Event>& events) {
   // addrlen is an int: the kernel reads 32 bits of the register, and so do we.
   const auto len = static_cast<socklen_t>(n.args[2] & 0xffffffffu);
-  if (static_cast<int>(len) < 0 || len > sizeof(sockaddr_storage)) return Response{false, EINVAL};
+  if (static_cast<int>(len) < 0 || len > sizeof(sockaddr_storage))
+    return monitor::Response{false, EINVAL};
   sockaddr_storage copy{};
-  if (len > 0 && !memory_.ReadBytes(n.pid, n.args[1], &copy, len)) return Response{false, EFAULT};
+  if (len > 0 && !memory_.ReadBytes(n.pid, n.args[1], &copy, len))
+    return monitor::Response{false, EFAULT};
   int family = SockaddrFamily(&copy, len);
   // The decision rests on the socket itself, never on the copied family alone: another
   // thread can rewrite the family after our copy, and a CONTINUE would make the kernel read
   // that new address (an inet one on an MPTCP socket, past the broker and Landlock).
   int error = 0;
   UniqueFd sock = TakeSocket(n, base, static_cast<int>(n.args[0]), &error);
-  if (!sock) return Response{false, error};
+  if (!sock) return monitor::Response{false, error};
   int domain = SocketOption(sock.get(), SOL_SOCKET, SO_DOMAIN);
   int type = SocketOption(sock.get(), SOL_SOCKET, SO_TYPE);
   if (domain != AF_INET && domain != AF_INET6) {
-    if (domain < 0) return Response{false, ENOTSOCK};
+    if (domain < 0) return monitor::Response{false, ENOTSOCK};
     // A unix (or other non-inet) socket. With namespaces the kernel may read the address
     // again: whatever it reads, the mount view, Landlock's scoping and the empty network
     // namespace bound what it can reach (even if the fd number is swapped for an inet socket
     // meanwhile). Without them nothing would: socket() makes no such sockets there
     // (denied_syscalls), and a connect on one (a socketpair's) is refused.
-    if (context_.namespaces) return Response{true, 0};
-    return Response{false, EACCES};
+    if (context_.namespaces) return monitor::Response{true, 0};
+    return monitor::Response{false, EACCES};
   }
   if (family != AF_INET && family != AF_INET6 && family != AF_UNSPEC) {
-    return Response{false, EAFNOSUPPORT};  // as tcp_v4_connect / udp's connect answer it
+    return monitor::Response{false, EAFNOSUPPORT};  // as tcp_v4_connect / udp's connect answer it
   }
   struct stat st {};
   fstat(sock.get(), &st);
@@ -372,20 +379,20 @@ std::optional<Response> Egress::OnConnect(const Notification& n, const Event& ba
   }
   if (family == AF_UNSPEC) return ConnectLocal(n, std::move(sock), copy, len);  // disconnect
   std::optional<InetAddress> addr = ParseInetSockaddr(&copy, len);
-  if (!addr) return Response{false, EINVAL};
-  if (domain == AF_INET && family == AF_INET6) return Response{false, EAFNOSUPPORT};
+  if (!addr) return monitor::Response{false, EINVAL};
+  if (domain == AF_INET && family == AF_INET6) return monitor::Response{false, EAFNOSUPPORT};
   if (domain == AF_INET6 && family == AF_INET && type == SOCK_STREAM) {
-    return Response{false, EAFNOSUPPORT};
+    return monitor::Response{false, EAFNOSUPPORT};
   }
   if (type == SOCK_STREAM) {
     auto pending = by_inode_.find(st.st_ino);
     if (pending != by_inode_.end() && connections_.count(pending->second)) {
-      return Response{false, connections_[pending->second]->inner ? EISCONN : EALREADY};
+      return monitor::Response{false, connections_[pending->second]->inner ? EISCONN : EALREADY};
     }
     sockaddr_storage peer{};
     socklen_t peer_len = sizeof(peer);
     if (getpeername(sock.get(), reinterpret_cast<sockaddr*>(&peer), &peer_len) == 0) {
-      return Response{false, EISCONN};
+      return monitor::Response{false, EISCONN};
     }
   }
   policies::Destination dest{addr->ip, addr->port, NamesOf(addr->ip)};
@@ -404,15 +411,15 @@ std::optional<Response> Egress::OnConnect(const Notification& n, const Event& ba
     case NetAction::kContinue:  // never for an inet connect
     case NetAction::kDeny:
       events.push_back(Denied(base, "connect", *addr, type == SOCK_STREAM ? "tcp" : "udp", d));
-      return Response{false, d.error ? d.error : config_.deny_errno};
+      return monitor::Response{false, d.error ? d.error : config_.deny_errno};
     case NetAction::kLocal:
       return ConnectLocal(n, std::move(sock), copy, len);
     case NetAction::kDnsStub: {
       const sockaddr_storage* stub = nullptr;
       socklen_t stub_len = LoopbackFor(domain, dns_stub_, &stub);
-      if (stub_len == 0) return Response{false, config_.deny_errno};
+      if (stub_len == 0) return monitor::Response{false, config_.deny_errno};
       UniqueFd copy_for_key(fcntl(sock.get(), F_DUPFD_CLOEXEC, 0));
-      std::optional<Response> r = ConnectLocal(n, std::move(sock), *stub, stub_len);
+      std::optional<monitor::Response> r = ConnectLocal(n, std::move(sock), *stub, stub_len);
       // The stub on host loopback serves only the sockets connected here (OnDnsAccept).
       sockaddr_storage local{};
       socklen_t local_len = sizeof(local);
@@ -429,15 +436,16 @@ std::optional<Response> Egress::OnConnect(const Notification& n, const Event& ba
       if (int err = EnsureUdpRelay(base, "connect", *addr, d); err != 0) {
         d.error = err;
         events.push_back(Denied(base, "connect", *addr, "udp", d));
-        return Response{false, err};
+        return monitor::Response{false, err};
       }
       return ConnectLocal(n, std::move(sock), copy, len);
   }
-  return Response{false, config_.deny_errno};
+  return monitor::Response{false, config_.deny_errno};
 }
 
-std::optional<Response> Egress::OnSend(const Notification& n, std::string_view syscall,
-                                       const Event& base, std::vector<Event>& events) {
+std::optional<monitor::Response> Egress::OnSend(const monitor::Notification& n,
+                                                std::string_view syscall, const events::Event& base,
+                                                std::vector<events::Event>& events) {
   // Every address the call names, copied once.
   std::vector<std::pair<sockaddr_storage, socklen_t>> addresses;
   auto read_name = [&](uint64_t pointer, uint64_t length) {
@@ -464,23 +472,23 @@ std::optional<Response> Egress::OnSend(const Notification& n, std::string_view s
                  read_name(reinterpret_cast<uint64_t>(m.msg_hdr.msg_name), m.msg_hdr.msg_namelen);
     }
   }
-  if (!readable) return Response{false, EFAULT};
+  if (!readable) return monitor::Response{false, EFAULT};
   std::vector<InetAddress> inet;
   for (const auto& [copy, len] : addresses) {
     if (auto a = ParseInetSockaddr(&copy, len)) inet.push_back(*a);
   }
-  if (inet.empty()) return Response{true, 0};
+  if (inet.empty()) return monitor::Response{true, 0};
   // Datagrams to the sandbox's own loopback need no look at the socket (unless a UDP rule
   // names that address: then it goes through the relay).
   if (context_.namespaces && std::all_of(inet.begin(), inet.end(), [&](const InetAddress& a) {
         policies::Destination udp{a.ip, a.port, {}, policies::Protocol::kUdp};
         return IsLocalAddress(a.ip) && !config_.matcher.Match(udp).allowed;
       })) {
-    return Response{true, 0};
+    return monitor::Response{true, 0};
   }
   int error = 0;
   UniqueFd sock = TakeSocket(n, base, static_cast<int>(n.args[0]), &error);
-  if (!sock) return Response{false, error};
+  if (!sock) return monitor::Response{false, error};
   int type = SocketOption(sock.get(), SOL_SOCKET, SO_TYPE);
   for (const InetAddress& a : inet) {
     policies::Destination dest{a.ip, a.port, NamesOf(a.ip)};
@@ -499,16 +507,16 @@ std::optional<Response> Egress::OnSend(const Notification& n, std::string_view s
       events.push_back(Denied(base, syscall, a, type == SOCK_STREAM ? "tcp" : "udp", d));
       int err = d.error ? d.error : config_.deny_errno;
       if (config_.gvisor_hostinet && type != SOCK_STREAM && err == ECONNREFUSED) err = EPERM;
-      return Response{false, err};
+      return monitor::Response{false, err};
     }
     if (trial == NetAction::kDeny) {
-      Event e = Denied(base, syscall, a, "udp", d);
+      events::Event e = Denied(base, syscall, a, "udp", d);
       --stats_.denied;
-      std::get<NetworkEvent>(e.payload).result = Verdict::kWouldDeny;
+      std::get<events::NetworkEvent>(e.payload).result = events::Verdict::kWouldDeny;
       events.push_back(std::move(e));
     }
   }
-  return Response{true, 0};
+  return monitor::Response{true, 0};
 }
 
-}  // namespace gander::monitor
+}  // namespace gander::network

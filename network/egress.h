@@ -62,7 +62,7 @@
 #include "policies/network_matcher.h"
 #include "relay/tool_call_tracker.h"
 
-namespace gander::monitor {
+namespace gander::network {
 
 struct DnsOrigin;  // egress_internal.h
 
@@ -102,7 +102,7 @@ struct EgressConfig {
   // The relay's tracker: a DNS query carries the tool call in flight, as every notified event
   // does, and counts for it; so does each connection or UDP flow a call starts (its event is
   // written when it ends, maybe after the call). Null: no attribution.
-  ToolCallTracker* tool_calls = nullptr;
+  relay::ToolCallTracker* tool_calls = nullptr;
 };
 
 struct EgressStats {
@@ -117,9 +117,10 @@ struct EgressStats {
   size_t open = 0;
 };
 
-class Egress final : public NetworkHandler {
+class Egress final : public monitor::NetworkHandler {
  public:
-  Egress(EgressConfig config, Unotify& unotify, TargetMemory& memory, BoundedEventQueue& queue);
+  Egress(EgressConfig config, monitor::Unotify& unotify, monitor::TargetMemory& memory,
+         events::BoundedEventQueue& queue);
   ~Egress() override;
   Egress(const Egress&) = delete;
   Egress& operator=(const Egress&) = delete;
@@ -128,8 +129,9 @@ class Egress final : public NetworkHandler {
   int fd() const { return epoll_.get(); }
   void OnReady();
 
-  std::optional<Response> OnSyscall(const Notification& n, std::string_view syscall,
-                                    const Event& base, std::vector<Event>& events) override;
+  std::optional<monitor::Response> OnSyscall(const monitor::Notification& n,
+                                             std::string_view syscall, const events::Event& base,
+                                             std::vector<events::Event>& events) override;
   EgressStats stats() const;
   // The extension is gone: moves what is left and records every open connection (a network
   // event each, with the bytes counted so far), so none is missing from the audit log.
@@ -149,19 +151,23 @@ class Egress final : public NetworkHandler {
 
  private:
   using Handler = void (Egress::*)(int fd, uint32_t events);
-  std::optional<Response> OnConnect(const Notification& n, const Event& base,
-                                    std::vector<Event>& events);
-  std::optional<Response> OnSend(const Notification& n, std::string_view syscall, const Event& base,
-                                 std::vector<Event>& events);
-  UniqueFd TakeSocket(const Notification& n, const Event& base, int fd, int* error);
-  std::optional<Response> ConnectLocal(const Notification& n, UniqueFd sock,
-                                       const sockaddr_storage& addr, socklen_t len);
-  std::optional<Response> StartBroker(const Notification& n, const Event& base, UniqueFd sock,
-                                      const InetAddress& dest, const NetDecision& decision,
-                                      std::vector<Event>& events);
-  void CountForToolCall(const Event& base);
-  Event Denied(const Event& base, std::string_view syscall, const InetAddress& addr,
-               std::string transport, const NetDecision& d);
+  std::optional<monitor::Response> OnConnect(const monitor::Notification& n,
+                                             const events::Event& base,
+                                             std::vector<events::Event>& events);
+  std::optional<monitor::Response> OnSend(const monitor::Notification& n, std::string_view syscall,
+                                          const events::Event& base,
+                                          std::vector<events::Event>& events);
+  UniqueFd TakeSocket(const monitor::Notification& n, const events::Event& base, int fd,
+                      int* error);
+  std::optional<monitor::Response> ConnectLocal(const monitor::Notification& n, UniqueFd sock,
+                                                const sockaddr_storage& addr, socklen_t len);
+  std::optional<monitor::Response> StartBroker(const monitor::Notification& n,
+                                               const events::Event& base, UniqueFd sock,
+                                               const InetAddress& dest, const NetDecision& decision,
+                                               std::vector<events::Event>& events);
+  void CountForToolCall(const events::Event& base);
+  events::Event Denied(const events::Event& base, std::string_view syscall, const InetAddress& addr,
+                       std::string transport, const NetDecision& d);
   // Does a socket in the sandbox's network namespace listen on loopback `ip`:`port`? False
   // when its tables could not be read (then `listening` says nothing).
   bool SandboxListens(const policies::IpAddress& ip, uint16_t port, bool* listening) const;
@@ -196,13 +202,13 @@ class Egress final : public NetworkHandler {
   // A socket of `type` bound to `addr` in the child's network namespace (the factory helper).
   UniqueFd FactorySocket(int type, const sockaddr_storage& addr, socklen_t len, int* error);
   // The relay for an allowed UDP destination, made on first use: 0, or why there is none.
-  int EnsureUdpRelay(const Event& base, std::string_view syscall, const InetAddress& dest,
+  int EnsureUdpRelay(const events::Event& base, std::string_view syscall, const InetAddress& dest,
                      const NetDecision& decision);
   void OnUdpInner(int fd, uint32_t events);
   void OnUdpUpstream(int fd, uint32_t events);
   // Ends a flow: its event (`end`: idle, evicted, exit), its socket closed.
   void FinishUdpFlow(UdpRelay& relay, const std::string& key, std::string_view end);
-  Event UdpFlowEvent(const UdpRelay& relay, const UdpFlow& f, std::string_view end);
+  events::Event UdpFlowEvent(const UdpRelay& relay, const UdpFlow& f, std::string_view end);
   bool EvictUdpFlow();  // the least recently used one; false when there is none
   void OnUdpTimer(int fd, uint32_t events);  // ends idle flows
   void OpenFactoryNamespaces();
@@ -215,9 +221,9 @@ class Egress final : public NetworkHandler {
 
   EgressConfig config_;
   NetContext context_;
-  Unotify& unotify_;
-  TargetMemory& memory_;
-  BoundedEventQueue& queue_;
+  monitor::Unotify& unotify_;
+  monitor::TargetMemory& memory_;
+  events::BoundedEventQueue& queue_;
   UniqueFd epoll_;
   UniqueFd kick_;
   // The bound addresses of config_.sockets' relay, park and refuse sockets (v6: the IPv4
@@ -262,4 +268,4 @@ class Egress final : public NetworkHandler {
   std::set<ino_t> failed_connects_;
 };
 
-}  // namespace gander::monitor
+}  // namespace gander::network

@@ -17,7 +17,7 @@
 #include "common/unique_fd.h"
 #include "network/egress.h"
 
-namespace gander::monitor {
+namespace gander::network {
 
 inline constexpr size_t kPipeSize = 1 << 20;    // per direction and connection
 inline constexpr size_t kTurnBudget = 4 << 20;  // bytes per direction and turn
@@ -53,8 +53,9 @@ sockaddr_storage MappedV6(const sockaddr_storage& v4);
 
 // The part of a network event every kind shares: where to (`host`, the name the stub handed out
 // for the address, or ""), over what, the verdict and the deciding rule.
-NetworkEvent DestinationEvent(const InetAddress& dest, std::string host, std::string transport,
-                              std::string syscall, Verdict verdict, std::string rule);
+events::NetworkEvent DestinationEvent(const InetAddress& dest, std::string host,
+                                      std::string transport, std::string syscall,
+                                      events::Verdict verdict, std::string rule);
 
 // Closes `fd` with a reset (SO_LINGER 0), not a FIN.
 void ResetAndClose(UniqueFd& fd);
@@ -71,11 +72,12 @@ struct Egress::Connection {
   uint64_t notification = 0;
   bool answered = false;
   bool nonblocking = false;
-  Event base;
+  events::Event base;
   InetAddress dest;
   std::string host;
   std::string rule;
-  Verdict verdict = Verdict::kAllowed;  // kWouldDeny: the policy on trial would refuse it
+  events::Verdict verdict =
+      events::Verdict::kAllowed;  // kWouldDeny: the policy on trial would refuse it
   UniqueFd child;  // our copy of the child's socket, until it is connected to the relay
   ino_t inode = 0;
   std::string child_address;
@@ -107,12 +109,12 @@ struct Egress::UdpFlow {
 // An allowed UDP destination: the relay socket bound to its address in the sandbox's network
 // namespace, and a flow per child socket that sent to it.
 struct Egress::UdpRelay {
-  Event base;           // of the call that made it
+  events::Event base;   // of the call that made it
   std::string syscall;  // ... and which call that was
   InetAddress dest;
   std::string host;
   std::string rule;
-  Verdict verdict = Verdict::kAllowed;
+  events::Verdict verdict = events::Verdict::kAllowed;
   UniqueFd inner;
   std::map<std::string, std::unique_ptr<UdpFlow>> flows;  // by the child's address (AddressKey)
 };
@@ -147,4 +149,4 @@ struct Egress::DnsConnection {
   bool eof = false;
 };
 
-}  // namespace gander::monitor
+}  // namespace gander::network

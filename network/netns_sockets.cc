@@ -13,7 +13,7 @@
 #include <cerrno>
 #include <cstring>
 
-namespace gander::monitor {
+namespace gander::network {
 
 // A TCP socket of `family` on loopback, any port, listening with `backlog` (or only bound when
 // backlog < 0); -1 on failure. Async-signal-safe.
@@ -225,4 +225,4 @@ void OpenDnsStub(EgressSockets& sockets, bool host_loopback) {
   }
 }
 
-}  // namespace gander::monitor
+}  // namespace gander::network

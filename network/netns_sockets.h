@@ -9,7 +9,7 @@
 
 #include "common/unique_fd.h"
 
-namespace gander::monitor {
+namespace gander::network {
 
 // The loopback sockets the broker serves, opened in the network namespace the child's sockets
 // live in (the sandbox's, by its init; or the host's without one). Any may be invalid.
@@ -65,4 +65,4 @@ int DatagramRelaySocket(const sockaddr_storage& addr, socklen_t len);
 // connections stay queued. Async-signal-safe.
 int ParkingListener(int family);
 
-}  // namespace gander::monitor
+}  // namespace gander::network

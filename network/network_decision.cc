@@ -8,7 +8,7 @@
 #include <cstring>
 #include <vector>
 
-namespace gander::monitor {
+namespace gander::network {
 
 int SockaddrFamily(const void* data, size_t size) {
   sa_family_t family = AF_UNSPEC;
@@ -236,4 +236,4 @@ NetDecision DecideSend(const policies::NetworkMatcher& matcher, const policies::
   return {NetAction::kDeny, context.deny_errno, match.rule};
 }
 
-}  // namespace gander::monitor
+}  // namespace gander::network

@@ -22,7 +22,7 @@
 
 #include "policies/network_matcher.h"
 
-namespace gander::monitor {
+namespace gander::network {
 
 // An inet socket address, parsed from raw sockaddr bytes.
 struct InetAddress {
@@ -107,4 +107,4 @@ std::vector<std::pair<policies::IpAddress, std::string>> ParseHostsFile(std::str
 // Is `ip` the sandbox's own host (loopback or unspecified, which Linux connects to locally)?
 bool IsLocalAddress(const policies::IpAddress& ip);
 
-}  // namespace gander::monitor
+}  // namespace gander::network

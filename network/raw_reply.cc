@@ -15,7 +15,7 @@
 
 #include "network/egress_internal.h"
 
-namespace gander::monitor {
+namespace gander::network {
 
 // The Internet checksum (RFC 1071) of `parts`, laid end to end (each of even size but the
 // last).
@@ -222,4 +222,4 @@ int Egress::RawSocket(int family) {
   return raw.fd ? raw.fd.get() : -1;
 }
 
-}  // namespace gander::monitor
+}  // namespace gander::network

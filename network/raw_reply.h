@@ -13,7 +13,7 @@
 #include <string>
 #include <string_view>
 
-namespace gander::monitor {
+namespace gander::network {
 
 // The bytes of a trivially copyable value, as a packet carries them.
 template <typename T>
@@ -49,4 +49,4 @@ int UnreachableCode(int family, int error);
 // clears SO_REUSEADDR: it is put back.
 std::optional<uint32_t> SendSequence(int fd);
 
-}  // namespace gander::monitor
+}  // namespace gander::network

@@ -18,7 +18,7 @@
 #include "network/egress_internal.h"
 #include "network/netns_sockets.h"
 
-namespace gander::monitor {
+namespace gander::network {
 
 UniqueFd RequestFactorySocket(int channel, int type, const sockaddr_storage& addr, socklen_t len,
                               int* error) {
@@ -126,4 +126,4 @@ void Egress::StartSocketFactory() {
   factory_pid_ = pid;
 }
 
-}  // namespace gander::monitor
+}  // namespace gander::network

@@ -16,7 +16,7 @@
 
 #include "common/unique_fd.h"
 
-namespace gander::monitor {
+namespace gander::network {
 
 // Asks the helper at the other end of `channel` for a socket; invalid, with `*error` the
 // helper's errno (or EIO when the channel failed), when there is none.
@@ -27,4 +27,4 @@ UniqueFd RequestFactorySocket(int channel, int type, const sockaddr_storage& add
 // Async-signal-safe (the helper is forked from a process that may have threads).
 void ServeFactoryRequests(int channel);
 
-}  // namespace gander::monitor
+}  // namespace gander::network

@@ -17,12 +17,12 @@
 #include "network/egress.h"
 #include "network/egress_internal.h"
 
-namespace gander::monitor {
+namespace gander::network {
 
 // connect() on the sandbox's own loopback (or AF_UNSPEC), done by the supervisor on the
 // child's socket with the copied address: the child's memory is not read again.
-std::optional<Response> Egress::ConnectLocal(const Notification& n, UniqueFd sock,
-                                             const sockaddr_storage& addr, socklen_t len) {
+std::optional<monitor::Response> Egress::ConnectLocal(const monitor::Notification& n, UniqueFd sock,
+                                                      const sockaddr_storage& addr, socklen_t len) {
   int flags = SetNonBlocking(sock.get());
   int rc = connect(sock.get(), reinterpret_cast<const sockaddr*>(&addr), len);
   int err = rc == 0 ? 0 : errno;
@@ -35,7 +35,7 @@ std::optional<Response> Egress::ConnectLocal(const Notification& n, UniqueFd soc
     }
     fcntl(sock.get(), F_SETFL, flags);
   }
-  return Response{false, err};
+  return monitor::Response{false, err};
 }
 
 void Egress::OnLocalConnected(int fd, uint32_t) {
@@ -43,14 +43,16 @@ void Egress::OnLocalConnected(int fd, uint32_t) {
   if (it == local_.end()) return;
   int err = SocketOption(fd, SOL_SOCKET, SO_ERROR);
   fcntl(fd, F_SETFL, it->second.flags);
-  unotify_.Send(it->second.notification, Response{false, err < 0 ? EIO : err});
+  unotify_.Send(it->second.notification, monitor::Response{false, err < 0 ? EIO : err});
   Unwatch(fd);
   local_.erase(it);
 }
 
-std::optional<Response> Egress::StartBroker(const Notification& n, const Event& base, UniqueFd sock,
-                                            const InetAddress& dest, const NetDecision& decision,
-                                            std::vector<Event>& events) {
+std::optional<monitor::Response> Egress::StartBroker(const monitor::Notification& n,
+                                                     const events::Event& base, UniqueFd sock,
+                                                     const InetAddress& dest,
+                                                     const NetDecision& decision,
+                                                     std::vector<events::Event>& events) {
   auto c = std::make_unique<Connection>();
   c->id = next_id_++;
   c->notification = n.id;
@@ -60,7 +62,7 @@ std::optional<Response> Egress::StartBroker(const Notification& n, const Event& 
   std::vector<std::string> names = NamesOf(dest.ip);
   if (!names.empty()) c->host = names.front();
   c->rule = decision.rule;
-  c->verdict = decision.would_deny ? Verdict::kWouldDeny : Verdict::kAllowed;
+  c->verdict = decision.would_deny ? events::Verdict::kWouldDeny : events::Verdict::kAllowed;
   c->started_ns = MonotonicNs();
   int flags = fcntl(sock.get(), F_GETFL);
   c->nonblocking = flags >= 0 && (flags & O_NONBLOCK);
@@ -84,8 +86,8 @@ std::optional<Response> Egress::StartBroker(const Notification& n, const Event& 
                : -1;
   int err = rc == 0 ? 0 : errno;
   if (rc != 0 && err != EINPROGRESS) {
-    Event e = base;
-    NetworkEvent net;
+    events::Event e = base;
+    events::NetworkEvent net;
     net.host = c->host;
     net.ip = dest.ip.ToString();
     net.port = dest.port;
@@ -96,7 +98,7 @@ std::optional<Response> Egress::StartBroker(const Notification& n, const Event& 
     net.rule = c->rule;
     e.payload = std::move(net);
     events.push_back(std::move(e));
-    return Response{false, err};
+    return monitor::Response{false, err};
   }
   Connection& ref = *c;
   by_inode_[c->inode] = c->id;
@@ -123,7 +125,7 @@ void Egress::UpstreamDone(Connection& c, int error) {
   if (error != 0) {
     c.upstream_failed = true;
     if (!c.answered) {
-      unotify_.Send(c.notification, Response{false, error});
+      unotify_.Send(c.notification, monitor::Response{false, error});
       c.answered = true;
     }
     // A parked non-blocking connect learns the failure as without gander: a time-out from its
@@ -224,7 +226,7 @@ void Egress::Park(Connection& c) {
     c.park = *park;
     c.park_len = len;
     c.answered = true;
-    if (!unotify_.Send(c.notification, Response{false, EINPROGRESS})) {
+    if (!unotify_.Send(c.notification, monitor::Response{false, EINPROGRESS})) {
       Finish(c, EINTR, true);
       return;
     }
@@ -293,7 +295,7 @@ void Egress::AttachChild(Connection& c) {
   if (flags >= 0 && !(flags & O_NONBLOCK)) fcntl(c.child.get(), F_SETFL, flags);
   c.child.Reset();
   if (rc != 0 && err != EINPROGRESS) {
-    if (!c.answered) unotify_.Send(c.notification, Response{false, err});
+    if (!c.answered) unotify_.Send(c.notification, monitor::Response{false, err});
     c.answered = true;
     Finish(c, err, true);
     return;
@@ -303,7 +305,8 @@ void Egress::AttachChild(Connection& c) {
   // Non-blocking: answered now, as the kernel would; blocking: once the relay accepted it.
   if (c.nonblocking && !c.answered) {
     c.answered = true;
-    if (!unotify_.Send(c.notification, Response{false, EINPROGRESS})) Finish(c, EINTR, true);
+    if (!unotify_.Send(c.notification, monitor::Response{false, EINPROGRESS}))
+      Finish(c, EINTR, true);
   }
 }
 
@@ -327,7 +330,7 @@ void Egress::OnAccept(int listener, uint32_t) {
     c.inner = std::move(fd);
     if (!c.answered) {
       c.answered = true;
-      if (!unotify_.Send(c.notification, Response{false, 0})) {
+      if (!unotify_.Send(c.notification, monitor::Response{false, 0})) {
         Finish(c, EINTR, true);
         continue;
       }
@@ -445,12 +448,12 @@ void Egress::Finish(Connection& c, int error, bool reset) {
     Unwatch(c.child.get());
   }
   if (!c.answered) {
-    unotify_.Send(c.notification, Response{false, error ? error : ECONNABORTED});
+    unotify_.Send(c.notification, monitor::Response{false, error ? error : ECONNABORTED});
     c.answered = true;
   }
-  Event e = c.base;
-  e.time_ns = WallClockNowNs();
-  NetworkEvent net = DestinationEvent(c.dest, c.host, "tcp", "connect", c.verdict, c.rule);
+  events::Event e = c.base;
+  e.time_ns = events::WallClockNowNs();
+  events::NetworkEvent net = DestinationEvent(c.dest, c.host, "tcp", "connect", c.verdict, c.rule);
   net.error = error;
   net.bytes_out = c.bytes_out;
   net.bytes_in = c.bytes_in;
@@ -475,4 +478,4 @@ void Egress::Finish(Connection& c, int error, bool reset) {
   connections_.erase(c.id);  // c is gone
 }
 
-}  // namespace gander::monitor
+}  // namespace gander::network

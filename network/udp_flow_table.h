@@ -15,7 +15,7 @@
 #include <utility>
 #include <vector>
 
-namespace gander::monitor {
+namespace gander::network {
 
 inline bool UdpTableFull(size_t open, size_t max_flows) {
   return open >= std::max<size_t>(max_flows, 1);
@@ -48,4 +48,4 @@ std::vector<std::string> IdleFlows(const Flows& flows, int64_t idle_before) {
   return idle;
 }
 
-}  // namespace gander::monitor
+}  // namespace gander::network

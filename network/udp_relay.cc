@@ -18,10 +18,10 @@
 #include "network/egress_internal.h"
 #include "network/udp_flow_table.h"
 
-namespace gander::monitor {
+namespace gander::network {
 
-int Egress::EnsureUdpRelay(const Event& base, std::string_view syscall, const InetAddress& dest,
-                           const NetDecision& decision) {
+int Egress::EnsureUdpRelay(const events::Event& base, std::string_view syscall,
+                           const InetAddress& dest, const NetDecision& decision) {
   std::string key = dest.ip.ToString() + "|" + std::to_string(dest.port);
   if (udp_relays_.count(key)) return 0;
   sockaddr_storage addr{};
@@ -37,7 +37,7 @@ int Egress::EnsureUdpRelay(const Event& base, std::string_view syscall, const In
   std::vector<std::string> names = NamesOf(dest.ip);
   if (!names.empty()) relay->host = names.front();
   relay->rule = decision.rule;
-  relay->verdict = decision.would_deny ? Verdict::kWouldDeny : Verdict::kAllowed;
+  relay->verdict = decision.would_deny ? events::Verdict::kWouldDeny : events::Verdict::kAllowed;
   relay->inner = std::move(inner);
   udp_by_fd_[relay->inner.get()] = relay.get();
   Watch(relay->inner.get(), EPOLLIN, &Egress::OnUdpInner);
@@ -77,8 +77,8 @@ void Egress::OnUdpInner(int fd, uint32_t) {
         int error = errno;
         made->dropped = 1;
         ++stats_.udp_dropped;
-        Event e = UdpFlowEvent(relay, *made, "error");
-        std::get<NetworkEvent>(e.payload).error = error;
+        events::Event e = UdpFlowEvent(relay, *made, "error");
+        std::get<events::NetworkEvent>(e.payload).error = error;
         queue_.Push(std::move(e));
         continue;
       }
@@ -146,10 +146,10 @@ void Egress::OnUdpUpstream(int fd, uint32_t) {
   }
 }
 
-Event Egress::UdpFlowEvent(const UdpRelay& relay, const UdpFlow& f, std::string_view end) {
-  Event e = relay.base;
-  e.time_ns = WallClockNowNs();
-  NetworkEvent net =
+events::Event Egress::UdpFlowEvent(const UdpRelay& relay, const UdpFlow& f, std::string_view end) {
+  events::Event e = relay.base;
+  e.time_ns = events::WallClockNowNs();
+  events::NetworkEvent net =
       DestinationEvent(relay.dest, relay.host, "udp", relay.syscall, relay.verdict, relay.rule);
   net.bytes_out = f.bytes_out;
   net.bytes_in = f.bytes_in;
@@ -204,4 +204,4 @@ void Egress::OnUdpTimer(int fd, uint32_t) {
   }
 }
 
-}  // namespace gander::monitor
+}  // namespace gander::network

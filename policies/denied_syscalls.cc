@@ -7,7 +7,7 @@
 
 #include <cerrno>
 
-namespace gander::monitor {
+namespace gander::policies {
 namespace {
 
 #ifndef TIOCLINUX
@@ -144,4 +144,4 @@ bool Matches(const DeniedSyscall& entry, const uint64_t args[6]) {
   return false;
 }
 
-}  // namespace gander::monitor
+}  // namespace gander::policies

@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-namespace gander::monitor {
+namespace gander::policies {
 
 // (args[arg] & mask) == value.
 struct ArgPattern {
@@ -45,4 +45,4 @@ std::vector<DeniedSyscall> DeniedSyscalls(const DenyOptions& options);
 // Does this call match the entry (its patterns, if any)?
 bool Matches(const DeniedSyscall& entry, const uint64_t args[6]);
 
-}  // namespace gander::monitor
+}  // namespace gander::policies

@@ -1,9 +1,9 @@
 #include "policies/watched_syscalls.h"
 
-namespace gander::monitor {
+namespace gander::policies {
 namespace {
 
-using A = FileAccess;
+using A = events::FileAccess;
 using W = FilesWatch;
 constexpr PathArg kNone{};
 
@@ -68,4 +68,4 @@ const WatchedSyscall* FindWatched(std::string_view name) {
   return nullptr;
 }
 
-}  // namespace gander::monitor
+}  // namespace gander::policies

@@ -10,7 +10,7 @@
 #include "events/event.h"
 #include "policies/policy.h"
 
-namespace gander::monitor {
+namespace gander::policies {
 
 // Which file syscalls are watched: the policy's `monitor.files` itself (one type; the monitor's
 // older name for it stays as an alias).
@@ -21,7 +21,7 @@ using FilesWatch = policies::FilesMonitoring;
 struct PathArg {
   int path = -1;
   int dirfd = -1;
-  FileAccess access = FileAccess::kOther;
+  events::FileAccess access = events::FileAccess::kOther;
 };
 
 struct WatchedSyscall {
@@ -46,4 +46,4 @@ std::span<const WatchedSyscall> WatchedSyscalls();
 // The entry for a syscall name, nullptr when it is not watched at any level.
 const WatchedSyscall* FindWatched(std::string_view name);
 
-}  // namespace gander::monitor
+}  // namespace gander::policies

@@ -15,7 +15,7 @@
 #include <string_view>
 #include <vector>
 
-namespace gander::monitor {
+namespace gander::relay {
 
 // Handler: Null(), Bool(bool), Number(text), String(text), Key(text), StartObject(),
 // StartArray(), End() (of the innermost container). A view it is given lives until the next
@@ -298,4 +298,4 @@ class JsonScanner {
   std::vector<char>& nesting_;
 };
 
-}  // namespace gander::monitor
+}  // namespace gander::relay

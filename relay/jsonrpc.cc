@@ -6,7 +6,7 @@
 
 #include "relay/json_scanner.h"
 
-namespace gander::monitor {
+namespace gander::relay {
 namespace {
 
 // A parse of a line this large grows the string buffer; it is released afterwards so one huge
@@ -342,4 +342,4 @@ ParsedLine JsonRpcParser::Parse(std::string_view line, bool /*padded*/) {
   return out;
 }
 
-}  // namespace gander::monitor
+}  // namespace gander::relay

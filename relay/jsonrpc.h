@@ -12,7 +12,7 @@
 #include <string_view>
 #include <vector>
 
-namespace gander::monitor {
+namespace gander::relay {
 
 // A JSON-RPC id. Numbers are kept as their JSON text ("7"), strings decoded ("abc"); 7 and
 // "7" are different ids.
@@ -87,4 +87,4 @@ class JsonRpcParser {
   std::unique_ptr<Impl> impl_;
 };
 
-}  // namespace gander::monitor
+}  // namespace gander::relay

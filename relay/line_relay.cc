@@ -11,7 +11,7 @@
 #include <cerrno>
 #include <cstring>
 
-namespace gander::monitor {
+namespace gander::relay {
 namespace {
 constexpr int kPipeBytes = 1 << 20;
 }  // namespace
@@ -313,4 +313,4 @@ void LineRelay::BreakOutput() {
   held_since_ms_ = -1;
 }
 
-}  // namespace gander::monitor
+}  // namespace gander::relay

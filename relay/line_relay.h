@@ -16,7 +16,7 @@
 #include <string_view>
 #include <vector>
 
-namespace gander::monitor {
+namespace gander::relay {
 
 // Sees every complete line (without its '\n') before it is forwarded. The memory behind the
 // view stays readable for kLinePadding bytes past its end (kept for readers that want it).
@@ -155,4 +155,4 @@ class LineRelay {
 
 int64_t MonotonicNowMs();
 
-}  // namespace gander::monitor
+}  // namespace gander::relay

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-namespace gander::monitor {
+namespace gander::relay {
 namespace {
 
 int HexValue(char c) {
@@ -324,4 +324,4 @@ StreamRewriter::Outcome Redactor::Rewrite(std::string_view text, bool at_end) {
   return o;
 }
 
-}  // namespace gander::monitor
+}  // namespace gander::relay

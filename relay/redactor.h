@@ -18,7 +18,7 @@
 
 #include "relay/line_relay.h"
 
-namespace gander::monitor {
+namespace gander::relay {
 
 struct Secret {
   std::string name;   // e.g. GITHUB_TOKEN; only [A-Za-z0-9_.-] are kept in the marker
@@ -74,4 +74,4 @@ class Redactor final : public StreamRewriter {
   std::function<void(const std::string&, uint64_t)> on_redact_;
 };
 
-}  // namespace gander::monitor
+}  // namespace gander::relay

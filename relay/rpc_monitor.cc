@@ -2,7 +2,7 @@
 
 #include <time.h>
 
-namespace gander::monitor {
+namespace gander::relay {
 
 int64_t MonotonicNowNs() {
   timespec ts;
@@ -10,7 +10,7 @@ int64_t MonotonicNowNs() {
   return static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
 }
 
-RpcMonitor::RpcMonitor(std::string extension, BoundedEventQueue* queue, size_t max_line)
+RpcMonitor::RpcMonitor(std::string extension, events::BoundedEventQueue* queue, size_t max_line)
     : extension_(std::move(extension)), queue_(queue), parser_(max_line) {}
 
 LineVerdict RpcMonitor::OnLine(std::string_view line, bool from_client) {
@@ -55,20 +55,20 @@ LineVerdict RpcMonitor::OnLine(std::string_view line, bool from_client) {
 void RpcMonitor::PushCompleted() {
   for (CompletedToolCall& c : tracker_.TakeCompleted()) {
     if (!queue_) continue;
-    Event e;
-    e.time_ns = WallClockNowNs();
+    events::Event e;
+    e.time_ns = events::WallClockNowNs();
     e.extension = extension_;
-    e.tool_call = {ToolCallState::kOne, c.call};
-    e.payload = ToolEvent{.name = c.call.tool,
-                          .request_id = c.call.request_id,
-                          .outcome = std::string(ToString(c.outcome)),
-                          .duration_ns = c.duration_ns,
-                          .error_code = c.error_code,
-                          .files = c.caused.files,
-                          .network = c.caused.network,
-                          .denials = c.caused.denials,
-                          .session_id = std::move(c.session_id),
-                          .working_dir = std::move(c.working_dir)};
+    e.tool_call = {events::ToolCallState::kOne, c.call};
+    e.payload = events::ToolEvent{.name = c.call.tool,
+                                  .request_id = c.call.request_id,
+                                  .outcome = std::string(ToString(c.outcome)),
+                                  .duration_ns = c.duration_ns,
+                                  .error_code = c.error_code,
+                                  .files = c.caused.files,
+                                  .network = c.caused.network,
+                                  .denials = c.caused.denials,
+                                  .session_id = std::move(c.session_id),
+                                  .working_dir = std::move(c.working_dir)};
     queue_->Push(std::move(e));
   }
 }
@@ -98,4 +98,4 @@ std::string RpcMonitor::HandshakeReplay() {
   return out;
 }
 
-}  // namespace gander::monitor
+}  // namespace gander::relay

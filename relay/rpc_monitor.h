@@ -15,12 +15,12 @@
 #include "relay/line_relay.h"
 #include "relay/tool_call_tracker.h"
 
-namespace gander::monitor {
+namespace gander::relay {
 
 class RpcMonitor {
  public:
   // `queue` may be null (no events). `max_line`: the relay's size limit.
-  RpcMonitor(std::string extension, BoundedEventQueue* queue, size_t max_line);
+  RpcMonitor(std::string extension, events::BoundedEventQueue* queue, size_t max_line);
 
   LineObserver& client_side() { return client_; }  // Goose -> extension
   LineObserver& server_side() { return server_; }  // extension -> Goose
@@ -56,7 +56,7 @@ class RpcMonitor {
   void PushCompleted();
 
   std::string extension_;
-  BoundedEventQueue* queue_;
+  events::BoundedEventQueue* queue_;
   JsonRpcParser parser_;
   ToolCallTracker tracker_;
   Side client_{this, true};
@@ -72,4 +72,4 @@ class RpcMonitor {
 
 int64_t MonotonicNowNs();
 
-}  // namespace gander::monitor
+}  // namespace gander::relay

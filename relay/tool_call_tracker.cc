@@ -2,19 +2,21 @@
 
 #include <algorithm>
 
-namespace gander::monitor {
+namespace gander::relay {
 namespace {
 
 constexpr std::string_view kToolsCall = "tools/call";
 constexpr std::string_view kCancelled = "notifications/cancelled";
 
-bool IsDenial(const Event& e) {
-  if (const auto* f = std::get_if<FileEvent>(&e.payload)) return f->result == Verdict::kDenied;
-  if (const auto* n = std::get_if<NetworkEvent>(&e.payload)) return n->result == Verdict::kDenied;
-  if (const auto* s = std::get_if<SyscallEvent>(&e.payload)) {
-    return s->action == SyscallAction::kDenied;
+bool IsDenial(const events::Event& e) {
+  if (const auto* f = std::get_if<events::FileEvent>(&e.payload))
+    return f->result == events::Verdict::kDenied;
+  if (const auto* n = std::get_if<events::NetworkEvent>(&e.payload))
+    return n->result == events::Verdict::kDenied;
+  if (const auto* s = std::get_if<events::SyscallEvent>(&e.payload)) {
+    return s->action == events::SyscallAction::kDenied;
   }
-  if (const auto* p = std::get_if<ProcessEvent>(&e.payload)) return p->error != 0;
+  if (const auto* p = std::get_if<events::ProcessEvent>(&e.payload)) return p->error != 0;
   return false;
 }
 
@@ -152,21 +154,23 @@ ToolStats& ToolCallTracker::StatsFor(const std::string& tool) {
   return stats_[tool];
 }
 
-ToolCallSlot ToolCallTracker::Slot() const {
+events::ToolCallSlot ToolCallTracker::Slot() const {
   if (tool_calls_in_flight_ == 0) {
-    return {seen_tool_call_ ? ToolCallState::kIdle : ToolCallState::kStartup, std::nullopt};
+    return {seen_tool_call_ ? events::ToolCallState::kIdle : events::ToolCallState::kStartup,
+            std::nullopt};
   }
-  if (tool_calls_in_flight_ > 1 || !single_call_) return {ToolCallState::kConcurrent, std::nullopt};
-  return {ToolCallState::kOne, ToolCall{single_call_->tool, single_call_->id.text}};
+  if (tool_calls_in_flight_ > 1 || !single_call_)
+    return {events::ToolCallState::kConcurrent, std::nullopt};
+  return {events::ToolCallState::kOne, events::ToolCall{single_call_->tool, single_call_->id.text}};
 }
 
-void ToolCallTracker::Attribute(const Event& event) {
+void ToolCallTracker::Attribute(const events::Event& event) {
   if (tool_calls_in_flight_ != 1 || !single_call_) return;
   auto& r = const_cast<InFlight&>(*single_call_);
   ToolStats& s = StatsFor(r.tool);
   for (CausedCounts* c : {&r.caused, &s.caused}) {
-    if (event.kind() == EventKind::kFile) ++c->files;
-    if (event.kind() == EventKind::kNetwork) ++c->network;
+    if (event.kind() == events::EventKind::kFile) ++c->files;
+    if (event.kind() == events::EventKind::kNetwork) ++c->network;
     if (IsDenial(event)) ++c->denials;
   }
 }
@@ -202,4 +206,4 @@ std::vector<std::string> ToolCallTracker::ServerRequestMethods() const {
   return out;
 }
 
-}  // namespace gander::monitor
+}  // namespace gander::relay

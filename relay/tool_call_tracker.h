@@ -15,7 +15,7 @@
 #include "events/event.h"
 #include "relay/jsonrpc.h"
 
-namespace gander::monitor {
+namespace gander::relay {
 
 // Events a tool call caused while it was the only one in flight.
 struct CausedCounts {
@@ -36,7 +36,7 @@ enum class ToolCallOutcome {
 std::string_view ToString(ToolCallOutcome o);
 
 struct CompletedToolCall {
-  ToolCall call;  // tool and request id
+  events::ToolCall call;  // tool and request id
   ToolCallOutcome outcome = ToolCallOutcome::kOk;
   int64_t duration_ns = 0;
   CausedCounts caused;
@@ -72,9 +72,9 @@ class ToolCallTracker {
   void OnServerMessage(const RpcMessage& m, int64_t now_ns);
 
   // The tool-call slot for an event happening now.
-  ToolCallSlot Slot() const;
+  events::ToolCallSlot Slot() const;
   // Counts an event against the call in flight (when exactly one is).
-  void Attribute(const Event& event);
+  void Attribute(const events::Event& event);
 
   // Ends every call in flight as kAborted (restart, shutdown); their ids are returned so that
   // the client can be told. Requests from the extension to the client are forgotten.
@@ -120,4 +120,4 @@ class ToolCallTracker {
   uint64_t dropped_requests_ = 0;
 };
 
-}  // namespace gander::monitor
+}  // namespace gander::relay

@@ -17,7 +17,7 @@
 
 #include "common/unique_fd.h"
 
-namespace gander::launcher {
+namespace gander::sandbox {
 namespace {
 
 constexpr const char* kRunPrefix = "gander-run-";
@@ -375,4 +375,4 @@ void RunCgroup::Remove() {
   dirs_.clear();
 }
 
-}  // namespace gander::launcher
+}  // namespace gander::sandbox

@@ -26,7 +26,7 @@
 #include "common/result.h"
 #include "sandbox/cgroup_view.h"
 
-namespace gander::launcher {
+namespace gander::sandbox {
 
 struct CgroupLimits {
   uint64_t memory = 0;  // bytes, 0: none
@@ -128,4 +128,4 @@ CgroupShortfall DescribeShortfall(const CgroupPlace& place, const CgroupLimits& 
 // Pure: the gander pid a sweepable directory name carries, or 0 for any other name.
 pid_t StaleCgroupOwner(const std::string& name);
 
-}  // namespace gander::launcher
+}  // namespace gander::sandbox

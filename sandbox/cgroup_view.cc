@@ -6,7 +6,7 @@
 
 #include "sandbox/filesystem_plan.h"
 
-namespace gander::launcher {
+namespace gander::sandbox {
 namespace {
 
 std::vector<std::string> Split(const std::string& text, char sep) {
@@ -110,4 +110,4 @@ std::vector<std::string> CgroupReadPaths(const std::vector<CgroupMount>& mounts,
   return paths;
 }
 
-}  // namespace gander::launcher
+}  // namespace gander::sandbox

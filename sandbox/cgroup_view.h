@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-namespace gander::launcher {
+namespace gander::sandbox {
 
 struct CgroupMount {
   std::string type;        // "cgroup" (v1) or "cgroup2"
@@ -36,4 +36,4 @@ std::vector<CgroupMount> HostCgroupMounts();
 std::vector<std::string> CgroupReadPaths(const std::vector<CgroupMount>& mounts,
                                          bool with_mount_namespace);
 
-}  // namespace gander::launcher
+}  // namespace gander::sandbox

@@ -31,7 +31,7 @@
 #include "common/fd_passing.h"
 #include "sandbox/init/init_loop.h"
 
-namespace gander::launcher {
+namespace gander::sandbox {
 namespace {
 
 constexpr const char* kStaging = "/tmp";  // any directory: hidden once the base is pivoted
@@ -216,13 +216,13 @@ int MakeProcSysReadOnly() {
 
 // The sockets the supervisor serves inside the sandbox's network namespace, made here because
 // only a process inside it can: the egress relay, park and refuse sockets (127.0.0.1 and ::1,
-// any port; monitor::OpenEgressSockets) and the DNS stub (127.0.0.1:53, which needs the
+// any port; network::OpenEgressSockets) and the DNS stub (127.0.0.1:53, which needs the
 // namespace's CAP_NET_BIND_SERVICE: before the capabilities are dropped). Sent to the parent
 // in one report; the init keeps none of them. detail: a bit per socket in the order of
 // EgressSlots (sandbox.h); fds in that order.
 void SendEgressSockets(int sync) {
-  monitor::EgressSockets sockets;
-  if (int err = monitor::OpenEgressSockets(sockets); err != 0) {
+  network::EgressSockets sockets;
+  if (int err = network::OpenEgressSockets(sockets); err != 0) {
     Fail(sync, ChildStep::kEgressSockets, err);
   }
   OpenDnsStub(sockets);
@@ -511,4 +511,4 @@ void ChildMain(const ChildPlan& plan) {
   RunInit(plan, extension);
 }
 
-}  // namespace gander::launcher
+}  // namespace gander::sandbox

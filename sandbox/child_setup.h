@@ -12,12 +12,12 @@
 #include "sandbox/landlock.h"
 #include "sandbox/sandbox.h"
 
-namespace gander::launcher {
+namespace gander::sandbox {
 
 // The init and the gVisor start open the broker's sockets in the sandbox's network namespace
 // (BringUpLoopback, OpenDnsStub, OpenEgressSockets): network/netns_sockets.h.
-using monitor::BringUpLoopback;
-using monitor::OpenDnsStub;
+using network::BringUpLoopback;
+using network::OpenDnsStub;
 
 // A mount with its paths already joined to the staging directories.
 struct PreparedMount {
@@ -54,4 +54,4 @@ inline constexpr int kChildInitImageFd = 4;
 // Never returns.
 [[noreturn]] void ChildMain(const ChildPlan& plan);
 
-}  // namespace gander::launcher
+}  // namespace gander::sandbox

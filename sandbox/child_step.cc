@@ -3,7 +3,7 @@
 #include <cerrno>
 #include <cstring>
 
-namespace gander::launcher {
+namespace gander::sandbox {
 namespace {
 
 constexpr const char* kChildStepNames[] = {
@@ -77,4 +77,4 @@ bool NamespacesRefused(ChildStep step, int err) {
   }
 }
 
-}  // namespace gander::launcher
+}  // namespace gander::sandbox

@@ -10,7 +10,7 @@
 #include <optional>
 #include <string>
 
-namespace gander::launcher {
+namespace gander::sandbox {
 
 // Steps, in the order the sandbox init runs them, then those only the other children have;
 // their names are in kChildStepNames (child_step.cc).
@@ -75,4 +75,4 @@ std::string DescribeChildReport(const ChildReport& report);
 // seccomp unless --require full.
 bool NamespacesRefused(ChildStep step, int err);
 
-}  // namespace gander::launcher
+}  // namespace gander::sandbox

@@ -4,7 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-namespace gander::launcher {
+namespace gander::sandbox {
 namespace {
 
 constexpr const char* kResolvConf = "nameserver 127.0.0.1\noptions attempts:2 timeout:2\n";
@@ -42,4 +42,4 @@ Result<std::vector<MountOp>> EgressMounts(const std::string& dir,
   return mounts;
 }
 
-}  // namespace gander::launcher
+}  // namespace gander::sandbox

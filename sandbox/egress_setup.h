@@ -9,7 +9,7 @@
 #include "common/result.h"
 #include "sandbox/filesystem_plan.h"
 
-namespace gander::launcher {
+namespace gander::sandbox {
 
 // Writes resolv.conf and hosts into `dir` (a host directory that outlives the start) and
 // returns bind mounts over the sandbox's /etc/resolv.conf and /etc/hosts, for each one that
@@ -17,4 +17,4 @@ namespace gander::launcher {
 Result<std::vector<MountOp>> EgressMounts(const std::string& dir,
                                           const std::vector<MountOp>& planned);
 
-}  // namespace gander::launcher
+}  // namespace gander::sandbox

@@ -6,7 +6,7 @@
 
 extern char** environ;
 
-namespace gander::launcher {
+namespace gander::sandbox {
 
 std::vector<std::string> BuildEnvironment(const policies::ExpandedPolicy& policy,
                                           const std::vector<std::string>& path_dirs,
@@ -52,4 +52,4 @@ std::map<std::string, std::string> CurrentEnvironment() {
   return env;
 }
 
-}  // namespace gander::launcher
+}  // namespace gander::sandbox

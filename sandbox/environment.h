@@ -9,7 +9,7 @@
 
 #include "policies/policy.h"
 
-namespace gander::launcher {
+namespace gander::sandbox {
 
 inline constexpr const char* kDefaultPath = "/usr/local/bin:/usr/bin:/bin";
 
@@ -26,4 +26,4 @@ std::vector<std::string> BuildEnvironment(const policies::ExpandedPolicy& policy
 // gander's own environment as a map.
 std::map<std::string, std::string> CurrentEnvironment();
 
-}  // namespace gander::launcher
+}  // namespace gander::sandbox

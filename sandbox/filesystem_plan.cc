@@ -10,7 +10,7 @@
 #include <map>
 #include <set>
 
-namespace gander::launcher {
+namespace gander::sandbox {
 namespace {
 
 namespace ll = landlock;
@@ -472,4 +472,4 @@ FilesystemPlan PlanFilesystem(const FilesystemInputs& in, bool with_mount_namesp
   return plan;
 }
 
-}  // namespace gander::launcher
+}  // namespace gander::sandbox

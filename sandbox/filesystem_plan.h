@@ -12,7 +12,7 @@
 #include "sandbox/cgroup_view.h"
 #include "sandbox/landlock.h"
 
-namespace gander::launcher {
+namespace gander::sandbox {
 
 // What the plan needs to know about a host path.
 struct PathInfo {
@@ -110,4 +110,4 @@ const std::vector<std::string>& CpuTopologyFiles();
 
 // IsWithin (is `path` `dir` or beneath it) is common/path.h's.
 
-}  // namespace gander::launcher
+}  // namespace gander::sandbox

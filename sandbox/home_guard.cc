@@ -4,7 +4,7 @@
 
 #include "sandbox/filesystem_plan.h"
 
-namespace gander::launcher {
+namespace gander::sandbox {
 namespace {
 
 std::string Get(const std::map<std::string, std::string>& environ, const char* name) {
@@ -137,4 +137,4 @@ monitor::ClassifierRules GuardedClassifierRules(policies::ExpandedPolicy policy,
                                         system);
 }
 
-}  // namespace gander::launcher
+}  // namespace gander::sandbox

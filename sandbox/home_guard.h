@@ -11,7 +11,7 @@
 #include "monitor/path_classifier.h"
 #include "policies/policy.h"
 
-namespace gander::launcher {
+namespace gander::sandbox {
 
 // Paths in `home` that run code or decide what runs at the user's next login, shell, desktop
 // session or Goose start, and gander's own configuration, state and other extensions' install
@@ -44,4 +44,4 @@ monitor::ClassifierRules GuardedClassifierRules(policies::ExpandedPolicy policy,
                                                 const std::vector<std::string>& extra_exec,
                                                 const std::vector<std::string>& system);
 
-}  // namespace gander::launcher
+}  // namespace gander::sandbox

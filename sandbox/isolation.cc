@@ -17,7 +17,7 @@
 
 #include "sandbox/landlock.h"
 
-namespace gander::launcher {
+namespace gander::sandbox {
 namespace {
 
 constexpr const char* kLevelNames[] = {"basic", "seccomp", "landlock", "full"};
@@ -158,4 +158,4 @@ KernelFeatures ProbeKernel(bool try_user_namespaces) {
   return f;
 }
 
-}  // namespace gander::launcher
+}  // namespace gander::sandbox

@@ -9,7 +9,7 @@
 #include "common/result.h"
 #include "sandbox/child_step.h"
 
-namespace gander::launcher {
+namespace gander::sandbox {
 
 // Ordered: each level includes the ones below it.
 enum class IsolationLevel {
@@ -52,4 +52,4 @@ enum class EgressMode {
 EgressMode EgressModeOf(bool namespaces, int landlock_abi, bool seccomp_notify);
 const char* EgressModeName(EgressMode mode);
 
-}  // namespace gander::launcher
+}  // namespace gander::sandbox

@@ -7,7 +7,7 @@
 
 #include <cerrno>
 
-namespace gander::launcher::landlock {
+namespace gander::sandbox::landlock {
 namespace {
 
 // Our own copies of the uapi structs, sized for ABI 6+ (the kernel accepts a smaller
@@ -80,4 +80,4 @@ int ChildApply(const Ruleset& ruleset, const char** failed_path) {
   return rc < 0 ? err : 0;
 }
 
-}  // namespace gander::launcher::landlock
+}  // namespace gander::sandbox::landlock

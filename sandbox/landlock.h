@@ -8,7 +8,7 @@
 
 #include "common/result.h"
 
-namespace gander::launcher::landlock {
+namespace gander::sandbox::landlock {
 
 // Filesystem rights (uapi/linux/landlock.h).
 inline constexpr uint64_t kExecute = 1ULL << 0;
@@ -70,4 +70,4 @@ struct Ruleset {
 // rule that failed.
 int ChildApply(const Ruleset& ruleset, const char** failed_path);
 
-}  // namespace gander::launcher::landlock
+}  // namespace gander::sandbox::landlock

@@ -19,7 +19,7 @@
 #include "sandbox/child_setup.h"
 #include "sandbox/init/init_image.h"
 
-namespace gander::launcher {
+namespace gander::sandbox {
 namespace {
 
 constexpr unsigned long kNamespaceFlags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID |
@@ -220,4 +220,4 @@ bool ReadStartReport(SandboxProcess& process, const SandboxSpec& spec, StartFail
   return false;
 }
 
-}  // namespace gander::launcher
+}  // namespace gander::sandbox

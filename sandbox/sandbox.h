@@ -20,7 +20,7 @@
 #include "sandbox/landlock.h"
 #include "sandbox/seccomp_filter.h"
 
-namespace gander::launcher {
+namespace gander::sandbox {
 
 struct SandboxSpec {
   bool use_namespaces = true;
@@ -66,7 +66,7 @@ struct SandboxProcess {
   UniqueFd listener;
   UniqueFd sync;
   // With spec.egress and namespaces: sockets in the sandbox's network namespace.
-  monitor::EgressSockets egress;
+  network::EgressSockets egress;
   bool started = false;  // the extension's execve is confirmed
   // The run's cgroup, when spec.cgroup offered one: emptied (SIGKILL) and removed when this
   // goes, after the init.
@@ -75,11 +75,11 @@ struct SandboxProcess {
 
 // The egress sockets the init hands over, in this order: bit i of the report's detail says
 // whether slot i is among its fds.
-inline constexpr UniqueFd monitor::EgressSockets::*kEgressSlots[] = {
-    &monitor::EgressSockets::relay_v4,  &monitor::EgressSockets::relay_v6,
-    &monitor::EgressSockets::park_v4,   &monitor::EgressSockets::park_v6,
-    &monitor::EgressSockets::refuse_v4, &monitor::EgressSockets::refuse_v6,
-    &monitor::EgressSockets::dns_udp,   &monitor::EgressSockets::dns_tcp};
+inline constexpr UniqueFd network::EgressSockets::*kEgressSlots[] = {
+    &network::EgressSockets::relay_v4,  &network::EgressSockets::relay_v6,
+    &network::EgressSockets::park_v4,   &network::EgressSockets::park_v6,
+    &network::EgressSockets::refuse_v4, &network::EgressSockets::refuse_v6,
+    &network::EgressSockets::dns_udp,   &network::EgressSockets::dns_tcp};
 inline constexpr int kEgressSlotCount = static_cast<int>(std::size(kEgressSlots));
 
 // Why a sandbox could not be started: the child's step that failed (child_step.h) and its
@@ -107,4 +107,4 @@ Result<SandboxProcess> StartSandbox(const SandboxSpec& spec, StartFailure* failu
 // init is gone).
 bool ReadStartReport(SandboxProcess& process, const SandboxSpec& spec, StartFailure* failure);
 
-}  // namespace gander::launcher
+}  // namespace gander::sandbox

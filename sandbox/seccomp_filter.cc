@@ -14,7 +14,7 @@
 #include "common/unique_fd.h"
 #include "policies/policy.h"
 
-namespace gander::launcher {
+namespace gander::sandbox {
 namespace {
 
 struct CtxDeleter {
@@ -60,7 +60,7 @@ Result<SeccompProgram> CompileSeccompFilter(const SeccompOptions& options) {
   SeccompProgram program;
   program.notify = notify;
   const scmp_filter_ctx filter = ctx.get();
-  auto add = [&](uint32_t action, int nr, const monitor::ArgPattern* pattern) {
+  auto add = [&](uint32_t action, int nr, const policies::ArgPattern* pattern) {
     // In census mode NOTIFY is already the default: libseccomp refuses a redundant rule.
     if (action == DefaultAction(filter)) return 0;
     if (!pattern) return seccomp_rule_add(filter, action, nr, 0);
@@ -93,9 +93,9 @@ Result<SeccompProgram> CompileSeccompFilter(const SeccompOptions& options) {
   // Denials go through the supervisor (reported, then refused with the same errno) when it
   // can; the supervisor applies the same table (policies/denied_syscalls.h).
   if (!options.broker_only) {
-    program.denials = monitor::DeniedSyscalls({.deny_host_sockets = options.deny_host_sockets,
-                                               .inet_brokered = options.notify && options.network,
-                                               .deny_exec_memfd = options.deny_exec_memfd});
+    program.denials = policies::DeniedSyscalls({.deny_host_sockets = options.deny_host_sockets,
+                                                .inet_brokered = options.notify && options.network,
+                                                .deny_exec_memfd = options.deny_exec_memfd});
   }
   for (const auto& denied : program.denials) {
     int nr = seccomp_syscall_resolve_name(std::string(denied.name).c_str());
@@ -109,7 +109,7 @@ Result<SeccompProgram> CompileSeccompFilter(const SeccompOptions& options) {
     }
     // A conditional one for a syscall the allowlist refuses whole: the refusal below covers
     // it (the monitor still answers the floor's calls with the floor's errno).
-    for (const auto& pattern : listed(nr) ? denied.any_of : std::vector<monitor::ArgPattern>{}) {
+    for (const auto& pattern : listed(nr) ? denied.any_of : std::vector<policies::ArgPattern>{}) {
       if (int rc = add(action, nr, &pattern); rc < 0) {
         return SeccompError(rc, "deny " + std::string(denied.label));
       }
@@ -120,7 +120,7 @@ Result<SeccompProgram> CompileSeccompFilter(const SeccompOptions& options) {
   // Watched syscalls: recorded by the supervisor, then continued (the mount view and Landlock
   // enforce; the notification only observes). In census mode they notify anyway.
   if (notify && !options.census && !options.broker_only) {
-    for (const auto& watched : monitor::WatchedSyscalls()) {
+    for (const auto& watched : policies::WatchedSyscalls()) {
       if (static_cast<int>(watched.level) > static_cast<int>(options.files)) continue;
       int nr = seccomp_syscall_resolve_name(std::string(watched.name).c_str());
       if (nr == __NR_SCMP_ERROR || nr < 0 || !listed(nr)) continue;
@@ -182,7 +182,7 @@ Result<SeccompProgram> CompileSeccompFilter(const SeccompOptions& options) {
   }
 
   if (notify && options.census && options.handoff_fd >= 0) {
-    monitor::ArgPattern handoff{0, 0xffffffffu, static_cast<uint64_t>(options.handoff_fd)};
+    policies::ArgPattern handoff{0, 0xffffffffu, static_cast<uint64_t>(options.handoff_fd)};
     if (int rc = add(SCMP_ACT_ALLOW, SCMP_SYS(sendmsg), &handoff); rc < 0) {
       return SeccompError(rc, "allow the listener hand-off");
     }
@@ -203,4 +203,4 @@ Result<SeccompProgram> CompileSeccompFilter(const SeccompOptions& options) {
   return program;
 }
 
-}  // namespace gander::launcher
+}  // namespace gander::sandbox

@@ -21,13 +21,13 @@
 #include "policies/denied_syscalls.h"
 #include "policies/watched_syscalls.h"
 
-namespace gander::launcher {
+namespace gander::sandbox {
 
 struct SeccompProgram {
   std::vector<sock_filter> instructions;
-  std::vector<std::string> denied_syscalls;     // for doctor and docs
-  bool notify = false;                          // the filter has USER_NOTIF actions
-  std::vector<monitor::DeniedSyscall> denials;  // the table the filter was built from
+  std::vector<std::string> denied_syscalls;      // for doctor and docs
+  bool notify = false;                           // the filter has USER_NOTIF actions
+  std::vector<policies::DeniedSyscall> denials;  // the table the filter was built from
   // With an allowlist: the syscall numbers it refuses (with kUnlistedErrno, through the
   // supervisor when notifying, which reports each as a denied `syscall` event).
   std::set<int> unlisted;
@@ -54,7 +54,7 @@ struct SeccompOptions {
   bool deny_exec_memfd = false;
   // Send denials and watched syscalls to the supervisor (needs SECCOMP_RET_USER_NOTIF).
   bool notify = false;
-  monitor::FilesWatch files = monitor::FilesWatch::kOpens;
+  policies::FilesWatch files = policies::FilesWatch::kOpens;
   bool census = false;  // every syscall notifies (learn mode)
   // connect, sendto with an address, sendmsg and sendmmsg go to the egress broker (needs
   // notify): an inet connect is never simply let through.
@@ -74,4 +74,4 @@ struct SeccompOptions {
 
 Result<SeccompProgram> CompileSeccompFilter(const SeccompOptions& options = {});
 
-}  // namespace gander::launcher
+}  // namespace gander::sandbox

@@ -9,7 +9,7 @@
 
 extern char** environ;
 
-namespace gander::launcher {
+namespace gander::sandbox {
 namespace {
 
 std::vector<std::string> CurrentEnvironment() {
@@ -58,4 +58,4 @@ int ExecSpec::Exec() const noexcept {
   return errno;
 }
 
-}  // namespace gander::launcher
+}  // namespace gander::sandbox

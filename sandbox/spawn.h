@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-namespace gander::launcher {
+namespace gander::sandbox {
 
 class ExecSpec {
  public:
@@ -32,4 +32,4 @@ class ExecSpec {
   std::string path_;
 };
 
-}  // namespace gander::launcher
+}  // namespace gander::sandbox

@@ -13,7 +13,7 @@
 #include "common/path.h"
 #include "sandbox/filesystem_plan.h"
 
-namespace gander::launcher {
+namespace gander::sandbox {
 namespace {
 
 constexpr const char* kQuarantine = ".gander-quarantine-";
@@ -339,4 +339,4 @@ std::vector<UndoneChange> UndoWorkspaceChanges(const WorkspaceSnapshot& before,
   return out;
 }
 
-}  // namespace gander::launcher
+}  // namespace gander::sandbox

@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-namespace gander::launcher {
+namespace gander::sandbox {
 
 // The entries of `workspace` that decide what runs on the host, existing or not: `.envrc`,
 // `.git` itself, and in the repository's own directory (`.git`, or a `gitdir:` inside the
@@ -80,4 +80,4 @@ struct UndoneChange {
 std::vector<UndoneChange> UndoWorkspaceChanges(const WorkspaceSnapshot& before,
                                                const std::string& stamp);
 
-}  // namespace gander::launcher
+}  // namespace gander::sandbox

@@ -393,10 +393,10 @@ void Collector::Impl::HandleLine(Connection& c, std::string_view line) {
     Drop(c, "event for another extension");
     return;
   }
-  if (const auto* lc = std::get_if<monitor::LifecycleEvent>(&l.event.payload)) {
+  if (const auto* lc = std::get_if<events::LifecycleEvent>(&l.event.payload)) {
     bool was = c.running;
-    if (lc->what == monitor::LifecyclePhase::kStart) c.running = true;
-    if (lc->what == monitor::LifecyclePhase::kStop) c.running = false;
+    if (lc->what == events::LifecyclePhase::kStart) c.running = true;
+    if (lc->what == events::LifecyclePhase::kStop) c.running = false;
     if (was != c.running) UpdateRunning(c.hello.extension);
   }
   if (l.counted) metrics_->Apply(l.event, c.hello.home, l.backlog_gap);

@@ -8,7 +8,7 @@
 namespace gander::exporters::collector {
 namespace {
 
-using monitor::Verdict;
+using events::Verdict;
 
 constexpr std::string_view kDomains[] = {"file", "network", "syscall", "process", "resource"};
 
@@ -37,8 +37,8 @@ constexpr std::pair<Metric, BoundedLabel> kCapped[] = {
     {Metric::kSecretRedactions, BoundedLabel::kSecret},
 };
 
-bool CountsAsOutside(monitor::PathClass c) {
-  using monitor::PathClass;
+bool CountsAsOutside(events::PathClass c) {
+  using events::PathClass;
   return c != PathClass::kWorkspace && c != PathClass::kPrivate && c != PathClass::kSystem;
 }
 
@@ -72,7 +72,7 @@ void EventMetrics::Deny(std::string_view extension, std::string_view domain, Ver
 void EventMetrics::OnHello(const wire::Hello& h) {
   const std::string& ext = h.extension;
   const auto& info = h.info;
-  const monitor::RunInfo& run = info.run;
+  const events::RunInfo& run = info.run;
   std::string key = run.backend + '\x1f' + run.isolation + '\x1f' + run.mode + '\x1f' +
                     run.policy_sha256 + '\x1f' + run.syscall_accounting;
   // One info series per extension: the latest launcher's description wins. A connection that
@@ -109,14 +109,14 @@ void EventMetrics::OnHello(const wire::Hello& h) {
   }
 }
 
-void EventMetrics::Apply(const monitor::Event& e, std::string_view home, bool backlog_gap) {
+void EventMetrics::Apply(const events::Event& e, std::string_view home, bool backlog_gap) {
   // gander's own install of the package (npm install, its postinstall scripts) runs code of the
   // package too: what it touches is counted, under phase="install", so that alerts see it. Its
   // lifecycle is not the extension's (no start, no exit counted).
   const std::string_view phase = e.install_phase ? kPhaseInstall : kPhaseRun;
-  if (e.install_phase && std::holds_alternative<monitor::LifecycleEvent>(e.payload)) return;
+  if (e.install_phase && std::holds_alternative<events::LifecycleEvent>(e.payload)) return;
   const std::string& ext = e.extension;
-  if (const auto* f = std::get_if<monitor::FileEvent>(&e.payload)) {
+  if (const auto* f = std::get_if<events::FileEvent>(&e.payload)) {
     if (CountsAsOutside(f->path_class)) {
       // The launcher's label (it knows the workspace and the deny rules); the same function
       // with what the collector knows for a launcher that sent none.
@@ -126,12 +126,12 @@ void EventMetrics::Apply(const monitor::Event& e, std::string_view home, bool ba
               : monitor::NormaliseForLabel(f->path.value_or(""), std::string(home), "", {});
       std::string path = Bounded(ext, BoundedLabel::kPath, Metric::kFileOutsideWorkspace, label);
       store_.Add(Metric::kFileOutsideWorkspace,
-                 {ext, path, monitor::ToString(f->path_class), monitor::ToString(f->access),
-                  monitor::ToString(f->result), phase});
+                 {ext, path, events::ToString(f->path_class), events::ToString(f->access),
+                  events::ToString(f->result), phase});
     }
     if (f->result != Verdict::kAllowed) Deny(ext, "file", f->result, phase);
-  } else if (const auto* s = std::get_if<monitor::SyscallEvent>(&e.payload)) {
-    if (s->action == monitor::SyscallAction::kCounted) {
+  } else if (const auto* s = std::get_if<events::SyscallEvent>(&e.payload)) {
+    if (s->action == events::SyscallAction::kCounted) {
       std::string name = s->name.empty() ? "nr_" + std::to_string(s->nr) : s->name;
       store_.Add(Metric::kSyscalls,
                  {ext, Bounded(ext, BoundedLabel::kSyscall, Metric::kSyscalls, name), phase},
@@ -139,11 +139,11 @@ void EventMetrics::Apply(const monitor::Event& e, std::string_view home, bool ba
     } else {
       Deny(ext, "syscall", Verdict::kDenied, phase);
     }
-  } else if (const auto* p = std::get_if<monitor::ProcessEvent>(&e.payload)) {
-    if (p->action == monitor::ProcessAction::kExec && p->error != 0) {
+  } else if (const auto* p = std::get_if<events::ProcessEvent>(&e.payload)) {
+    if (p->action == events::ProcessAction::kExec && p->error != 0) {
       Deny(ext, "process", Verdict::kDenied, phase);
     }
-  } else if (const auto* n = std::get_if<monitor::NetworkEvent>(&e.payload)) {
+  } else if (const auto* n = std::get_if<events::NetworkEvent>(&e.payload)) {
     if (n->transport == "dns") {
       store_.Add(Metric::kDnsQueries,
                  {ext, n->result == Verdict::kAllowed ? "allowed" : "denied", phase});
@@ -155,7 +155,7 @@ void EventMetrics::Apply(const monitor::Event& e, std::string_view home, bool ba
                              : !n->host.empty()                                 ? n->host
                                                                                 : n->ip;
     std::string dest = Bounded(ext, BoundedLabel::kDestination, Metric::kEgressConnections, tried);
-    store_.Add(Metric::kEgressConnections, {ext, dest, monitor::ToString(n->result), phase});
+    store_.Add(Metric::kEgressConnections, {ext, dest, events::ToString(n->result), phase});
     if (n->bytes_out || n->bytes_in) Traffic(ext, dest, n->bytes_out, n->bytes_in);
     if (n->transport == "udp" && !n->end.empty()) {
       std::string_view end = n->end;
@@ -165,24 +165,24 @@ void EventMetrics::Apply(const monitor::Event& e, std::string_view home, bool ba
         store_.Add(Metric::kUdpDatagramsDropped, {ext}, n->datagrams_dropped);
     }
     if (n->result != Verdict::kAllowed) Deny(ext, "network", n->result, phase);
-  } else if (const auto* t = std::get_if<monitor::ToolEvent>(&e.payload)) {
+  } else if (const auto* t = std::get_if<events::ToolEvent>(&e.payload)) {
     ToolCall(ext, t->name, t->outcome, static_cast<double>(t->duration_ns) / 1e9);
-  } else if (const auto* r = std::get_if<monitor::RedactionEvent>(&e.payload)) {
+  } else if (const auto* r = std::get_if<events::RedactionEvent>(&e.payload)) {
     Redaction(ext, r->secret, r->channel, r->count);
-  } else if (const auto* l = std::get_if<monitor::LifecycleEvent>(&e.payload)) {
+  } else if (const auto* l = std::get_if<events::LifecycleEvent>(&e.payload)) {
     switch (l->what) {
-      case monitor::LifecyclePhase::kStart:
+      case events::LifecyclePhase::kStart:
         store_.Add(Metric::kExtensionStarts, {ext});
         break;
-      case monitor::LifecyclePhase::kStop:
+      case events::LifecyclePhase::kStop:
         store_.Add(Metric::kExtensionExits, {ext, ExitReason(l->detail)});
         break;
-      case monitor::LifecyclePhase::kRelay:
-      case monitor::LifecyclePhase::kRestart:
-      case monitor::LifecyclePhase::kSecret:
-      case monitor::LifecyclePhase::kInstall:
+      case events::LifecyclePhase::kRelay:
+      case events::LifecyclePhase::kRestart:
+      case events::LifecyclePhase::kSecret:
+      case events::LifecyclePhase::kInstall:
         break;
-      case monitor::LifecyclePhase::kEventsDropped: {
+      case events::LifecyclePhase::kEventsDropped: {
         uint64_t n = 0;
         std::from_chars(l->detail.data(), l->detail.data() + l->detail.size(), n);
         CountDropped(ext, backlog_gap ? wire::kStageBacklog : wire::kStageQueue, n);

@@ -52,7 +52,7 @@ class EventMetrics {
   void OnHello(const wire::Hello& hello);
   // `home`: the launcher's, to write paths below it as ~/...; `backlog_gap`: a drop notice
   // of the launcher's client rather than of its monitor queue.
-  void Apply(const monitor::Event& event, std::string_view home, bool backlog_gap = false);
+  void Apply(const events::Event& event, std::string_view home, bool backlog_gap = false);
   void SetRunning(std::string_view extension, int64_t launchers);
   void CountDropped(std::string_view extension, std::string_view stage, uint64_t n);
   void CountRefused(std::string_view reason, uint64_t n = 1);
@@ -73,7 +73,7 @@ class EventMetrics {
   // `value` sanitized, or "other" (counting the overflow against `metric`) past the cap.
   std::string Bounded(std::string_view extension, BoundedLabel label, Metric metric,
                       std::string_view value);
-  void Deny(std::string_view extension, std::string_view domain, monitor::Verdict verdict,
+  void Deny(std::string_view extension, std::string_view domain, events::Verdict verdict,
             std::string_view phase);
 
   MetricStore& store_;

@@ -112,7 +112,7 @@ MetricStore::MetricStore() = default;
 MetricStore::~MetricStore() = default;
 
 std::string SanitizeLabelValue(std::string_view bytes) {
-  std::string out = monitor::EscapeBytes(bytes);
+  std::string out = events::EscapeBytes(bytes);
   for (char& c : out) {
     if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
   }

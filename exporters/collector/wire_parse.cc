@@ -24,7 +24,7 @@ Error Bad(std::string_view what) { return MakeError(std::string(what)); }
 template <typename E>
 std::optional<E> EnumFrom(std::string_view text, int count) {
   for (int i = 0; i < count; ++i) {
-    if (monitor::ToString(static_cast<E>(i)) == text) return static_cast<E>(i);
+    if (events::ToString(static_cast<E>(i)) == text) return static_cast<E>(i);
   }
   return std::nullopt;
 }
@@ -37,7 +37,7 @@ Result<std::string> Bytes(const object& o, const char* key, bool nullable = fals
   std::string_view s;
   if (e.get_string().get(s)) return Bad(std::string(key) + " is not a string");
   if (s.size() > kMaxStringBytes) return Bad(std::string(key) + " is too long");
-  auto bytes = monitor::UnescapeBytes(s);
+  auto bytes = events::UnescapeBytes(s);
   if (!bytes) return Bad(std::string(key) + " has a malformed byte escape");
   return std::move(*bytes);
 }
@@ -82,7 +82,7 @@ Result<E> Enum(const object& o, const char* key, int count) {
     lhs = std::move(r_).value();           \
   } while (0)
 
-Status ParseFile(const object& o, monitor::FileEvent& f) {
+Status ParseFile(const object& o, events::FileEvent& f) {
   GANDER_TRY_ASSIGN(f.syscall, Bytes(o, "syscall"));
   GANDER_TRY_ASSIGN(f.raw_path, Bytes(o, "raw_path"));
   GANDER_TRY_ASSIGN(f.raw_path_truncated, Bool(o, "raw_path_truncated"));
@@ -96,16 +96,16 @@ Status ParseFile(const object& o, monitor::FileEvent& f) {
   if (o["path_label"].get_string().error() == simdjson::SUCCESS) {
     GANDER_TRY_ASSIGN(f.path_label, Bytes(o, "path_label"));
   }
-  GANDER_TRY_ASSIGN(f.path_class, Enum<monitor::PathClass>(o, "class", 8));
-  GANDER_TRY_ASSIGN(f.access, Enum<monitor::FileAccess>(o, "access", 9));
-  GANDER_TRY_ASSIGN(f.result, Enum<monitor::Verdict>(o, "result", 3));
+  GANDER_TRY_ASSIGN(f.path_class, Enum<events::PathClass>(o, "class", 8));
+  GANDER_TRY_ASSIGN(f.access, Enum<events::FileAccess>(o, "access", 9));
+  GANDER_TRY_ASSIGN(f.result, Enum<events::Verdict>(o, "result", 3));
   int64_t err = 0;
   GANDER_TRY_ASSIGN(err, Int(o, "errno"));
   f.error = static_cast<int>(err);
   return {};
 }
 
-Status ParseNetwork(const object& o, monitor::NetworkEvent& n) {
+Status ParseNetwork(const object& o, events::NetworkEvent& n) {
   GANDER_TRY_ASSIGN(n.host, Bytes(o, "host", true));
   GANDER_TRY_ASSIGN(n.ip, Bytes(o, "ip", true));
   int64_t port = 0;
@@ -113,7 +113,7 @@ Status ParseNetwork(const object& o, monitor::NetworkEvent& n) {
   if (port < 0 || port > 65535) return Bad("port out of range");
   n.port = static_cast<uint16_t>(port);
   GANDER_TRY_ASSIGN(n.transport, Bytes(o, "transport", true));
-  GANDER_TRY_ASSIGN(n.result, Enum<monitor::Verdict>(o, "result", 3));
+  GANDER_TRY_ASSIGN(n.result, Enum<events::Verdict>(o, "result", 3));
   int64_t err = 0;
   GANDER_TRY_ASSIGN(err, Int(o, "errno"));
   n.error = static_cast<int>(err);
@@ -133,12 +133,12 @@ Status ParseNetwork(const object& o, monitor::NetworkEvent& n) {
   return {};
 }
 
-Status ParseSyscall(const object& o, monitor::SyscallEvent& s) {
+Status ParseSyscall(const object& o, events::SyscallEvent& s) {
   GANDER_TRY_ASSIGN(s.name, Bytes(o, "name", true));
   int64_t nr = 0, err = 0;
   GANDER_TRY_ASSIGN(nr, Int(o, "nr"));
   s.nr = static_cast<int>(nr);
-  GANDER_TRY_ASSIGN(s.action, Enum<monitor::SyscallAction>(o, "action", 2));
+  GANDER_TRY_ASSIGN(s.action, Enum<events::SyscallAction>(o, "action", 2));
   uint64_t count = 0;
   if (o["count"].get_uint64().get(count)) return Bad("count is not an unsigned integer");
   s.count = count;
@@ -147,16 +147,16 @@ Status ParseSyscall(const object& o, monitor::SyscallEvent& s) {
   return {};
 }
 
-Status ParseProcess(const object& o, monitor::ProcessEvent& p) {
-  GANDER_TRY_ASSIGN(p.action, Enum<monitor::ProcessAction>(o, "action", 2));
+Status ParseProcess(const object& o, events::ProcessEvent& p) {
+  GANDER_TRY_ASSIGN(p.action, Enum<events::ProcessAction>(o, "action", 2));
   GANDER_TRY_ASSIGN(p.path, Bytes(o, "path", true));
   array argv;
   if (o["argv"].get_array().get(argv)) return Bad("argv is not an array");
   for (element a : argv) {
     std::string_view s;
     if (a.get_string().get(s)) return Bad("argv entry is not a string");
-    auto bytes = monitor::UnescapeBytes(s);
-    if (!bytes || p.argv.size() >= monitor::kMaxArgvEntries) return Bad("bad argv");
+    auto bytes = events::UnescapeBytes(s);
+    if (!bytes || p.argv.size() >= events::kMaxArgvEntries) return Bad("bad argv");
     p.argv.push_back(std::move(*bytes));
   }
   GANDER_TRY_ASSIGN(p.argv_truncated, Bool(o, "argv_truncated"));
@@ -168,12 +168,12 @@ Status ParseProcess(const object& o, monitor::ProcessEvent& p) {
   return {};
 }
 
-Status ParseLifecycle(const object& o, monitor::LifecycleEvent& l) {
-  auto what = Enum<monitor::LifecyclePhase>(o, "what", 7);
+Status ParseLifecycle(const object& o, events::LifecycleEvent& l) {
+  auto what = Enum<events::LifecyclePhase>(o, "what", 7);
   if (!what) return Error{ENOTSUP, what.error().message};  // a newer launcher's phase
   l.what = *what;
   GANDER_TRY_ASSIGN(l.detail, Bytes(o, "detail"));
-  if (l.what == monitor::LifecyclePhase::kEventsDropped) {
+  if (l.what == events::LifecyclePhase::kEventsDropped) {
     uint64_t n = 0;
     auto [end, ec] = std::from_chars(l.detail.data(), l.detail.data() + l.detail.size(), n);
     if (ec != std::errc() || end != l.detail.data() + l.detail.size()) {
@@ -184,7 +184,7 @@ Status ParseLifecycle(const object& o, monitor::LifecycleEvent& l) {
 }
 
 // What the metrics need of a finished tool call; the audit log keeps the rest as sent.
-Status ParseTool(const object& o, monitor::ToolEvent& t) {
+Status ParseTool(const object& o, events::ToolEvent& t) {
   GANDER_TRY_ASSIGN(t.name, Bytes(o, "name"));
   GANDER_TRY_ASSIGN(t.request_id, Bytes(o, "request_id"));
   GANDER_TRY_ASSIGN(t.outcome, Bytes(o, "outcome"));
@@ -196,7 +196,7 @@ Status ParseTool(const object& o, monitor::ToolEvent& t) {
   return {};
 }
 
-Status ParseRedaction(const object& o, monitor::RedactionEvent& r) {
+Status ParseRedaction(const object& o, events::RedactionEvent& r) {
   GANDER_TRY_ASSIGN(r.secret, Bytes(o, "secret"));
   GANDER_TRY_ASSIGN(r.channel, Bytes(o, "channel"));
   if (r.channel != "stdout" && r.channel != "stderr") return Bad("unknown channel");
@@ -207,11 +207,11 @@ Status ParseRedaction(const object& o, monitor::RedactionEvent& r) {
   return {};
 }
 
-Result<monitor::Event> ParseEvent(const object& o) {
-  monitor::Event e;
+Result<events::Event> ParseEvent(const object& o) {
+  events::Event e;
   int64_t v = 0;
   GANDER_TRY_ASSIGN(v, Int(o, "v"));
-  if (v != monitor::kEventSchemaVersion) return Bad("unknown event schema version");
+  if (v != events::kEventSchemaVersion) return Bad("unknown event schema version");
   std::string_view time;
   if (o["time"].get_string().get(time)) return Bad("time is not a string");
   auto ns = ParseRfc3339Micros(time);
@@ -228,42 +228,42 @@ Result<monitor::Event> ParseEvent(const object& o) {
 
   object tc;
   if (o["tool_call"].get_object().get(tc)) return Bad("tool_call is not an object");
-  GANDER_TRY_ASSIGN(e.tool_call.state, Enum<monitor::ToolCallState>(tc, "state", 4));
-  if (e.tool_call.state == monitor::ToolCallState::kOne) {
-    monitor::ToolCall call;
+  GANDER_TRY_ASSIGN(e.tool_call.state, Enum<events::ToolCallState>(tc, "state", 4));
+  if (e.tool_call.state == events::ToolCallState::kOne) {
+    events::ToolCall call;
     GANDER_TRY_ASSIGN(call.tool, Bytes(tc, "tool", true));
     GANDER_TRY_ASSIGN(call.request_id, Bytes(tc, "request_id", true));
     e.tool_call.call = std::move(call);
   }
 
-  auto parsed_kind = Enum<monitor::EventKind>(o, "kind", 7);
+  auto parsed_kind = Enum<events::EventKind>(o, "kind", 7);
   if (!parsed_kind) return Error{ENOTSUP, parsed_kind.error().message};  // a newer launcher's
-  monitor::EventKind kind = *parsed_kind;
+  events::EventKind kind = *parsed_kind;
   object payload;
-  std::string name(monitor::ToString(kind));
+  std::string name(events::ToString(kind));
   if (o[name].get_object().get(payload)) return Bad("missing the " + name + " object");
   Status status;
   switch (kind) {
-    case monitor::EventKind::kFile:
-      status = ParseFile(payload, e.payload.emplace<monitor::FileEvent>());
+    case events::EventKind::kFile:
+      status = ParseFile(payload, e.payload.emplace<events::FileEvent>());
       break;
-    case monitor::EventKind::kNetwork:
-      status = ParseNetwork(payload, e.payload.emplace<monitor::NetworkEvent>());
+    case events::EventKind::kNetwork:
+      status = ParseNetwork(payload, e.payload.emplace<events::NetworkEvent>());
       break;
-    case monitor::EventKind::kSyscall:
-      status = ParseSyscall(payload, e.payload.emplace<monitor::SyscallEvent>());
+    case events::EventKind::kSyscall:
+      status = ParseSyscall(payload, e.payload.emplace<events::SyscallEvent>());
       break;
-    case monitor::EventKind::kProcess:
-      status = ParseProcess(payload, e.payload.emplace<monitor::ProcessEvent>());
+    case events::EventKind::kProcess:
+      status = ParseProcess(payload, e.payload.emplace<events::ProcessEvent>());
       break;
-    case monitor::EventKind::kLifecycle:
-      status = ParseLifecycle(payload, e.payload.emplace<monitor::LifecycleEvent>());
+    case events::EventKind::kLifecycle:
+      status = ParseLifecycle(payload, e.payload.emplace<events::LifecycleEvent>());
       break;
-    case monitor::EventKind::kTool:
-      status = ParseTool(payload, e.payload.emplace<monitor::ToolEvent>());
+    case events::EventKind::kTool:
+      status = ParseTool(payload, e.payload.emplace<events::ToolEvent>());
       break;
-    case monitor::EventKind::kRedaction:
-      status = ParseRedaction(payload, e.payload.emplace<monitor::RedactionEvent>());
+    case events::EventKind::kRedaction:
+      status = ParseRedaction(payload, e.payload.emplace<events::RedactionEvent>());
       break;
   }
   if (!status) return std::move(status).error().Context(name);
@@ -432,8 +432,8 @@ Result<LauncherLine> LineParser::ParseLine(std::string_view line) {
   }
   out.event_json = line.substr(start, close + 1 - start);
   if (out.backlog_gap) {
-    const auto* l = std::get_if<monitor::LifecycleEvent>(&out.event.payload);
-    if (!l || l->what != monitor::LifecyclePhase::kEventsDropped) {
+    const auto* l = std::get_if<events::LifecycleEvent>(&out.event.payload);
+    if (!l || l->what != events::LifecyclePhase::kEventsDropped) {
       return Bad("a backlog record must be an events_dropped notice");
     }
   }

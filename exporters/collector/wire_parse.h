@@ -1,6 +1,6 @@
 // The collector's reading of launcher lines (the protocol in exporters/collector_wire.h):
 // hello, records carrying one audit-log event each (docs/audit-log.md, parsed back into a
-// monitor::Event), and bye. Everything is validated here, once: known kinds and enumeration
+// events::Event), and bye. Everything is validated here, once: known kinds and enumeration
 // values, sizes, names; what fails is an Error naming the field, and the collector hangs up on
 // that launcher.
 #pragma once
@@ -22,7 +22,7 @@ struct LauncherLine {
   Kind kind = Kind::kRecord;
   uint64_t seq = 0;
   bool backlog_gap = false;  // "stage":"backlog": the client's own drop notice
-  monitor::Event event;
+  events::Event event;
   // The event's JSON exactly as the launcher encoded it (a view into the parsed line): what
   // the audit log gets, validated but never re-encoded (faster, and fields this collector
   // does not model survive).

@@ -207,9 +207,10 @@ int GooseDoctor(const std::string& config, std::ostream& out, bool start, bool j
     std::cerr << "gander: " << config << ": " << entries.error().Describe() << "\n";
     return kExitUsage;
   }
-  KernelFeatures f = ProbeKernel(/*try_user_namespaces=*/true);
-  bool seccomp = f.seccomp_filter && CompileSeccompFilter().ok();
-  const char* level = LevelName(LevelOf(f.user_namespaces, f.landlock_abi > 0, seccomp));
+  sandbox::KernelFeatures f = sandbox::ProbeKernel(/*try_user_namespaces=*/true);
+  bool seccomp = f.seccomp_filter && sandbox::CompileSeccompFilter().ok();
+  const char* level =
+      sandbox::LevelName(sandbox::LevelOf(f.user_namespaces, f.landlock_abi > 0, seccomp));
   std::string socket = exporters::DefaultCollectorSocket();
   bool collector = CollectorReachable(socket);
   std::ostringstream screen;

@@ -61,11 +61,11 @@ std::string AuditPath(const RunOptions& run) {
 // one (it is the audit log's single writer then; with none reachable the client writes the
 // log itself), else straight to the audit log.
 void RecordInstallEvent(const RunOptions& run, const std::string& detail) {
-  monitor::Event e;
-  e.time_ns = monitor::WallClockNowNs();
+  events::Event e;
+  e.time_ns = events::WallClockNowNs();
   e.extension = run.name;
   e.install_phase = true;
-  e.payload = monitor::LifecycleEvent{monitor::LifecyclePhase::kInstall, detail};
+  e.payload = events::LifecycleEvent{events::LifecyclePhase::kInstall, detail};
   const std::string audit_path = AuditPath(run);
   std::error_code ignored;
   fs::create_directories(fs::path(audit_path).parent_path(), ignored);

@@ -71,12 +71,12 @@ void PrepareLearn(Prepared& p, const std::vector<std::string>& keep_denied) {
   // host's /tmp is shown and writable like the home: what an extension reads there (a data
   // directory under /tmp) is what learning must see.
   std::vector<std::string> roots;
-  for (const auto& name : ListHostDir("/")) {
+  for (const auto& name : sandbox::ListHostDir("/")) {
     std::string path = "/" + name;
     if (path == "/proc" || path == "/dev" || path == "/sys" || path == "/run" || path == "/tmp") {
       continue;
     }
-    PathInfo info = ProbeHostPath(path);
+    sandbox::PathInfo info = sandbox::ProbeHostPath(path);
     if (info.exists && info.is_dir && !info.is_symlink) roots.push_back(path);
   }
   // A home that is or lies in a system directory (HOME=/, /usr, /etc/x) is never made
@@ -174,16 +174,16 @@ std::optional<Stop> PreparePolicy(const RunOptions& o, Prepared& p) {
   // A workspace (or write grant) that is $HOME or holds it is not writable without
   // --allow-home-write; what is protected stays read-only in every mode (home_guard.h).
   if (p.mode != RunMode::kLearn) {
-    for (const auto& line : NarrowHomeWrites(p.policy, p.home, o.allow_home_write)) {
+    for (const auto& line : sandbox::NarrowHomeWrites(p.policy, p.home, o.allow_home_write)) {
       spdlog::warn("{}: {}", p.name, line);
     }
     // The policy on trial is judged as enforce would apply it (its lines are the same).
-    if (p.trial) NarrowHomeWrites(*p.trial, p.home, o.allow_home_write);
+    if (p.trial) sandbox::NarrowHomeWrites(*p.trial, p.home, o.allow_home_write);
     p.workspace_writable = o.allow_home_write || !IsWithin(p.home, p.workspace);
   }
-  p.protected_paths = ProtectedHomePaths(p.home, p.environ, o.install_phase);
-  p.read_only_entries = ReadOnlyWorkspaceEntries(p.workspace);
-  p.workspace_snapshot = TakeWorkspaceSnapshot(p.workspace);
+  p.protected_paths = sandbox::ProtectedHomePaths(p.home, p.environ, o.install_phase);
+  p.read_only_entries = sandbox::ReadOnlyWorkspaceEntries(p.workspace);
+  p.workspace_snapshot = sandbox::TakeWorkspaceSnapshot(p.workspace);
   // gander's own configuration and state (policies, audit logs, the collector's socket when
   // there is no runtime directory) are never the extension's, whatever the policy grants: a
   // workspace that is $HOME (Goose's usual cwd) would otherwise let it plant a policy for its
@@ -212,7 +212,7 @@ std::optional<Stop> PreparePolicy(const RunOptions& o, Prepared& p) {
 }  // namespace
 
 std::optional<Stop> Prepare(const RunOptions& o, Prepared& p) {
-  p.environ = CurrentEnvironment();
+  p.environ = sandbox::CurrentEnvironment();
   p.name = o.name.empty() ? Basename(o.command.at(0)) : o.name;
   const std::string cwd = CurrentDirectory();
   if (auto stop = PrepareWorkspace(o, cwd, p)) return stop;
@@ -230,14 +230,14 @@ std::optional<Stop> Prepare(const RunOptions& o, Prepared& p) {
   p.argv = o.command;
 
   spdlog::debug("phase: command resolved");
-  p.landlock_abi = landlock::ProbeAbi();
+  p.landlock_abi = sandbox::landlock::ProbeAbi();
   p.notify = UserNotificationAvailable();
   if (p.gvisor() && !p.notify && !p.policy.network.allow.empty()) {
     return Stop{kExitSetupFailed,
                 "--backend gvisor: network.allow needs seccomp user notification (the egress "
                 "broker), which this kernel does not offer"};
   }
-  p.files = static_cast<monitor::FilesWatch>(p.policy.files);  // same order: off, opens, all
+  p.files = static_cast<policies::FilesWatch>(p.policy.files);  // same order: off, opens, all
   if (o.files) p.files = *o.files;
 
   // Secrets, fetched on the host before anything starts (a failing source stops the run);
@@ -268,8 +268,8 @@ std::optional<Stop> CompilePolicy(Prepared& p, bool use_namespaces) {
     c.network_trial = std::move(trial).value();
   }
   if (!c.host_cgroups_read) {  // once per run: the start's limits check reads the place too
-    if (!p.gvisor()) c.host_cgroups = HostCgroupMounts();
-    c.host_cgroup_place = HostCgroupPlace();
+    if (!p.gvisor()) c.host_cgroups = sandbox::HostCgroupMounts();
+    c.host_cgroup_place = sandbox::HostCgroupPlace();
     c.host_cgroups_read = true;
   }
   if (!p.gvisor()) {
@@ -277,22 +277,24 @@ std::optional<Stop> CompilePolicy(Prepared& p, bool use_namespaces) {
     // pid namespace, holding the whole tree. With one, the pid namespace holds the tree and
     // pid_max bounds it, and moving the init into a v1 memory cgroup costs ~10 ms a start.
     const bool want = p.policy.limits.memory.has_value() || !use_namespaces;
-    c.cgroup_place = want ? c.host_cgroup_place : CgroupPlace{};
-    c.cgroup_name = RunCgroup::NextName();
+    c.cgroup_place = want ? c.host_cgroup_place : sandbox::CgroupPlace{};
+    c.cgroup_name = sandbox::RunCgroup::NextName();
     c.cgroups = c.host_cgroups;
-    if (want) PointAtRunCgroup(c.cgroups, c.cgroup_place, c.cgroup_name);
+    if (want) sandbox::PointAtRunCgroup(c.cgroups, c.cgroup_place, c.cgroup_name);
   }
   // What the sandbox shows of its own cgroup is system, as /proc is (under gVisor: its
   // cgroupfs mountpoint).
   // So are the CPU topology files (sandbox/filesystem_plan.h: CpuTopologyFiles).
-  std::vector<std::string> system = p.gvisor() ? std::vector<std::string>{gvisor::kCgroupMountpoint}
-                                               : CgroupReadPaths(c.cgroups, use_namespaces);
-  system.insert(system.end(), CpuTopologyFiles().begin(), CpuTopologyFiles().end());
+  std::vector<std::string> system =
+      p.gvisor() ? std::vector<std::string>{sandbox::gvisor::kCgroupMountpoint}
+                 : sandbox::CgroupReadPaths(c.cgroups, use_namespaces);
+  system.insert(system.end(), sandbox::CpuTopologyFiles().begin(),
+                sandbox::CpuTopologyFiles().end());
   c.namespaces = use_namespaces;
   // As the sandbox enforces them once the home guard applied (home_guard.h).
   auto rules = [&](const policies::ExpandedPolicy& policy) {
-    return GuardedClassifierRules(policy, p.workspace, p.workspace_writable, p.protected_paths,
-                                  p.command.readable, system);
+    return sandbox::GuardedClassifierRules(policy, p.workspace, p.workspace_writable,
+                                           p.protected_paths, p.command.readable, system);
   };
   c.files = rules(p.policy);
   c.files_trial.reset();

@@ -26,14 +26,14 @@ namespace gander::launcher {
 // The policy in the forms the watchers use, built in the compile stage.
 struct CompiledPolicy {
   // The host's cgroup mounts and where a run's cgroup can be made, read once per run.
-  std::vector<CgroupMount> host_cgroups;
-  CgroupPlace host_cgroup_place;
+  std::vector<sandbox::CgroupMount> host_cgroups;
+  sandbox::CgroupPlace host_cgroup_place;
   bool host_cgroups_read = false;
-  CgroupPlace cgroup_place;  // host_cgroup_place, or none when the run needs no cgroup
+  sandbox::CgroupPlace cgroup_place;  // host_cgroup_place, or none when the run needs no cgroup
   // This start's cgroup (sandbox/cgroup_limit.h), a new name at every compile, and the host's
   // mounts pointed at it: the plan shows them, the classifier calls them system.
   std::string cgroup_name;
-  std::vector<CgroupMount> cgroups;
+  std::vector<sandbox::CgroupMount> cgroups;
   // The broker's: what the sandbox enforces, and the policy on trial (monitor and learn mode).
   policies::NetworkMatcher network = policies::NetworkMatcher::Everything();
   std::optional<policies::NetworkMatcher> network_trial;
@@ -55,14 +55,14 @@ struct Prepared {
   std::map<std::string, std::string> environ;
   int landlock_abi = 0;
   bool notify = false;  // seccomp user notification available
-  monitor::FilesWatch files = monitor::FilesWatch::kOpens;
+  policies::FilesWatch files = policies::FilesWatch::kOpens;
   RunMode mode = RunMode::kEnforce;
   std::optional<policies::ExpandedPolicy> trial;  // --mode monitor: the policy on trial
   std::vector<std::string> protected_paths;       // ProtectedHomePaths: never writable
   // The workspace's git and direnv entries (sandbox/workspace_guard.h): bound read-only where
   // there is a mount view, and what they were at the start, put back at the end or a restart.
   std::vector<std::string> read_only_entries;
-  WorkspaceSnapshot workspace_snapshot;
+  sandbox::WorkspaceSnapshot workspace_snapshot;
   bool workspace_writable = true;  // false: a $HOME workspace NarrowHomeWrites made read-only
   std::unique_ptr<SecretManager> secrets_owner;  // revoked when the run ends
   SecretManager* secrets = nullptr;              // the policy's secrets, fetched

@@ -17,13 +17,13 @@ Restarts::Restarts(Session& s) : s_(s) {
   control_.on_restart = [this](const std::string& reason, bool ok) { OnRestart(reason, ok); };
   s.p.secrets->hooks.restart = [this](const std::string& reason) { control_.requested = reason; };
   s.p.secrets->hooks.report = [&s](const std::string& detail) {
-    s.queue.Push(Lifecycle(s.p.name, monitor::LifecyclePhase::kSecret, detail));
+    s.queue.Push(Lifecycle(s.p.name, events::LifecyclePhase::kSecret, detail));
   };
 }
 
 std::optional<monitor::ExtensionHandles> Restarts::Start() {
   Prepared& p = s_.p;
-  began_ms_ = monitor::MonotonicNowMs();
+  began_ms_ = relay::MonotonicNowMs();
   PublishCounts(s_, *s_.current);
   s_.queue.Push(ExtensionExit(p, s_.current->sandbox, 128 + SIGKILL));  // the loop just killed it
   UndoWorkspaceWrites(s_);  // before the fresh sandbox binds what it finds
@@ -32,7 +32,7 @@ std::optional<monitor::ExtensionHandles> Restarts::Start() {
     spdlog::error("{}: restart: {}", p.name, stop->message);
     return std::nullopt;
   }
-  StartFailure failure;
+  sandbox::StartFailure failure;
   auto fresh = StartExtension(p, s_.use_namespaces, s_.dirs, &failure);
   if (!fresh) {
     spdlog::error("{}: restart: {}{}", p.name, fresh.error().Describe(),
@@ -59,11 +59,11 @@ std::optional<monitor::ExtensionHandles> Restarts::Start() {
 
 void Restarts::OnRestart(const std::string& reason, bool ok) {
   const Prepared& p = s_.p;
-  int64_t ms = monitor::MonotonicNowMs() - began_ms_;
+  int64_t ms = relay::MonotonicNowMs() - began_ms_;
   if (ok) {
     spdlog::info("{}: restarted behind the relay ({}): a fresh sandbox in {} ms", p.name, reason,
                  ms);
-    monitor::Event e = Lifecycle(p.name, monitor::LifecyclePhase::kRestart, reason);
+    events::Event e = Lifecycle(p.name, events::LifecyclePhase::kRestart, reason);
     if (pid_t pid = s_.current->sandbox.extension_pid; pid > 0) {
       (s_.current->sandbox.namespaces ? e.sandbox_pid : e.pid) = pid;
     }
@@ -71,7 +71,7 @@ void Restarts::OnRestart(const std::string& reason, bool ok) {
   } else {
     spdlog::error("{}: the restart behind the relay ({}) failed: the extension is gone", p.name,
                   reason);
-    s_.queue.Push(Lifecycle(p.name, monitor::LifecyclePhase::kRestart,
+    s_.queue.Push(Lifecycle(p.name, events::LifecyclePhase::kRestart,
                             reason + "; the fresh extension could not be started"));
   }
   p.secrets->OnRestarted();

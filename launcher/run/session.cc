@@ -29,12 +29,11 @@ Session::Session(const RunOptions& o, Prepared& prepared, PrivateDirs& private_d
 
 Session::~Session() = default;
 
-monitor::Event Lifecycle(const std::string& name, monitor::LifecyclePhase what,
-                         std::string detail) {
-  monitor::Event e;
-  e.time_ns = monitor::WallClockNowNs();
+events::Event Lifecycle(const std::string& name, events::LifecyclePhase what, std::string detail) {
+  events::Event e;
+  e.time_ns = events::WallClockNowNs();
   e.extension = name;
-  e.payload = monitor::LifecycleEvent{what, std::move(detail)};
+  e.payload = events::LifecycleEvent{what, std::move(detail)};
   return e;
 }
 
@@ -44,19 +43,19 @@ void UndoWorkspaceWrites(Session& s) {
   time_t now = time(nullptr);
   struct tm utc {};
   strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", gmtime_r(&now, &utc));
-  const auto changes = UndoWorkspaceChanges(p.workspace_snapshot, stamp);
+  const auto changes = sandbox::UndoWorkspaceChanges(p.workspace_snapshot, stamp);
   size_t said = 0;
   for (const auto& c : changes) {
-    monitor::Event e;
-    e.time_ns = monitor::WallClockNowNs();
+    events::Event e;
+    e.time_ns = events::WallClockNowNs();
     e.extension = p.name;
-    e.payload = monitor::FileEvent{
+    e.payload = events::FileEvent{
         .syscall = "workspace_guard",
         .raw_path = c.path,
         .path = c.path,
-        .path_class = monitor::PathClass::kWorkspace,
-        .access = c.what == "created" ? monitor::FileAccess::kCreate : monitor::FileAccess::kWrite,
-        .result = monitor::Verdict::kDenied,
+        .path_class = events::PathClass::kWorkspace,
+        .access = c.what == "created" ? events::FileAccess::kCreate : events::FileAccess::kWrite,
+        .result = events::Verdict::kDenied,
         .error = EPERM};
     s.queue.Push(std::move(e));
     if (++said > 20) continue;
@@ -75,14 +74,13 @@ void UndoWorkspaceWrites(Session& s) {
 }
 
 // The `process` exit event of the extension (`status`: its exit code, or 128+N for signal N).
-monitor::Event ExtensionExit(const Prepared& p, const SandboxProcess& sandbox, int status) {
-  monitor::Event exit = Lifecycle(p.name, monitor::LifecyclePhase::kStop, "");
+events::Event ExtensionExit(const Prepared& p, const sandbox::SandboxProcess& sandbox, int status) {
+  events::Event exit = Lifecycle(p.name, events::LifecyclePhase::kStop, "");
   // The init reports the extension's pid as it sees it: inside the pid namespace, if any.
   if (sandbox.extension_pid > 0) {
     (sandbox.namespaces ? exit.sandbox_pid : exit.pid) = sandbox.extension_pid;
   }
-  monitor::ProcessEvent process{.action = monitor::ProcessAction::kExit,
-                                .path = p.command.exec_path};
+  events::ProcessEvent process{.action = events::ProcessAction::kExit, .path = p.command.exec_path};
   if (status > 128) {
     process.signal = status - 128;
   } else {

@@ -27,14 +27,14 @@ struct Session {
   Prepared& p;
   PrivateDirs& dirs;
   const bool use_namespaces;
-  const IsolationLevel level;
+  const sandbox::IsolationLevel level;
   const std::string accounting;  // how syscalls are accounted for ("watched", "census", ...)
   // Declared (so destroyed) in the order the single function had them: the extension outlives
   // the queue and the memory readers its broker holds references to.
   std::unique_ptr<Extension> current;
-  monitor::BoundedEventQueue queue{8192};
+  events::BoundedEventQueue queue{8192};
   std::unique_ptr<Sinks> sinks;
-  monitor::RpcMonitor rpc;
+  relay::RpcMonitor rpc;
   monitor::KernelTargetMemory memory;
   monitor::ProcfsProcesses processes;
   // The extension a restart replaced: kept until the next restart, since the loop may still
@@ -43,7 +43,7 @@ struct Session {
 };
 
 // An event of the run's own life (start, relay, restart, secret, stop).
-monitor::Event Lifecycle(const std::string& name, monitor::LifecyclePhase what, std::string detail);
+events::Event Lifecycle(const std::string& name, events::LifecyclePhase what, std::string detail);
 
 // Puts back what the extension changed or created among the workspace's git and direnv
 // entries (sandbox/workspace_guard.h), once its sandbox is gone: each undone entry is a refused
@@ -51,6 +51,6 @@ monitor::Event Lifecycle(const std::string& name, monitor::LifecyclePhase what, 
 void UndoWorkspaceWrites(Session& s);
 
 // The `process` exit event of the extension (`status`: its exit code, or 128+N for signal N).
-monitor::Event ExtensionExit(const Prepared& p, const SandboxProcess& sandbox, int status);
+events::Event ExtensionExit(const Prepared& p, const sandbox::SandboxProcess& sandbox, int status);
 
 }  // namespace gander::launcher

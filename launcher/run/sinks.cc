@@ -24,9 +24,9 @@ std::unique_ptr<exporters::AuditLog> OpenAuditLog(exporters::AuditLogOptions opt
 }
 
 // `secrets_mounted`: file-delivered secrets appear at /run/secrets (namespaces or gVisor).
-monitor::RunInfo RunInfo(const Prepared& p, IsolationLevel level, const std::string& accounting,
-                         bool secrets_mounted) {
-  std::vector<monitor::RunSecret> secrets;
+events::RunInfo RunInfo(const Prepared& p, sandbox::IsolationLevel level,
+                        const std::string& accounting, bool secrets_mounted) {
+  std::vector<events::RunSecret> secrets;
   for (const auto& [name, rule] : p.policy.secrets) {
     const bool file = rule.as == policies::SecretDelivery::kFile;
     secrets.push_back({.name = name,
@@ -40,7 +40,7 @@ monitor::RunInfo RunInfo(const Prepared& p, IsolationLevel level, const std::str
   for (const auto& source : p.policy.sources) sources += (sources.empty() ? "" : " <- ") + source;
   const bool gvisor = p.backend == policies::Backend::kGvisor;
   return {.backend = gvisor ? "gvisor" : "native",
-          .isolation = gvisor ? "gvisor" : LevelName(level),
+          .isolation = gvisor ? "gvisor" : sandbox::LevelName(level),
           .mode = ModeName(p.mode),
           .syscall_accounting = accounting,
           .policy_sha256 = policies::PolicySha256(p.policy),
@@ -52,8 +52,8 @@ monitor::RunInfo RunInfo(const Prepared& p, IsolationLevel level, const std::str
 
 }  // namespace
 
-void InstallPhaseSink::Publish(const monitor::Event& event) {
-  monitor::Event marked = event;
+void InstallPhaseSink::Publish(const events::Event& event) {
+  events::Event marked = event;
   marked.install_phase = true;
   inner_->Publish(marked);
 }
@@ -62,7 +62,7 @@ void InstallPhaseSink::Publish(const monitor::Event& event) {
 // collector, which counts them and writes the audit log, or to the audit log directly.
 void OpenSinks(Session& s) {
   const Prepared& p = s.p;
-  const monitor::RunInfo info = RunInfo(p, s.level, s.accounting, s.use_namespaces || p.gvisor());
+  const events::RunInfo info = RunInfo(p, s.level, s.accounting, s.use_namespaces || p.gvisor());
   exporters::AuditLogOptions audit_options{.path = p.audit_log,
                                            .max_bytes = p.policy.audit_log_max_size,
                                            .max_files = p.policy.audit_log_files};
@@ -98,11 +98,11 @@ void OpenSinks(Session& s) {
   // one (launcher/denial_notice.h).
   out.notice = std::make_unique<DenialNotice>(out.sink, p.name, p.policy_label);
   out.sink = out.notice.get();
-  monitor::Event start = Lifecycle(
-      p.name, monitor::LifecyclePhase::kStart,
+  events::Event start = Lifecycle(
+      p.name, events::LifecyclePhase::kStart,
       p.command.exec_path + " (backend " + info.backend + ", isolation " + info.isolation +
           ", mode " + ModeName(p.mode) + ", syscall accounting " + s.accounting + ")");
-  std::get<monitor::LifecycleEvent>(start.payload).info = info;
+  std::get<events::LifecycleEvent>(start.payload).info = info;
   s.queue.Push(std::move(start));
 }
 

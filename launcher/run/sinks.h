@@ -13,14 +13,14 @@ namespace gander::launcher {
 
 // The install sandbox's sink: each event marked as the install phase's, so that nothing
 // gander's own installer does is counted as the extension's (metrics, audit, suggest).
-class InstallPhaseSink final : public monitor::EventSink {
+class InstallPhaseSink final : public events::EventSink {
  public:
-  explicit InstallPhaseSink(monitor::EventSink* inner) : inner_(inner) {}
-  void Publish(const monitor::Event& event) override;
+  explicit InstallPhaseSink(events::EventSink* inner) : inner_(inner) {}
+  void Publish(const events::Event& event) override;
   void Flush() override { inner_->Flush(); }
 
  private:
-  monitor::EventSink* inner_;
+  events::EventSink* inner_;
 };
 
 struct Sinks {
@@ -28,7 +28,7 @@ struct Sinks {
   std::unique_ptr<exporters::CollectorClient> collector;
   std::unique_ptr<InstallPhaseSink> install;
   std::unique_ptr<DenialNotice> notice;
-  monitor::EventSink* sink = nullptr;  // the outermost: what the queue drains into
+  events::EventSink* sink = nullptr;  // the outermost: what the queue drains into
 };
 
 // Opens the sinks and queues the start event.

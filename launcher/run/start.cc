@@ -68,8 +68,10 @@ std::vector<std::pair<int, rlim_t>> Rlimits(const policies::Limits& limits) {
 
 // The mount plan and Landlock rules on this host, with its notes logged and a warning per
 // grant left out or made read-only.
-FilesystemPlan Plan(const Prepared& p, const FilesystemInputs& inputs, bool use_namespaces) {
-  FilesystemPlan plan = PlanFilesystem(inputs, use_namespaces, ProbeHostPath, ListHostDir);
+sandbox::FilesystemPlan Plan(const Prepared& p, const sandbox::FilesystemInputs& inputs,
+                             bool use_namespaces) {
+  sandbox::FilesystemPlan plan =
+      sandbox::PlanFilesystem(inputs, use_namespaces, sandbox::ProbeHostPath, sandbox::ListHostDir);
   for (const auto& note : plan.notes) spdlog::debug("filesystem: {}", note);
   for (const auto& path : plan.refused_links) {
     spdlog::warn(
@@ -92,19 +94,20 @@ FilesystemPlan Plan(const Prepared& p, const FilesystemInputs& inputs, bool use_
 // namespace of gander's with --network=host, the sentry's host connects notified (a filter
 // with only the broker's syscalls, `broker`), the DNS stub as the bundle's resolver.
 // `root_symlinks` receives the plan's symlinks in the new root, for the strace mapper.
-Result<std::unique_ptr<gvisor::GvisorRun>> StartGvisorSandbox(
-    const Prepared& p, int in, int out, int err, PrivateDirs& dirs, const SeccompProgram* broker,
+Result<std::unique_ptr<sandbox::gvisor::GvisorRun>> StartGvisorSandbox(
+    const Prepared& p, int in, int out, int err, PrivateDirs& dirs,
+    const sandbox::SeccompProgram* broker,
     std::vector<std::pair<std::string, std::string>>* root_symlinks) {
-  FilesystemPlan plan =
+  sandbox::FilesystemPlan plan =
       Plan(p, {p.policy, p.command.readable, {}, {}, p.protected_paths, p.read_only_entries}, true);
-  *root_symlinks = gvisor::RootSymlinks(plan.mounts);
-  gvisor::BundleSpec spec;
+  *root_symlinks = sandbox::gvisor::RootSymlinks(plan.mounts);
+  sandbox::gvisor::BundleSpec spec;
   spec.mounts = std::move(plan.mounts);
-  gvisor::RunscOptions options;
+  sandbox::gvisor::RunscOptions options;
   if (broker) {
     auto dir = dirs.Make(p.name);
     if (!dir) return dir.error();
-    auto mounts = EgressMounts(*dir, spec.mounts);
+    auto mounts = sandbox::EgressMounts(*dir, spec.mounts);
     if (!mounts) return mounts.error();
     spec.mounts.insert(spec.mounts.end(), mounts->begin(), mounts->end());
     spec.host_network = true;
@@ -112,8 +115,8 @@ Result<std::unique_ptr<gvisor::GvisorRun>> StartGvisorSandbox(
   }
   spec.argv = p.argv;
   spec.argv.at(0) = p.command.exec_path;  // OCI has no separate path: argv[0] is the program
-  spec.envp = BuildEnvironment(p.policy, p.command.path_dirs, {{"HOME", p.home}}, p.environ,
-                               p.secrets->Environment(true));
+  spec.envp = sandbox::BuildEnvironment(p.policy, p.command.path_dirs, {{"HOME", p.home}},
+                                        p.environ, p.secrets->Environment(true));
   // Secrets `as: file`: the same read-only /run/secrets as native; runsc's default
   // --file-access-mounts=shared revalidates bind mounts, so a refreshed (renamed-over) file
   // shows its new value inside without a restart.
@@ -133,19 +136,20 @@ Result<std::unique_ptr<gvisor::GvisorRun>> StartGvisorSandbox(
   }
   if (const char* runsc = getenv("GANDER_RUNSC"); runsc && *runsc) options.runsc = runsc;
   // Learn mode counts every syscall: gVisor traces them all (slow, as the native census is).
-  options.strace_syscalls = p.mode == RunMode::kLearn ? std::vector<std::string>{gvisor::kStraceAll}
-                                                      : gvisor::TracedSyscalls(p.files);
-  return gvisor::StartGvisor(spec, options, in, out, err, p.name);
+  options.strace_syscalls = p.mode == RunMode::kLearn
+                                ? std::vector<std::string>{sandbox::gvisor::kStraceAll}
+                                : sandbox::gvisor::TracedSyscalls(p.files);
+  return sandbox::gvisor::StartGvisor(spec, options, in, out, err, p.name);
 }
 
-Result<SandboxSpec> BuildSpec(const Prepared& p, bool use_namespaces, PrivateDirs& dirs) {
-  SandboxSpec spec;
+Result<sandbox::SandboxSpec> BuildSpec(const Prepared& p, bool use_namespaces, PrivateDirs& dirs) {
+  sandbox::SandboxSpec spec;
   spec.use_namespaces = use_namespaces;
   spec.cgroups = p.compiled.cgroups;
   spec.cgroup = p.compiled.cgroup_place;
   spec.cgroup_name = p.compiled.cgroup_name;
-  FilesystemInputs inputs{p.policy,     p.command.readable, {},
-                          spec.cgroups, p.protected_paths,  p.read_only_entries};
+  sandbox::FilesystemInputs inputs{p.policy,     p.command.readable, {},
+                                   spec.cgroups, p.protected_paths,  p.read_only_entries};
   std::map<std::string, std::string> fixed{{"HOME", p.home}};
   if (!use_namespaces) {
     for (const auto& path : p.policy.private_) {
@@ -156,33 +160,36 @@ Result<SandboxSpec> BuildSpec(const Prepared& p, bool use_namespaces, PrivateDir
       if (path == "/tmp") fixed["TMPDIR"] = *dir;
     }
   }
-  FilesystemPlan plan = Plan(p, inputs, use_namespaces);
+  sandbox::FilesystemPlan plan = Plan(p, inputs, use_namespaces);
   spec.mounts = std::move(plan.mounts);
   // Egress: the broker needs notification. With namespaces the sandbox's resolver is the DNS
   // stub; without, the broker works on host loopback and only Landlock (ABI 4+) keeps the
   // extension's own TCP connect and bind off the host, so inet sockets need both.
-  spec.egress = EgressModeOf(use_namespaces, p.landlock_abi, p.notify) != EgressMode::kNone;
+  spec.egress =
+      sandbox::EgressModeOf(use_namespaces, p.landlock_abi, p.notify) != sandbox::EgressMode::kNone;
   // Without namespaces glibc's resolver asks the host's nameservers over TCP, which the
   // broker hands to the DNS stub (docs/sandbox.md); the policy's env.set may override it.
   if (spec.egress && !use_namespaces) fixed["RES_OPTIONS"] = "use-vc";
   if (spec.egress && use_namespaces) {
     auto dir = dirs.MakeSmall(p.name);
     if (!dir) return dir.error();
-    auto mounts = EgressMounts(*dir, spec.mounts);
+    auto mounts = sandbox::EgressMounts(*dir, spec.mounts);
     if (!mounts) return mounts.error();
     spec.mounts.insert(spec.mounts.end(), mounts->begin(), mounts->end());
   }
 
   if (p.landlock_abi > 0) {
     spec.landlock.abi = p.landlock_abi;
-    spec.landlock.handled_fs = landlock::HandledFsRights(p.landlock_abi);
+    spec.landlock.handled_fs = sandbox::landlock::HandledFsRights(p.landlock_abi);
     // With a network namespace the sandbox's own loopback must keep working; without one,
     // Landlock is the only TCP backstop: every connect and bind is refused.
     if (!use_namespaces && p.landlock_abi >= 4) {
-      spec.landlock.handled_net = landlock::kNetBindTcp | landlock::kNetConnectTcp;
+      spec.landlock.handled_net =
+          sandbox::landlock::kNetBindTcp | sandbox::landlock::kNetConnectTcp;
     }
     if (p.landlock_abi >= 6) {
-      spec.landlock.scoped = landlock::kScopeAbstractUnixSocket | landlock::kScopeSignal;
+      spec.landlock.scoped =
+          sandbox::landlock::kScopeAbstractUnixSocket | sandbox::landlock::kScopeSignal;
     }
     spec.landlock.rules = std::move(plan.rules);
   }
@@ -191,22 +198,23 @@ Result<SandboxSpec> BuildSpec(const Prepared& p, bool use_namespaces, PrivateDir
   // The sysctl is writable by the host's root only (uid 0 mapped to itself).
   spec.memfd_noexec =
       use_namespaces && geteuid() == 0 && access("/proc/sys/vm/memfd_noexec", F_OK) == 0;
-  auto seccomp = CompileSeccompFilter({.deny_host_sockets = !use_namespaces,
-                                       // Everywhere, the sysctl notwithstanding: the same
-                                       // answer for every user and mode (defence in depth).
-                                       .deny_exec_memfd = true,
-                                       .notify = p.notify,
-                                       .files = p.files,
-                                       .census = p.mode == RunMode::kLearn,
-                                       .network = spec.egress,
-                                       .handoff_fd = kChildSyncFd,
-                                       .allow = p.policy.syscalls_allow});
+  auto seccomp =
+      sandbox::CompileSeccompFilter({.deny_host_sockets = !use_namespaces,
+                                     // Everywhere, the sysctl notwithstanding: the same
+                                     // answer for every user and mode (defence in depth).
+                                     .deny_exec_memfd = true,
+                                     .notify = p.notify,
+                                     .files = p.files,
+                                     .census = p.mode == RunMode::kLearn,
+                                     .network = spec.egress,
+                                     .handoff_fd = sandbox::kChildSyncFd,
+                                     .allow = p.policy.syscalls_allow});
   if (!seccomp) return seccomp.error();
   spec.seccomp = std::move(seccomp).value();
   spec.rlimits = Rlimits(p.policy.limits);
   spec.tmpfs_size = policies::TmpfsSize(p.policy.limits);
   spec.tmpfs_inodes = policies::TmpfsInodes(p.policy.limits);
-  spec.cgroup_limits = CgroupLimitsOf(p.policy.limits.memory, p.policy.limits.processes);
+  spec.cgroup_limits = sandbox::CgroupLimitsOf(p.policy.limits.memory, p.policy.limits.processes);
   if (use_namespaces && p.policy.limits.processes) {
     // pid_max bounds pid numbers (1..pid_max-1); the kernel refuses values below 301.
     spec.pid_max = std::max<uint64_t>(*p.policy.limits.processes + 1, 301);
@@ -214,8 +222,8 @@ Result<SandboxSpec> BuildSpec(const Prepared& p, bool use_namespaces, PrivateDir
   spec.cwd = p.workspace;
   spec.exec_path = p.command.exec_path;
   spec.argv = p.argv;
-  spec.envp = BuildEnvironment(p.policy, p.command.path_dirs, fixed, p.environ,
-                               p.secrets->Environment(use_namespaces));
+  spec.envp = sandbox::BuildEnvironment(p.policy, p.command.path_dirs, fixed, p.environ,
+                                        p.secrets->Environment(use_namespaces));
   if (Status added = p.secrets->AddToSandbox(spec); !added) return added.error();
   return spec;
 }
@@ -223,7 +231,8 @@ Result<SandboxSpec> BuildSpec(const Prepared& p, bool use_namespaces, PrivateDir
 }  // namespace
 
 Result<std::unique_ptr<Extension>> StartExtension(const Prepared& p, bool use_namespaces,
-                                                  PrivateDirs& dirs, StartFailure* failure) {
+                                                  PrivateDirs& dirs,
+                                                  sandbox::StartFailure* failure) {
   auto x = std::make_unique<Extension>();
   int in_pipe[2], out_pipe[2], err_pipe[2];
   if (pipe2(in_pipe, O_CLOEXEC) != 0) return ErrnoError("pipe2");
@@ -242,11 +251,11 @@ Result<std::unique_ptr<Extension>> StartExtension(const Prepared& p, bool use_na
     // The broker's part of the filter only; the spec carries it for the monitor (no denials).
     x->spec.emplace();
     if (p.notify) {
-      auto broker = CompileSeccompFilter({.notify = true,
-                                          .files = monitor::FilesWatch::kOff,
-                                          .network = true,
-                                          .broker_only = true,
-                                          .allow = std::nullopt});
+      auto broker = sandbox::CompileSeccompFilter({.notify = true,
+                                                   .files = policies::FilesWatch::kOff,
+                                                   .network = true,
+                                                   .broker_only = true,
+                                                   .allow = std::nullopt});
       if (!broker) return broker.error();
       x->spec->seccomp = std::move(broker).value();
       x->spec->egress = true;
@@ -270,7 +279,7 @@ Result<std::unique_ptr<Extension>> StartExtension(const Prepared& p, bool use_na
   x->spec->stdout_fd = child_stdout.get();
   x->spec->stderr_fd = child_stderr.get();
   spdlog::debug("phase: sandbox planned, seccomp compiled");
-  auto sandbox = StartSandbox(*x->spec, failure);
+  auto sandbox = sandbox::StartSandbox(*x->spec, failure);
   if (!sandbox) return sandbox.error();
   x->sandbox = std::move(sandbox).value();
   return x;
@@ -278,19 +287,19 @@ Result<std::unique_ptr<Extension>> StartExtension(const Prepared& p, bool use_na
 
 std::optional<Stop> StartWithFallback(const RunOptions& o, Prepared& p, PrivateDirs& dirs,
                                       Started& out) {
-  const IsolationLevel required = o.require.value_or(IsolationLevel::kBasic);
+  const sandbox::IsolationLevel required = o.require.value_or(sandbox::IsolationLevel::kBasic);
   std::string limits_said;  // the start line about limits, said once
   out.use_namespaces = !o.no_namespaces;
-  if (!out.use_namespaces && required == IsolationLevel::kFull) {
+  if (!out.use_namespaces && required == sandbox::IsolationLevel::kFull) {
     return Stop{kExitSetupFailed, "--require full refuses --no-namespaces"};
   }
   for (;;) {
-    out.level =
-        p.gvisor() ? IsolationLevel::kFull : LevelOf(out.use_namespaces, p.landlock_abi > 0, true);
+    out.level = p.gvisor() ? sandbox::IsolationLevel::kFull
+                           : sandbox::LevelOf(out.use_namespaces, p.landlock_abi > 0, true);
     if (out.level < required) {
       return Stop{kExitSetupFailed,
-                  std::string("--require ") + LevelName(required) + ": this host gives '" +
-                      LevelName(out.level) + "'" +
+                  std::string("--require ") + sandbox::LevelName(required) + ": this host gives '" +
+                      sandbox::LevelName(out.level) + "'" +
                       (p.landlock_abi == 0 ? " (Landlock is not available)" : "") +
                       "; see `gander doctor`"};
     }
@@ -300,14 +309,15 @@ std::optional<Stop> StartWithFallback(const RunOptions& o, Prepared& p, PrivateD
         !refused.empty()) {
       return Stop{kExitSetupFailed, refused};
     }
-    StartFailure failure;
+    sandbox::StartFailure failure;
     auto started = StartExtension(p, out.use_namespaces, dirs, &failure);
     if (started) {
       out.extension = std::move(started).value();
       return std::nullopt;
     }
     if (!p.gvisor() && out.use_namespaces && failure.reported() &&
-        NamespacesRefused(*failure.step, failure.err) && required < IsolationLevel::kFull) {
+        sandbox::NamespacesRefused(*failure.step, failure.err) &&
+        required < sandbox::IsolationLevel::kFull) {
       spdlog::warn(
           "{}: user namespaces are not available here ({}); running with Landlock and "
           "seccomp only. `gander doctor` explains; --require full refuses instead.",
@@ -320,7 +330,7 @@ std::optional<Stop> StartWithFallback(const RunOptions& o, Prepared& p, PrivateD
   }
 }
 
-Stop StartFailureStop(const StartFailure& failure, const Error& error,
+Stop StartFailureStop(const sandbox::StartFailure& failure, const Error& error,
                       const std::string& exec_path) {
   if (failure.exec_failed()) {
     return Stop{failure.err == ENOENT ? kExitNotFound : kExitCannotExecute,

@@ -38,17 +38,17 @@ class PrivateDirs {
 // One running extension: its sandbox, our ends of its stdio and what watches it. A restart
 // behind the relay (a refreshed environment secret) replaces it with a fresh one.
 struct Extension {
-  std::optional<SandboxSpec> spec;
-  SandboxProcess sandbox;
+  std::optional<sandbox::SandboxSpec> spec;
+  sandbox::SandboxProcess sandbox;
   UniqueFd to_child, from_child, from_child_err;  // to_child goes to the supervisor loop
-  StartFailure exec_failure;                      // reported on the sync socket after the start
+  sandbox::StartFailure exec_failure;             // reported on the sync socket after the start
   std::unique_ptr<monitor::KernelUnotify> unotify;
-  std::unique_ptr<monitor::Egress> egress;
+  std::unique_ptr<network::Egress> egress;
   std::unique_ptr<monitor::SeccompMonitor> seccomp_monitor;
   // The gVisor backend: runsc (killed, its files removed, when this goes) and what maps its
   // strace log onto events.
-  std::unique_ptr<gvisor::GvisorRun> gvisor;
-  std::unique_ptr<gvisor::StraceMapper> strace;
+  std::unique_ptr<sandbox::gvisor::GvisorRun> gvisor;
+  std::unique_ptr<sandbox::gvisor::StraceMapper> strace;
   std::vector<std::pair<std::string, std::string>> root_symlinks;  // of the gVisor root
 
   int pidfd() const { return gvisor ? gvisor->pidfd() : sandbox.pidfd.get(); }
@@ -60,13 +60,14 @@ struct Extension {
 // through the relay too (secret redaction). The environment is built from the secrets' current
 // values.
 Result<std::unique_ptr<Extension>> StartExtension(const Prepared& p, bool use_namespaces,
-                                                  PrivateDirs& dirs, StartFailure* failure);
+                                                  PrivateDirs& dirs,
+                                                  sandbox::StartFailure* failure);
 
 // The first start, and how it ended up.
 struct Started {
   std::unique_ptr<Extension> extension;
   bool use_namespaces = true;
-  IsolationLevel level = IsolationLevel::kBasic;
+  sandbox::IsolationLevel level = sandbox::IsolationLevel::kBasic;
 };
 
 // Stage "start": the first sandbox at the isolation --require allows, falling back to no
@@ -76,7 +77,7 @@ std::optional<Stop> StartWithFallback(const RunOptions& options, Prepared& p, Pr
 
 // gander's exit status for a start that failed at `failure` (computed once, here): the
 // command missing 127, not executable 126, the sandbox's set-up 125.
-Stop StartFailureStop(const StartFailure& failure, const Error& error,
+Stop StartFailureStop(const sandbox::StartFailure& failure, const Error& error,
                       const std::string& exec_path);
 
 }  // namespace gander::launcher

@@ -22,12 +22,12 @@ constexpr auto kCountsInterval = std::chrono::seconds(5);
 
 // The egress broker over the sockets the sandbox init handed over; nullptr when its host-side
 // sockets cannot be opened (no network namespace).
-std::unique_ptr<monitor::Egress> MakeEgress(const Prepared& p, SandboxProcess& sandbox,
+std::unique_ptr<network::Egress> MakeEgress(const Prepared& p, sandbox::SandboxProcess& sandbox,
                                             monitor::Unotify& unotify,
                                             monitor::TargetMemory& memory,
-                                            monitor::BoundedEventQueue& queue,
-                                            monitor::ToolCallTracker& tool_calls) {
-  monitor::EgressConfig config;
+                                            events::BoundedEventQueue& queue,
+                                            relay::ToolCallTracker& tool_calls) {
+  network::EgressConfig config;
   config.extension = p.name;
   config.matcher = p.compiled.network;  // compiled once, before the first clone
   config.namespaces = sandbox.namespaces;
@@ -51,7 +51,7 @@ std::unique_ptr<monitor::Egress> MakeEgress(const Prepared& p, SandboxProcess& s
   // stub's TCP listener there: the host's resolv.conf stays in force, and a TCP connect to
   // one of its nameservers on port 53 (RES_OPTIONS=use-vc, BuildSpec) reaches the stub.
   if (!sandbox.namespaces) {
-    if (int err = monitor::OpenEgressSockets(config.sockets); err != 0) {
+    if (int err = network::OpenEgressSockets(config.sockets); err != 0) {
       spdlog::error("{}: egress sockets: {}", p.name, std::strerror(err));
       return nullptr;
     }
@@ -73,20 +73,20 @@ std::unique_ptr<monitor::Egress> MakeEgress(const Prepared& p, SandboxProcess& s
     std::ifstream resolv_conf("/etc/resolv.conf");
     std::stringstream text;
     text << resolv_conf.rdbuf();
-    config.nameservers = monitor::ParseNameservers(text.str());
+    config.nameservers = network::ParseNameservers(text.str());
     std::ifstream hosts("/etc/hosts");
     std::stringstream hosts_text;
     hosts_text << hosts.rdbuf();
-    config.hosts_file = monitor::ParseHostsFile(hosts_text.str());
+    config.hosts_file = network::ParseHostsFile(hosts_text.str());
   }
-  return std::make_unique<monitor::Egress>(std::move(config), unotify, memory, queue);
+  return std::make_unique<network::Egress>(std::move(config), unotify, memory, queue);
 }
 
 }  // namespace
 
 bool ReadStrace(Session& s, Extension& x) {
   char buf[65536];
-  std::vector<monitor::Event> events;
+  std::vector<events::Event> events;
   for (;;) {
     ssize_t n = read(x.gvisor->strace_fd(), buf, sizeof(buf));
     if (n > 0) {
@@ -107,29 +107,29 @@ std::optional<std::vector<monitor::Watch>> WatchExtension(Session& s, Extension&
   std::vector<monitor::Watch> watches;
   if (!x.sandbox.started) {
     watches.push_back({x.sandbox.sync.get(), [&s, ex = &x, restarted](short) {
-                         if (ReadStartReport(ex->sandbox, *ex->spec, &ex->exec_failure)) {
+                         if (sandbox::ReadStartReport(ex->sandbox, *ex->spec, &ex->exec_failure)) {
                            spdlog::info(
                                "{}: {}, isolation {} (namespaces {}, landlock ABI {}), mode "
                                "{}, accounting {}",
-                               s.p.name, restarted ? "restarted" : "started", LevelName(s.level),
-                               s.use_namespaces ? "on" : "off", s.p.landlock_abi,
-                               ModeName(s.p.mode), s.accounting);
+                               s.p.name, restarted ? "restarted" : "started",
+                               sandbox::LevelName(s.level), s.use_namespaces ? "on" : "off",
+                               s.p.landlock_abi, ModeName(s.p.mode), s.accounting);
                          }
                          return false;
                        }});
   }
   if (x.gvisor && x.gvisor->strace_fd() >= 0) {
-    x.strace = std::make_unique<gvisor::StraceMapper>(
-        gvisor::StraceMapperConfig{.extension = p.name,
-                                   .rules = p.compiled.files,
-                                   .trial = p.compiled.files_trial,
-                                   .home = p.home,
-                                   .workspace = p.workspace,
-                                   .root_symlinks = x.root_symlinks,
-                                   .files = p.files,
-                                   .log_all_files = p.learn(),
-                                   .census = p.learn(),
-                                   .tool_calls = &s.rpc.tracker()});
+    x.strace = std::make_unique<sandbox::gvisor::StraceMapper>(
+        sandbox::gvisor::StraceMapperConfig{.extension = p.name,
+                                            .rules = p.compiled.files,
+                                            .trial = p.compiled.files_trial,
+                                            .home = p.home,
+                                            .workspace = p.workspace,
+                                            .root_symlinks = x.root_symlinks,
+                                            .files = p.files,
+                                            .log_all_files = p.learn(),
+                                            .census = p.learn(),
+                                            .tool_calls = &s.rpc.tracker()});
     watches.push_back({x.gvisor->strace_fd(), [&s, ex = &x](short) { return ReadStrace(s, *ex); }});
   }
   if (!x.sandbox.listener) return watches;
@@ -139,7 +139,7 @@ std::optional<std::vector<monitor::Watch>> WatchExtension(Session& s, Extension&
                                        .trial = p.compiled.files_trial,
                                        .denials = x.spec->seccomp.denials,
                                        .unlisted = x.spec->seccomp.unlisted,
-                                       .unlisted_errno = kUnlistedErrno,
+                                       .unlisted_errno = sandbox::kUnlistedErrno,
                                        .files = p.files,
                                        // under gVisor: the broker's notifications only
                                        .census = p.learn() && !x.gvisor,
@@ -190,15 +190,15 @@ Redaction::Redaction(Session& s)
   };
 }
 
-std::vector<monitor::Secret> Redaction::Secrets() {
-  std::vector<monitor::Secret> out;
+std::vector<relay::Secret> Redaction::Secrets() {
+  std::vector<relay::Secret> out;
   for (auto& [name, value] : s_.p.secrets->Redactions()) {
-    if (!monitor::IsRedactable(value) && warned_.insert(name).second) {
+    if (!relay::IsRedactable(value) && warned_.insert(name).second) {
       spdlog::warn(
           "{}: secret {} is not redacted from the extension's output: its value is too short "
           "or too common to be a secret ({}+ characters, not a plain word or number); if it is "
           "configuration, pass it with env.pass instead",
-          s_.p.name, name, monitor::kMinSecretBytes);
+          s_.p.name, name, relay::kMinSecretBytes);
     }
     out.push_back({name, value});
   }
@@ -207,9 +207,9 @@ std::vector<monitor::Secret> Redaction::Secrets() {
 
 std::function<void(const std::string&, uint64_t)> Redaction::Events(std::string channel) {
   return [this, channel](const std::string& secret, uint64_t count) {
-    monitor::Event e = Lifecycle(s_.p.name, monitor::LifecyclePhase::kStart, "");
+    events::Event e = Lifecycle(s_.p.name, events::LifecyclePhase::kStart, "");
     e.tool_call = s_.rpc.tracker().Slot();
-    e.payload = monitor::RedactionEvent{secret, channel, count};
+    e.payload = events::RedactionEvent{secret, channel, count};
     s_.queue.Push(std::move(e));
   };
 }
@@ -222,11 +222,10 @@ std::optional<monitor::SupervisorOptions> SuperviseFirst(Session& s, Redaction& 
   supervise.server_observer = &s.rpc.server_side();
   if (!redaction.out().empty()) supervise.stdout_rewriter = &redaction.out();
   if (!redaction.err().empty()) supervise.stderr_rewriter = &redaction.err();
-  supervise.on_relay_done = [&s](const monitor::LineRelayStats& up,
-                                 const monitor::LineRelayStats& down,
-                                 const monitor::LineRelayStats& err) {
+  supervise.on_relay_done = [&s](const relay::LineRelayStats& up, const relay::LineRelayStats& down,
+                                 const relay::LineRelayStats& err) {
     s.queue.Push(Lifecycle(
-        s.p.name, monitor::LifecyclePhase::kRelay,
+        s.p.name, events::LifecyclePhase::kRelay,
         fmt::format(
             "client_lines={} client_not_json={} client_oversize={} server_lines={} "
             "server_not_json={} server_oversize={} server_refused_by_client={} stderr_bytes={} "

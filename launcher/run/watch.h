@@ -32,16 +32,16 @@ void PublishCounts(Session& s, Extension& x);
 class Redaction {
  public:
   explicit Redaction(Session& s);
-  monitor::Redactor& out() { return stdout_; }
-  monitor::Redactor& err() { return stderr_; }
+  relay::Redactor& out() { return stdout_; }
+  relay::Redactor& err() { return stderr_; }
 
  private:
-  std::vector<monitor::Secret> Secrets();
+  std::vector<relay::Secret> Secrets();
   std::function<void(const std::string&, uint64_t)> Events(std::string channel);
 
   Session& s_;
   std::set<std::string> warned_;
-  monitor::Redactor stdout_, stderr_;
+  relay::Redactor stdout_, stderr_;
 };
 
 // The supervisor loop's options for the first extension: the relay with its observers and

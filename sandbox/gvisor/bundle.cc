@@ -11,7 +11,7 @@
 #include "policies/denied_syscalls.h"
 #include "policies/policy.h"
 
-namespace gander::launcher::gvisor {
+namespace gander::sandbox::gvisor {
 namespace {
 
 std::string Json(const std::string& s) {
@@ -56,7 +56,7 @@ std::string Mount(const std::string& target, const std::string& type, const std:
 // One OCI seccomp rule: `names` answered with `action` (errno `error` for SCMP_ACT_ERRNO),
 // optionally only when (args[index] & mask) == value.
 std::string Rule(const std::vector<std::string>& names, const char* action, int error,
-                 const monitor::ArgPattern* when = nullptr) {
+                 const policies::ArgPattern* when = nullptr) {
   std::string rule = fmt::format(R"({{"names": {}, "action": "{}")", JsonList(names), action);
   if (std::string_view(action) == "SCMP_ACT_ERRNO")
     rule += fmt::format(R"(, "errnoRet": {})", error);
@@ -73,12 +73,12 @@ std::string Rule(const std::vector<std::string>& names, const char* action, int 
 std::vector<std::string> FloorSeccompRules(const std::optional<std::vector<std::string>>& allow) {
   // gVisor's netstack and sentry are the sandbox's kernel: no host-socket rules (DenyOptions
   // {}), and clone3 needs no ENOSYS answer (runsc 20221219 does not implement it: ENOSYS).
-  const std::vector<monitor::DeniedSyscall> floor =
-      monitor::DeniedSyscalls({.deny_exec_memfd = true});
+  const std::vector<policies::DeniedSyscall> floor =
+      policies::DeniedSyscalls({.deny_exec_memfd = true});
   std::vector<std::string> rules;
   if (!allow) {
     // Everything but the floor: the default allows, each floor entry refuses (per pattern).
-    for (const monitor::DeniedSyscall& d : floor) {
+    for (const policies::DeniedSyscall& d : floor) {
       if (d.silent) continue;
       // Left to the sentry, which refuses them for want of a capability (the bundle grants
       // none) and logs the refusal in its strace: refused here, they would be silent.
@@ -91,8 +91,8 @@ std::vector<std::string> FloorSeccompRules(const std::optional<std::vector<std::
         rules.push_back(Rule(names, "SCMP_ACT_ERRNO", d.error));
         continue;
       }
-      for (const monitor::ArgPattern& p : d.any_of) {
-        monitor::ArgPattern masked = p;
+      for (const policies::ArgPattern& p : d.any_of) {
+        policies::ArgPattern masked = p;
         rules.push_back(Rule(names, "SCMP_ACT_ERRNO", d.error, &masked));
       }
     }
@@ -112,7 +112,7 @@ std::vector<std::string> FloorSeccompRules(const std::optional<std::vector<std::
   names.erase(std::unique(names.begin(), names.end()), names.end());
   for (const std::string& name : names) {
     auto entry = std::find_if(floor.begin(), floor.end(),
-                              [&](const monitor::DeniedSyscall& d) { return d.name == name; });
+                              [&](const policies::DeniedSyscall& d) { return d.name == name; });
     if (entry == floor.end() || entry->silent) {
       plain.push_back(name);
       continue;
@@ -120,10 +120,10 @@ std::vector<std::string> FloorSeccompRules(const std::optional<std::vector<std::
     if (entry->any_of.empty()) continue;
     bool one_argument = std::all_of(
         entry->any_of.begin(), entry->any_of.end(),
-        [&](const monitor::ArgPattern& p) { return p.arg == entry->any_of.front().arg; });
+        [&](const policies::ArgPattern& p) { return p.arg == entry->any_of.front().arg; });
     if (!one_argument) continue;  // cannot be expressed as ORed allows: left out
     for (const auto& [mask, value] : learn::AllowedPatterns(entry->any_of)) {
-      monitor::ArgPattern allowed{entry->any_of.front().arg, mask, value};
+      policies::ArgPattern allowed{entry->any_of.front().arg, mask, value};
       rules.push_back(Rule({name}, "SCMP_ACT_ALLOW", 0, &allowed));
     }
   }
@@ -279,4 +279,4 @@ std::string OciConfig(const BundleSpec& spec) {
                      seccomp);
 }
 
-}  // namespace gander::launcher::gvisor
+}  // namespace gander::sandbox::gvisor

@@ -12,7 +12,7 @@
 
 #include "sandbox/filesystem_plan.h"
 
-namespace gander::launcher::gvisor {
+namespace gander::sandbox::gvisor {
 
 struct BundleSpec {
   std::string root;                             // the (empty, private) root directory
@@ -55,4 +55,4 @@ std::vector<std::pair<std::string, std::string>> RootSymlinks(const std::vector<
 // The OCI name of an rlimit resource ("RLIMIT_NOFILE"), "" for one OCI does not know.
 std::string RlimitName(int resource);
 
-}  // namespace gander::launcher::gvisor
+}  // namespace gander::sandbox::gvisor

@@ -13,7 +13,7 @@
 #include "common/unique_fd.h"
 #include "sandbox/gvisor/runsc.h"
 
-namespace gander::launcher::gvisor {
+namespace gander::sandbox::gvisor {
 namespace {
 
 // The first line `runsc --version` prints, or "".
@@ -106,4 +106,4 @@ void ReportGvisor(std::ostream& out, bool probe_kvm) {
   }
 }
 
-}  // namespace gander::launcher::gvisor
+}  // namespace gander::sandbox::gvisor

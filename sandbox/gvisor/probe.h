@@ -5,7 +5,7 @@
 #include <ostream>
 #include <string>
 
-namespace gander::launcher::gvisor {
+namespace gander::sandbox::gvisor {
 
 struct ProbeResult {
   bool works = false;
@@ -19,4 +19,4 @@ ProbeResult TryRunsc(const std::string& platform);
 // `probe_kvm` (gander doctor --kvm): it can take its whole 5 s bound.
 void ReportGvisor(std::ostream& out, bool probe_kvm = false);
 
-}  // namespace gander::launcher::gvisor
+}  // namespace gander::sandbox::gvisor

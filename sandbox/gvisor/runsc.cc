@@ -24,7 +24,7 @@
 #include "sandbox/sandbox.h"
 #include "sandbox/spawn.h"
 
-namespace gander::launcher::gvisor {
+namespace gander::sandbox::gvisor {
 namespace {
 
 constexpr std::string_view kPrefix = "gander-gvisor-";
@@ -67,7 +67,7 @@ void SetUpBrokerNetwork(int sync, const std::string& uid_map, const std::string&
                         const std::vector<sock_filter>& filter) {
   NetworkReport report;
   for (int& fd : report.sockets) fd = -1;
-  monitor::EgressSockets sockets;
+  network::EgressSockets sockets;
   auto fail = [&](ChildStep step) {
     EncodeChildReport({step, errno, -1}, report.outcome);
     (void)!write(sync, &report, sizeof(report));
@@ -87,7 +87,7 @@ void SetUpBrokerNetwork(int sync, const std::string& uid_map, const std::string&
     errno = err;
     fail(ChildStep::kLoopback);
   }
-  if (int err = monitor::OpenEgressSockets(sockets); err != 0) {
+  if (int err = network::OpenEgressSockets(sockets); err != 0) {
     errno = err;
     fail(ChildStep::kEgressSockets);
   }
@@ -313,4 +313,4 @@ GvisorRun::~GvisorRun() {
   if (!dir_.empty()) RemoveTree(dir_);
 }
 
-}  // namespace gander::launcher::gvisor
+}  // namespace gander::sandbox::gvisor

@@ -16,7 +16,7 @@
 #include "network/egress.h"
 #include "sandbox/gvisor/bundle.h"
 
-namespace gander::launcher::gvisor {
+namespace gander::sandbox::gvisor {
 
 inline constexpr const char* kRunscBinary = "runsc";
 inline constexpr const char* kStraceAll = "*";
@@ -59,7 +59,7 @@ class GvisorRun {
   // With RunscOptions::broker_filter: the seccomp listener and the broker's sockets (relay,
   // park, refuse, DNS stub) in runsc's network namespace, for the caller to take.
   UniqueFd listener;
-  monitor::EgressSockets egress;
+  network::EgressSockets egress;
   // SIGTERM to every process in the container (`runsc kill --all`), without waiting.
   void Terminate();
 
@@ -89,4 +89,4 @@ std::string RunDirBase();
 // Removes the run directories whose gander is gone (named gander-gvisor-PID-*).
 void RemoveStaleRunDirs(const std::string& base);
 
-}  // namespace gander::launcher::gvisor
+}  // namespace gander::sandbox::gvisor

@@ -10,10 +10,10 @@
 #include "policies/expand.h"
 #include "relay/tool_call_tracker.h"
 
-namespace gander::launcher::gvisor {
+namespace gander::sandbox::gvisor {
 namespace {
 
-using monitor::FileAccess;
+using events::FileAccess;
 
 // Names the Debian runsc (20221219) does not know: `--strace-syscalls` with any of them makes
 // the sandbox fail to start, so they are never asked for (gVisor does not implement them
@@ -31,9 +31,9 @@ bool KnownToRunsc(std::string_view name) {
 // The deny list entries gVisor's refusals are reported for: those refused whatever their
 // arguments (the patterned ones, clone(CLONE_NEW*), ioctl(TIOCSTI), socket families, depend
 // on values the strace text does not reliably show).
-std::vector<monitor::DeniedSyscall> ReportedDenials() {
-  std::vector<monitor::DeniedSyscall> out;
-  for (auto& d : monitor::DeniedSyscalls({})) {
+std::vector<policies::DeniedSyscall> ReportedDenials() {
+  std::vector<policies::DeniedSyscall> out;
+  for (auto& d : policies::DeniedSyscalls({})) {
     if (!d.silent && d.any_of.empty() && KnownToRunsc(d.name)) out.push_back(std::move(d));
   }
   return out;
@@ -94,9 +94,9 @@ std::vector<std::string> ParseQuotedList(std::string_view s, bool* truncated) {
       }
     }
     ++i;
-    if (out.size() < monitor::kMaxArgvEntries) {
-      if (item.size() > monitor::kMaxArgBytes) {
-        item.resize(monitor::kMaxArgBytes);
+    if (out.size() < events::kMaxArgvEntries) {
+      if (item.size() > events::kMaxArgBytes) {
+        item.resize(events::kMaxArgBytes);
         *truncated = true;
       }
       out.push_back(std::move(item));
@@ -125,10 +125,10 @@ bool IsAtFdcwd(std::string_view dirfd) {
 
 }  // namespace
 
-std::vector<std::string> TracedSyscalls(monitor::FilesWatch files) {
+std::vector<std::string> TracedSyscalls(policies::FilesWatch files) {
   std::vector<std::string> out;
-  for (const monitor::WatchedSyscall& w : monitor::WatchedSyscalls()) {
-    bool below = w.placeholder_probe && files != monitor::FilesWatch::kAll;  // no placeholders
+  for (const policies::WatchedSyscall& w : policies::WatchedSyscalls()) {
+    bool below = w.placeholder_probe && files != policies::FilesWatch::kAll;  // no placeholders
     if (static_cast<int>(w.level) <= static_cast<int>(files) && KnownToRunsc(w.name) && !below) {
       out.emplace_back(w.name);
     }
@@ -233,16 +233,16 @@ std::string StraceMapper::ThroughRootSymlinks(const std::string& path) const {
   return path;
 }
 
-monitor::Event StraceMapper::Base(const StraceRecord& r) const {
-  monitor::Event e;
-  e.time_ns = monitor::WallClockNowNs();
+events::Event StraceMapper::Base(const StraceRecord& r) const {
+  events::Event e;
+  e.time_ns = events::WallClockNowNs();
   e.extension = config_.extension;
   e.sandbox_pid = r.pid;
   if (config_.tool_calls) e.tool_call = config_.tool_calls->Slot();
   return e;
 }
 
-void StraceMapper::Map(const StraceRecord& r, std::vector<monitor::Event>& out) {
+void StraceMapper::Map(const StraceRecord& r, std::vector<events::Event>& out) {
   if (config_.census) ++counts_[r.syscall];
   std::vector<std::string_view> args = SplitStraceArgs(r.args);
   for (std::string_view arg : args) {
@@ -254,7 +254,7 @@ void StraceMapper::Map(const StraceRecord& r, std::vector<monitor::Event>& out) 
   }
 
   if (r.syscall == "exit_group") {
-    monitor::ProcessEvent exit{.action = monitor::ProcessAction::kExit};
+    events::ProcessEvent exit{.action = events::ProcessAction::kExit};
     int code = 0;
     std::string_view arg = Trim(r.args);
     if (arg.starts_with("0x")) {
@@ -263,7 +263,7 @@ void StraceMapper::Map(const StraceRecord& r, std::vector<monitor::Event>& out) 
       std::from_chars(arg.data(), arg.data() + arg.size(), code);
     }
     exit.exit_code = code & 0xff;
-    monitor::Event e = Base(r);
+    events::Event e = Base(r);
     e.payload = exit;
     out.push_back(std::move(e));
     return;
@@ -274,39 +274,39 @@ void StraceMapper::Map(const StraceRecord& r, std::vector<monitor::Event>& out) 
     if (args.size() < at + 2) return;
     auto path = AfterAddress(args[at]);
     if (!path) return;
-    monitor::ProcessEvent exec{.action = monitor::ProcessAction::kExec};
+    events::ProcessEvent exec{.action = events::ProcessAction::kExec};
     exec.path = std::string(*path);
     // argv is the list after the path; the environment (never recorded) the one after it.
     exec.argv = ParseQuotedList(args[at + 1], &exec.argv_truncated);
-    monitor::Event e = Base(r);
+    events::Event e = Base(r);
     e.payload = std::move(exec);
     out.push_back(std::move(e));
     return;
   }
   if (auto denied = denied_.find(r.syscall); denied != denied_.end()) {
     if (!IsRefusal(r.error)) return;  // gVisor's kernel ran it (see docs/sandbox.md)
-    monitor::SyscallEvent s;
+    events::SyscallEvent s;
     s.name = r.syscall;
     s.nr = seccomp_syscall_resolve_name(r.syscall.c_str());
     s.error = r.error;
-    s.action = monitor::SyscallAction::kDenied;
-    monitor::Event e = Base(r);
+    s.action = events::SyscallAction::kDenied;
+    events::Event e = Base(r);
     e.payload = std::move(s);
     out.push_back(std::move(e));
     return;
   }
-  const monitor::WatchedSyscall* watched = monitor::FindWatched(r.syscall);
-  if (!watched || watched->exits || config_.files == monitor::FilesWatch::kOff ||
+  const policies::WatchedSyscall* watched = policies::FindWatched(r.syscall);
+  if (!watched || watched->exits || config_.files == policies::FilesWatch::kOff ||
       static_cast<int>(watched->level) > static_cast<int>(config_.files)) {
     return;
   }
   MapFile(r, *watched, args, out);
 }
 
-void StraceMapper::MapFile(const StraceRecord& r, const monitor::WatchedSyscall& w,
+void StraceMapper::MapFile(const StraceRecord& r, const policies::WatchedSyscall& w,
                            const std::vector<std::string_view>& args,
-                           std::vector<monitor::Event>& out) {
-  for (const monitor::PathArg* arg : {&w.first, &w.second}) {
+                           std::vector<events::Event>& out) {
+  for (const policies::PathArg* arg : {&w.first, &w.second}) {
     if (arg->path < 0 || static_cast<size_t>(arg->path) >= args.size()) continue;
     auto raw = AfterAddress(args[arg->path]);
     // An empty path (AT_EMPTY_PATH: the dirfd's own file) names a file already open.
@@ -322,10 +322,10 @@ void StraceMapper::MapFile(const StraceRecord& r, const monitor::WatchedSyscall&
     } else if (auto cwd = cwd_.find(r.pid); cwd != cwd_.end()) {
       dir = cwd->second;
     }
-    monitor::FileEvent file;
+    events::FileEvent file;
     file.syscall = r.syscall;
-    file.raw_path = std::string(raw->substr(0, monitor::kMaxRawPathBytes));
-    file.raw_path_truncated = raw->size() > monitor::kMaxRawPathBytes;
+    file.raw_path = std::string(raw->substr(0, events::kMaxRawPathBytes));
+    file.raw_path_truncated = raw->size() > events::kMaxRawPathBytes;
     file.access = arg->access;
     if (w.open_flags >= 0 && static_cast<size_t>(w.open_flags) < args.size()) {
       file.access = OpenAccess(args[w.open_flags], arg->access);
@@ -336,36 +336,36 @@ void StraceMapper::MapFile(const StraceRecord& r, const monitor::WatchedSyscall&
       file.path = policies::NormalizePath(*dir + "/" + std::string(*raw));
     }
     if (file.path) file.path = ThroughRootSymlinks(*file.path);
-    file.path_class = file.path ? config_.rules.Classify(*file.path) : monitor::PathClass::kUnknown;
+    file.path_class = file.path ? config_.rules.Classify(*file.path) : events::PathClass::kUnknown;
     if (r.error != 0 && monitor::RefusedBySandbox(file.access, file.path_class)) {
-      file.result = monitor::Verdict::kDenied;
+      file.result = events::Verdict::kDenied;
       file.error = r.error;
     }
-    if (config_.trial && file.result == monitor::Verdict::kAllowed && file.path) {
+    if (config_.trial && file.result == events::Verdict::kAllowed && file.path) {
       file.path_class = config_.trial->Classify(*file.path);
       if (monitor::RefusedBySandbox(file.access, file.path_class)) {
-        file.result = monitor::Verdict::kWouldDeny;
+        file.result = events::Verdict::kWouldDeny;
       }
     }
     if (!config_.log_all_files && !monitor::NotableFileEvent(file)) continue;
     file.path_label = monitor::NormaliseForLabel(file.path.value_or(file.raw_path), config_.home,
                                                  config_.workspace, label_anchors_);
-    monitor::Event e = Base(r);
+    events::Event e = Base(r);
     e.payload = std::move(file);
     out.push_back(std::move(e));
   }
 }
 
-std::vector<monitor::Event> StraceMapper::TakeCounts() {
-  std::vector<monitor::Event> events;
+std::vector<events::Event> StraceMapper::TakeCounts() {
+  std::vector<events::Event> events;
   for (const auto& [name, count] : counts_) {
-    monitor::Event e;
-    e.time_ns = monitor::WallClockNowNs();
+    events::Event e;
+    e.time_ns = events::WallClockNowNs();
     e.extension = config_.extension;
-    monitor::SyscallEvent s;
+    events::SyscallEvent s;
     s.name = name;
     s.nr = seccomp_syscall_resolve_name(name.c_str());
-    s.action = monitor::SyscallAction::kCounted;
+    s.action = events::SyscallAction::kCounted;
     s.count = count;
     e.payload = std::move(s);
     events.push_back(std::move(e));
@@ -374,7 +374,7 @@ std::vector<monitor::Event> StraceMapper::TakeCounts() {
   return events;
 }
 
-void StraceMapper::Feed(std::string_view bytes, std::vector<monitor::Event>& out) {
+void StraceMapper::Feed(std::string_view bytes, std::vector<events::Event>& out) {
   partial_.append(bytes);
   size_t start = 0;
   for (size_t nl; (nl = partial_.find('\n', start)) != std::string::npos; start = nl + 1) {
@@ -392,4 +392,4 @@ void StraceMapper::Feed(std::string_view bytes, std::vector<monitor::Event>& out
   if (partial_.size() > (1u << 20)) partial_.clear();
 }
 
-}  // namespace gander::launcher::gvisor
+}  // namespace gander::sandbox::gvisor

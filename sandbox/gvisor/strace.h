@@ -22,16 +22,16 @@
 #include "monitor/path_classifier.h"
 #include "policies/watched_syscalls.h"
 
-namespace gander::monitor {
+namespace gander::relay {
 class ToolCallTracker;
 }
 
-namespace gander::launcher::gvisor {
+namespace gander::sandbox::gvisor {
 
 // The syscalls gander asks gVisor to trace: exec and exit always, the file syscalls the native
 // monitor watches at `files`, and the native deny list's syscalls (to report gVisor's
 // refusals). Learn mode traces every syscall instead (RunscOptions::strace_all).
-std::vector<std::string> TracedSyscalls(monitor::FilesWatch files);
+std::vector<std::string> TracedSyscalls(policies::FilesWatch files);
 
 // The arguments of a strace line, split at the top-level ", " (not inside [], {} or "..."). A
 // path argument is printed unquoted: a piece that cannot start an argument (see the .cc) is
@@ -64,10 +64,10 @@ struct StraceMapperConfig {
   // The symlinks the mount plan puts in the sandbox's root (/lib -> usr/lib, RootSymlinks):
   // gVisor prints paths as the extension wrote them, the native monitor resolves them.
   std::vector<std::pair<std::string, std::string>> root_symlinks;
-  monitor::FilesWatch files = monitor::FilesWatch::kOpens;
+  policies::FilesWatch files = policies::FilesWatch::kOpens;
   bool log_all_files = false;  // learn mode: every file event, not only the notable ones
   bool census = false;         // learn mode: every syscall counted by name (TakeCounts)
-  const monitor::ToolCallTracker* tool_calls = nullptr;
+  const relay::ToolCallTracker* tool_calls = nullptr;
 };
 
 // Turns records into gander's events: a file event for each notable access (outside the
@@ -77,21 +77,21 @@ class StraceMapper {
  public:
   explicit StraceMapper(StraceMapperConfig config);
   // Bytes read from the debug log (any cut); complete lines become events in `out`.
-  void Feed(std::string_view bytes, std::vector<monitor::Event>& out);
+  void Feed(std::string_view bytes, std::vector<events::Event>& out);
   // Events for one record (a rename has two paths, so up to two file events). Remembers the
   // cwd gVisor prints with AT_FDCWD, to resolve the relative paths of non-at syscalls.
-  void Map(const StraceRecord& record, std::vector<monitor::Event>& out);
+  void Map(const StraceRecord& record, std::vector<events::Event>& out);
   // Census (learn mode): one kCounted syscall event per name seen since the last call.
-  std::vector<monitor::Event> TakeCounts();
+  std::vector<events::Event> TakeCounts();
   uint64_t lines() const { return lines_; }
   // gVisor logged that the extension's first process started.
   bool started() const { return started_; }
 
  private:
-  monitor::Event Base(const StraceRecord& record) const;
+  events::Event Base(const StraceRecord& record) const;
   std::string ThroughRootSymlinks(const std::string& path) const;
-  void MapFile(const StraceRecord& record, const monitor::WatchedSyscall& watched,
-               const std::vector<std::string_view>& args, std::vector<monitor::Event>& out);
+  void MapFile(const StraceRecord& record, const policies::WatchedSyscall& watched,
+               const std::vector<std::string_view>& args, std::vector<events::Event>& out);
   StraceMapperConfig config_;
   std::vector<std::string> label_anchors_;
   std::map<std::string, int, std::less<>> denied_;  // native deny list: name -> its errno
@@ -102,4 +102,4 @@ class StraceMapper {
   bool started_ = false;
 };
 
-}  // namespace gander::launcher::gvisor
+}  // namespace gander::sandbox::gvisor

@@ -12,7 +12,7 @@
 #include "sandbox/init/init_image_bytes.h"
 #endif
 
-namespace gander::launcher {
+namespace gander::sandbox {
 namespace {
 
 #ifndef MFD_EXEC
@@ -55,4 +55,4 @@ int InitImageFd() {
   return fd;
 }
 
-}  // namespace gander::launcher
+}  // namespace gander::sandbox

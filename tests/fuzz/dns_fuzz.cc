@@ -11,7 +11,7 @@
 
 #include "network/dns_wire.h"
 
-using namespace gander::monitor;
+using namespace gander::network;  // NOLINT(google-build-using-namespace)
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::optional<dns::Question> q = dns::ParseQuery(data, size);

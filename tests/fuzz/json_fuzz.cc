@@ -14,7 +14,7 @@
 
 namespace {
 
-using gander::monitor::JsonScanner;
+using gander::relay::JsonScanner;
 
 struct Counter {
   size_t events = 0;

@@ -17,7 +17,7 @@
 
 namespace {
 
-using namespace gander::monitor;
+using namespace gander::relay;  // NOLINT(google-build-using-namespace)
 
 constexpr LineRelayOptions kOptions{.max_line = 512, .out_capacity = 256, .read_chunk = 128};
 

@@ -12,7 +12,7 @@
 #include "policies/policy.h"
 #include "sandbox/gvisor/strace.h"
 
-using namespace gander::launcher::gvisor;
+using namespace gander::sandbox::gvisor;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view text(reinterpret_cast<const char*>(data), size);
@@ -27,12 +27,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                             .home = "/home/u",
                             .workspace = "/home/u/ws",
                             .root_symlinks = {{"/lib", "usr/lib"}, {"/bin", "usr/bin"}},
-                            .files = gander::monitor::FilesWatch::kAll,
+                            .files = gander::policies::FilesWatch::kAll,
                             .log_all_files = (size % 2) == 0,
                             .census = true,
                             .tool_calls = nullptr};
   StraceMapper mapper(config);
-  std::vector<gander::monitor::Event> events;
+  std::vector<gander::events::Event> events;
   size_t at = 0, step = size ? 1 + data[0] % 61 : 1;
   while (at < size) {
     size_t n = std::min(step, size - at);

@@ -73,29 +73,29 @@ double ValueOf(const std::string& exposition, const std::string& series) {
   return -1;
 }
 
-monitor::Event Read(int i) {
-  monitor::Event e;
-  e.time_ns = monitor::WallClockNowNs();
+events::Event Read(int i) {
+  events::Event e;
+  e.time_ns = events::WallClockNowNs();
   e.extension = "itest";
   e.pid = 1000 + i;
   if (i % 10 == 0) {
-    e.payload = monitor::FileEvent{.syscall = "openat",
-                                   .raw_path = "/etc/passwd",
-                                   .path = "/etc/passwd",
-                                   .path_class = monitor::PathClass::kOutside,
-                                   .access = monitor::FileAccess::kRead};
+    e.payload = events::FileEvent{.syscall = "openat",
+                                  .raw_path = "/etc/passwd",
+                                  .path = "/etc/passwd",
+                                  .path_class = events::PathClass::kOutside,
+                                  .access = events::FileAccess::kRead};
   } else {
-    e.payload = monitor::SyscallEvent{
-        .name = "read", .nr = 0, .action = monitor::SyscallAction::kCounted, .count = 1};
+    e.payload = events::SyscallEvent{
+        .name = "read", .nr = 0, .action = events::SyscallAction::kCounted, .count = 1};
   }
   return e;
 }
 
-monitor::Event Start() {
-  monitor::Event e;
-  e.time_ns = monitor::WallClockNowNs();
+events::Event Start() {
+  events::Event e;
+  e.time_ns = events::WallClockNowNs();
   e.extension = "itest";
-  e.payload = monitor::LifecycleEvent{monitor::LifecyclePhase::kStart, "/bin/true"};
+  e.payload = events::LifecycleEvent{events::LifecyclePhase::kStart, "/bin/true"};
   return e;
 }
 

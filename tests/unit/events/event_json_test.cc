@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-namespace gander::monitor {
+namespace gander::events {
 namespace {
 
 using namespace std::string_literals;
@@ -317,4 +317,4 @@ TEST(ToJsonLine, EveryKindHasTheCommonFieldsInOrder) {
 }
 
 }  // namespace
-}  // namespace gander::monitor
+}  // namespace gander::events

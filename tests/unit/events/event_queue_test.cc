@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-namespace gander::monitor {
+namespace gander::events {
 namespace {
 
 using std::chrono::hours;
@@ -167,4 +167,4 @@ TEST(BoundedEventQueue, SlowSinkDoesNotStopPush) {
 }
 
 }  // namespace
-}  // namespace gander::monitor
+}  // namespace gander::events

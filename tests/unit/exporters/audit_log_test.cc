@@ -23,9 +23,9 @@
 namespace gander::exporters {
 namespace {
 
-using monitor::Event;
-using monitor::LifecycleEvent;
-using monitor::LifecyclePhase;
+using events::Event;
+using events::LifecycleEvent;
+using events::LifecyclePhase;
 
 class AuditLogTest : public ::testing::Test {
  protected:
@@ -108,7 +108,7 @@ TEST_F(AuditLogTest, PerLineWritesAtOnce) {
   auto log = OpenLog({.flush = AuditLogOptions::FlushMode::kPerLine});
   ASSERT_TRUE(log);
   log->Publish(Numbered(1));
-  EXPECT_EQ(Read(path_), monitor::ToJsonLine(Numbered(1)));
+  EXPECT_EQ(Read(path_), events::ToJsonLine(Numbered(1)));
   EXPECT_EQ(log->stats().lines_written, 1u);
 }
 
@@ -150,7 +150,7 @@ TEST_F(AuditLogTest, AppendsToAnExistingLog) {
 }
 
 TEST_F(AuditLogTest, RotatesBySizeKeepingNFilesAndWholeLines) {
-  const size_t line_size = monitor::ToJsonLine(Numbered(10, 150)).size();
+  const size_t line_size = events::ToJsonLine(Numbered(10, 150)).size();
   const uint64_t max_bytes = 1000;
   auto log = OpenLog(
       {.max_bytes = max_bytes, .max_files = 2, .flush = AuditLogOptions::FlushMode::kPerBatch});
@@ -228,7 +228,7 @@ TEST(AuditLogErrors, WriteFailuresAreCountedNotFatal) {
 
 // FanOutSink -------------------------------------------------------------------------------
 
-struct CountingSink : monitor::EventSink {
+struct CountingSink : events::EventSink {
   int published = 0;
   int flushed = 0;
   void Publish(const Event&) override { ++published; }

@@ -19,21 +19,21 @@
 namespace gander::exporters::collector {
 namespace {
 
-using monitor::Event;
+using events::Event;
 
-Event FileEvent(const std::string& path, monitor::PathClass c,
-                monitor::Verdict v = monitor::Verdict::kAllowed) {
+Event FileEvent(const std::string& path, events::PathClass c,
+                events::Verdict v = events::Verdict::kAllowed) {
   Event e;
   e.time_ns = 1748772000123456000;
   e.extension = "github";
   e.pid = 42;
   e.executable = "/usr/bin/node";
-  e.payload = monitor::FileEvent{.syscall = "openat",
-                                 .raw_path = path,
-                                 .path = path,
-                                 .path_class = c,
-                                 .access = monitor::FileAccess::kRead,
-                                 .result = v};
+  e.payload = events::FileEvent{.syscall = "openat",
+                                .raw_path = path,
+                                .path = path,
+                                .path_class = c,
+                                .access = events::FileAccess::kRead,
+                                .result = v};
   return e;
 }
 
@@ -41,16 +41,16 @@ Event Counted(const std::string& name, uint64_t count) {
   Event e;
   e.time_ns = 1748772000123456000;
   e.extension = "github";
-  e.payload = monitor::SyscallEvent{
-      .name = name, .nr = 0, .action = monitor::SyscallAction::kCounted, .count = count};
+  e.payload = events::SyscallEvent{
+      .name = name, .nr = 0, .action = events::SyscallAction::kCounted, .count = count};
   return e;
 }
 
-Event Lifecycle(monitor::LifecyclePhase what, std::string detail) {
+Event Lifecycle(events::LifecyclePhase what, std::string detail) {
   Event e;
   e.time_ns = 1748772000123456000;
   e.extension = "github";
-  e.payload = monitor::LifecycleEvent{what, std::move(detail)};
+  e.payload = events::LifecycleEvent{what, std::move(detail)};
   return e;
 }
 
@@ -152,47 +152,47 @@ TEST(Wire, RecordsRoundTripThroughTheCollectorsParser) {
   exec.pid = 7;
   exec.sandbox_pid = 2;
   exec.executable = "/bin/sh";
-  exec.tool_call = {monitor::ToolCallState::kOne, monitor::ToolCall{"run", "12"}};
-  exec.payload = monitor::ProcessEvent{.action = monitor::ProcessAction::kExec,
-                                       .path = "/usr/bin/git",
-                                       .argv = {"git", "caf\xe9", "a\\b"},
-                                       .error = 13};
+  exec.tool_call = {events::ToolCallState::kOne, events::ToolCall{"run", "12"}};
+  exec.payload = events::ProcessEvent{.action = events::ProcessAction::kExec,
+                                      .path = "/usr/bin/git",
+                                      .argv = {"git", "caf\xe9", "a\\b"},
+                                      .error = 13};
   Event net;
   net.time_ns = 1748772000000001000;
   net.extension = "github";
-  net.payload = monitor::NetworkEvent{"example.com", "93.184.215.14",           443,
-                                      "tcp",         monitor::Verdict::kDenied, 111};
+  net.payload = events::NetworkEvent{"example.com", "93.184.215.14",          443,
+                                     "tcp",         events::Verdict::kDenied, 111};
   // A relayed UDP flow's event: counts, drops and why it ended survive the wire.
   Event udp;
   udp.time_ns = 1748772000000002000;
   udp.extension = "github";
-  udp.payload = monitor::NetworkEvent{.ip = "10.0.0.5",
-                                      .port = 53,
-                                      .transport = "udp",
-                                      .rule = "10.0.0.5",
-                                      .bytes_out = 40,
-                                      .bytes_in = 200,
-                                      .datagrams_out = 2,
-                                      .datagrams_in = 2,
-                                      .datagrams_dropped = 1,
-                                      .end = "evicted"};
+  udp.payload = events::NetworkEvent{.ip = "10.0.0.5",
+                                     .port = 53,
+                                     .transport = "udp",
+                                     .rule = "10.0.0.5",
+                                     .bytes_out = 40,
+                                     .bytes_in = 200,
+                                     .datagrams_out = 2,
+                                     .datagrams_in = 2,
+                                     .datagrams_dropped = 1,
+                                     .end = "evicted"};
   Event exit_event;
   exit_event.extension = "github";
   exit_event.time_ns = 1000;
-  exit_event.payload = monitor::ProcessEvent{.action = monitor::ProcessAction::kExit, .signal = 9};
+  exit_event.payload = events::ProcessEvent{.action = events::ProcessAction::kExit, .signal = 9};
   LineParser parser;
   for (const Event& e :
-       {exec, net, udp, exit_event, FileEvent("/tmp/\xff", monitor::PathClass::kPrivate),
-        Counted("", 3), Lifecycle(monitor::LifecyclePhase::kEventsDropped, "9")}) {
+       {exec, net, udp, exit_event, FileEvent("/tmp/\xff", events::PathClass::kPrivate),
+        Counted("", 3), Lifecycle(events::LifecyclePhase::kEventsDropped, "9")}) {
     std::string line = WithoutNewline(wire::EncodeRecord(9, e));
     auto parsed = parser.ParseLine(line);
     ASSERT_TRUE(parsed) << parsed.error().message << "\n" << line;
     EXPECT_EQ(parsed->seq, 9u);
     EXPECT_FALSE(parsed->backlog_gap);
-    EXPECT_EQ(monitor::ToJsonLine(parsed->event), monitor::ToJsonLine(e));
+    EXPECT_EQ(events::ToJsonLine(parsed->event), events::ToJsonLine(e));
   }
   auto gap = parser.ParseLine(WithoutNewline(wire::EncodeRecord(
-      3, Lifecycle(monitor::LifecyclePhase::kEventsDropped, "4"), wire::kStageBacklog)));
+      3, Lifecycle(events::LifecyclePhase::kEventsDropped, "4"), wire::kStageBacklog)));
   ASSERT_TRUE(gap);
   EXPECT_TRUE(gap->backlog_gap);
   auto bye = parser.ParseLine(WithoutNewline(wire::EncodeBye(12)));
@@ -317,10 +317,10 @@ TEST(EventMetrics, MapsEventsAndCapsLabels) {
   EXPECT_EQ(store.Value(Metric::kEgressConnections, {"github", "api.github.com", "allowed", "run"}),
             0);
 
-  m.Apply(FileEvent("/home/u/.ssh/id", monitor::PathClass::kDenied), "/home/u");
-  m.Apply(FileEvent("/home/u/.aws/creds", monitor::PathClass::kOutside), "/home/u");
-  m.Apply(FileEvent("/work/x", monitor::PathClass::kWorkspace), "/home/u");  // not counted
-  m.Apply(FileEvent("/etc/shadow", monitor::PathClass::kDenied, monitor::Verdict::kDenied),
+  m.Apply(FileEvent("/home/u/.ssh/id", events::PathClass::kDenied), "/home/u");
+  m.Apply(FileEvent("/home/u/.aws/creds", events::PathClass::kOutside), "/home/u");
+  m.Apply(FileEvent("/work/x", events::PathClass::kWorkspace), "/home/u");  // not counted
+  m.Apply(FileEvent("/etc/shadow", events::PathClass::kDenied, events::Verdict::kDenied),
           "/home/u");
   EXPECT_EQ(store.Value(Metric::kFileOutsideWorkspace,
                         {"github", "~/.ssh", "denied", "read", "allowed", "run"}),
@@ -341,14 +341,14 @@ TEST(EventMetrics, MapsEventsAndCapsLabels) {
 
   Event denied;
   denied.extension = "github";
-  denied.payload = monitor::SyscallEvent{.name = "ptrace", .nr = 101, .error = 1};
+  denied.payload = events::SyscallEvent{.name = "ptrace", .nr = 101, .error = 1};
   m.Apply(denied, "");
   EXPECT_EQ(store.Value(Metric::kDenials, {"github", "syscall", "seccomp", "enforce", "run"}), 1);
 
-  m.Apply(Lifecycle(monitor::LifecyclePhase::kStart, "x"), "");
-  m.Apply(Lifecycle(monitor::LifecyclePhase::kStop, "exited with status 0"), "");
-  m.Apply(Lifecycle(monitor::LifecyclePhase::kEventsDropped, "12"), "");
-  m.Apply(Lifecycle(monitor::LifecyclePhase::kEventsDropped, "5"), "", true);
+  m.Apply(Lifecycle(events::LifecyclePhase::kStart, "x"), "");
+  m.Apply(Lifecycle(events::LifecyclePhase::kStop, "exited with status 0"), "");
+  m.Apply(Lifecycle(events::LifecyclePhase::kEventsDropped, "12"), "");
+  m.Apply(Lifecycle(events::LifecyclePhase::kEventsDropped, "5"), "", true);
   EXPECT_EQ(store.Value(Metric::kExtensionStarts, {"github"}), 1);
   EXPECT_EQ(store.Value(Metric::kExtensionExits, {"github", "clean"}), 1);
   EXPECT_EQ(store.Value(Metric::kEventsDropped, {"github", "queue"}), 12);
@@ -358,12 +358,12 @@ TEST(EventMetrics, MapsEventsAndCapsLabels) {
   for (const char* end : {"idle", "evicted", "evicted", "exit"}) {
     Event flow;
     flow.extension = "github";
-    flow.payload = monitor::NetworkEvent{.ip = "10.0.0.5",
-                                         .port = 53,
-                                         .transport = "udp",
-                                         .datagrams_out = 1,
-                                         .datagrams_dropped = 2,
-                                         .end = end};
+    flow.payload = events::NetworkEvent{.ip = "10.0.0.5",
+                                        .port = 53,
+                                        .transport = "udp",
+                                        .datagrams_out = 1,
+                                        .datagrams_dropped = 2,
+                                        .end = end};
     m.Apply(flow, "");
   }
   EXPECT_EQ(store.Value(Metric::kUdpFlows, {"github", "idle"}), 1);
@@ -402,14 +402,14 @@ TEST(EventMetrics, InstallPhaseEventsAreCountedUnderTheirPhase) {
     e.install_phase = true;
     return e;
   };
-  m.Apply(install(FileEvent("/home/u/.ssh/id_rsa", monitor::PathClass::kDenied,
-                            monitor::Verdict::kDenied)),
+  m.Apply(install(FileEvent("/home/u/.ssh/id_rsa", events::PathClass::kDenied,
+                            events::Verdict::kDenied)),
           "/home/u");
   m.Apply(install(Counted("read", 4)), "");
-  m.Apply(install(Lifecycle(monitor::LifecyclePhase::kStart, "npm install")), "");
-  m.Apply(install(Lifecycle(monitor::LifecyclePhase::kStop, "exited with status 1")), "");
-  m.Apply(FileEvent("/home/u/.ssh/id_rsa", monitor::PathClass::kDenied), "/home/u");
-  m.Apply(Lifecycle(monitor::LifecyclePhase::kStart, "x"), "");
+  m.Apply(install(Lifecycle(events::LifecyclePhase::kStart, "npm install")), "");
+  m.Apply(install(Lifecycle(events::LifecyclePhase::kStop, "exited with status 1")), "");
+  m.Apply(FileEvent("/home/u/.ssh/id_rsa", events::PathClass::kDenied), "/home/u");
+  m.Apply(Lifecycle(events::LifecyclePhase::kStart, "x"), "");
   EXPECT_EQ(store.Value(Metric::kFileOutsideWorkspace,
                         {"github", "~/.ssh", "denied", "read", "denied", "install"}),
             1);

@@ -115,7 +115,7 @@ TEST_F(SecretManagerTest, LoadsAndDeliversAsEnvAndFile) {
                           std::pair<std::string, std::string>{"MINTED", "tok-1"}));
   EXPECT_TRUE((*m)->Watches().empty()) << "no lifetime, no timer";
 
-  SandboxSpec spec;
+  sandbox::SandboxSpec spec;
   spec.use_namespaces = true;
   spec.landlock.abi = 1;
   ASSERT_TRUE((*m)->AddToSandbox(spec).ok());
@@ -126,9 +126,9 @@ TEST_F(SecretManagerTest, LoadsAndDeliversAsEnvAndFile) {
   ASSERT_EQ(spec.landlock.rules.size(), 1u);
   EXPECT_EQ(spec.landlock.rules[0].path, "/run/secrets");
 
-  SandboxSpec covered;
+  sandbox::SandboxSpec covered;
   covered.use_namespaces = true;
-  covered.mounts.push_back({MountOp::Kind::kBind, "/run", "/run", false, false});
+  covered.mounts.push_back({sandbox::MountOp::Kind::kBind, "/run", "/run", false, false});
   EXPECT_THAT((*m)->AddToSandbox(covered).error().message, HasSubstr("would cover"));
 
   fs::path secrets_dir = fs::path(host_file).parent_path();

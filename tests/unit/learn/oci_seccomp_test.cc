@@ -11,8 +11,8 @@
 namespace gander::learn {
 namespace {
 
-using monitor::ArgPattern;
 using nlohmann::json;
+using policies::ArgPattern;
 
 bool Denied(const std::vector<ArgPattern>& deny, uint64_t v) {
   for (const auto& p : deny) {
@@ -32,7 +32,7 @@ bool Allowed(const std::vector<std::pair<uint64_t, uint64_t>>& allow, uint64_t v
 // the floor: checked on the patterns' own values, their neighbours, high bits and random values.
 TEST(OciSeccomp, AllowedPatternsAreTheExactComplement) {
   std::mt19937_64 rng(9);
-  for (const auto& entry : monitor::DeniedSyscalls({.deny_host_sockets = true})) {
+  for (const auto& entry : policies::DeniedSyscalls({.deny_host_sockets = true})) {
     if (entry.any_of.empty()) continue;
     auto allow = AllowedPatterns(entry.any_of);
     ASSERT_FALSE(allow.empty()) << entry.label;
@@ -63,7 +63,7 @@ TEST(OciSeccomp, ProfileAllowsWhatWasSeenButNeverTheFloor) {
   Learned l;
   l.syscalls = {{"read", 10}, {"execve", 1}, {"ptrace", 2}, {"clone", 3},
                 {"ioctl", 4}, {"nr 999", 1}, {"openat", 7}};
-  auto floor = monitor::DeniedSyscalls({});
+  auto floor = policies::DeniedSyscalls({});
   auto profile = OciSeccompProfile(l, floor, "SCMP_ARCH_X86_64");
   json j = json::parse(profile.json);
   EXPECT_EQ(j["defaultAction"], "SCMP_ACT_ERRNO");

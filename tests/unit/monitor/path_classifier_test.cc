@@ -32,22 +32,24 @@ class PathClassifierTest : public ::testing::Test {
 };
 
 TEST_F(PathClassifierTest, Workspace) {
-  EXPECT_EQ(Classify("/home/u/proj", rules_), PathClass::kWorkspace);
-  EXPECT_EQ(Classify("/home/u/proj/src/index.js", rules_), PathClass::kWorkspace);
+  EXPECT_EQ(Classify("/home/u/proj", rules_), events::PathClass::kWorkspace);
+  EXPECT_EQ(Classify("/home/u/proj/src/index.js", rules_), events::PathClass::kWorkspace);
 }
 
 TEST_F(PathClassifierTest, Private) {
-  EXPECT_EQ(Classify("/tmp", rules_), PathClass::kPrivate);
-  EXPECT_EQ(Classify("/tmp/npm-1234/x", rules_), PathClass::kPrivate);
-  EXPECT_EQ(Classify("/home/u/.cache/node", rules_), PathClass::kPrivate);
-  EXPECT_EQ(Classify("/home/u/project2/x", rules_), PathClass::kPrivate)
+  EXPECT_EQ(Classify("/tmp", rules_), events::PathClass::kPrivate);
+  EXPECT_EQ(Classify("/tmp/npm-1234/x", rules_), events::PathClass::kPrivate);
+  EXPECT_EQ(Classify("/home/u/.cache/node", rules_), events::PathClass::kPrivate);
+  EXPECT_EQ(Classify("/home/u/project2/x", rules_), events::PathClass::kPrivate)
       << "a sibling whose name starts like the workspace is not in it";
 }
 
 TEST_F(PathClassifierTest, AllowedReadOnly) {
-  EXPECT_EQ(Classify("/usr/lib/x86_64-linux-gnu/libc.so.6", rules_), PathClass::kAllowedReadOnly);
-  EXPECT_EQ(Classify("/etc/passwd", rules_), PathClass::kAllowedReadOnly);
-  EXPECT_EQ(Classify("/opt/node/bin/node", rules_), PathClass::kAllowedReadOnly) << "extra_exec";
+  EXPECT_EQ(Classify("/usr/lib/x86_64-linux-gnu/libc.so.6", rules_),
+            events::PathClass::kAllowedReadOnly);
+  EXPECT_EQ(Classify("/etc/passwd", rules_), events::PathClass::kAllowedReadOnly);
+  EXPECT_EQ(Classify("/opt/node/bin/node", rules_), events::PathClass::kAllowedReadOnly)
+      << "extra_exec";
 }
 
 TEST_F(PathClassifierTest, AllowedWriteOutsideTheWorkspace) {
@@ -55,35 +57,35 @@ TEST_F(PathClassifierTest, AllowedWriteOutsideTheWorkspace) {
   policy.write.push_back("/var/cache/app");
   policy.read.push_back("/var");
   auto rules = ClassifierRules::From(policy, "/home/u/proj");
-  EXPECT_EQ(Classify("/var/cache/app/db", rules), PathClass::kAllowedWrite);
-  EXPECT_EQ(Classify("/var/log/syslog", rules), PathClass::kAllowedReadOnly)
+  EXPECT_EQ(Classify("/var/cache/app/db", rules), events::PathClass::kAllowedWrite);
+  EXPECT_EQ(Classify("/var/log/syslog", rules), events::PathClass::kAllowedReadOnly)
       << "the longest matching rule wins";
 }
 
 TEST_F(PathClassifierTest, System) {
-  EXPECT_EQ(Classify("/proc/1/status", rules_), PathClass::kSystem);
-  EXPECT_EQ(Classify("/dev/null", rules_), PathClass::kSystem);
-  EXPECT_EQ(Classify("pipe:[1234]", rules_), PathClass::kSystem);
-  EXPECT_EQ(Classify("anon_inode:[eventfd]", rules_), PathClass::kSystem);
+  EXPECT_EQ(Classify("/proc/1/status", rules_), events::PathClass::kSystem);
+  EXPECT_EQ(Classify("/dev/null", rules_), events::PathClass::kSystem);
+  EXPECT_EQ(Classify("pipe:[1234]", rules_), events::PathClass::kSystem);
+  EXPECT_EQ(Classify("anon_inode:[eventfd]", rules_), events::PathClass::kSystem);
 }
 
 TEST_F(PathClassifierTest, Outside) {
-  EXPECT_EQ(Classify("/var/lib/dpkg/status", rules_), PathClass::kOutside);
-  EXPECT_EQ(Classify("/", rules_), PathClass::kOutside);
-  EXPECT_EQ(Classify("/home", rules_), PathClass::kOutside);
-  EXPECT_EQ(Classify("/home/other/.bashrc", rules_), PathClass::kOutside);
-  EXPECT_EQ(Classify("/usrlocal", rules_), PathClass::kOutside) << "prefix of a name only";
-  EXPECT_EQ(Classify("", rules_), PathClass::kOutside);
+  EXPECT_EQ(Classify("/var/lib/dpkg/status", rules_), events::PathClass::kOutside);
+  EXPECT_EQ(Classify("/", rules_), events::PathClass::kOutside);
+  EXPECT_EQ(Classify("/home", rules_), events::PathClass::kOutside);
+  EXPECT_EQ(Classify("/home/other/.bashrc", rules_), events::PathClass::kOutside);
+  EXPECT_EQ(Classify("/usrlocal", rules_), events::PathClass::kOutside) << "prefix of a name only";
+  EXPECT_EQ(Classify("", rules_), events::PathClass::kOutside);
 }
 
 TEST_F(PathClassifierTest, Denied) {
-  EXPECT_EQ(Classify("/home/u/.ssh", rules_), PathClass::kDenied);
-  EXPECT_EQ(Classify("/home/u/.ssh/id_ed25519", rules_), PathClass::kDenied);
-  EXPECT_EQ(Classify("/home/u/.config/goose/config.yaml", rules_), PathClass::kDenied);
-  EXPECT_EQ(Classify("/etc/shadow", rules_), PathClass::kDenied);
-  EXPECT_EQ(Classify("/etc/shadow-", rules_), PathClass::kAllowedReadOnly)
+  EXPECT_EQ(Classify("/home/u/.ssh", rules_), events::PathClass::kDenied);
+  EXPECT_EQ(Classify("/home/u/.ssh/id_ed25519", rules_), events::PathClass::kDenied);
+  EXPECT_EQ(Classify("/home/u/.config/goose/config.yaml", rules_), events::PathClass::kDenied);
+  EXPECT_EQ(Classify("/etc/shadow", rules_), events::PathClass::kDenied);
+  EXPECT_EQ(Classify("/etc/shadow-", rules_), events::PathClass::kAllowedReadOnly)
       << "not under /etc/shadow";
-  EXPECT_EQ(Classify("/home/u/.config/gcloud", rules_), PathClass::kPrivate);
+  EXPECT_EQ(Classify("/home/u/.config/gcloud", rules_), events::PathClass::kPrivate);
 }
 
 TEST_F(PathClassifierTest, DenyWinsEvenWhenShorter) {
@@ -92,26 +94,26 @@ TEST_F(PathClassifierTest, DenyWinsEvenWhenShorter) {
   policy.exec.push_back("/opt/tools/bin");
   policy.deny.push_back("/home/u/proj/.env");
   auto rules = ClassifierRules::From(policy, "/home/u/proj", {"/opt/node"});
-  EXPECT_EQ(Classify("/opt/tools/bin/tool", rules), PathClass::kDenied);
-  EXPECT_EQ(Classify("/opt/node/bin/node", rules), PathClass::kDenied);
-  EXPECT_EQ(Classify("/home/u/proj/.env", rules), PathClass::kDenied);
-  EXPECT_EQ(Classify("/home/u/proj/.envrc", rules), PathClass::kWorkspace);
+  EXPECT_EQ(Classify("/opt/tools/bin/tool", rules), events::PathClass::kDenied);
+  EXPECT_EQ(Classify("/opt/node/bin/node", rules), events::PathClass::kDenied);
+  EXPECT_EQ(Classify("/home/u/proj/.env", rules), events::PathClass::kDenied);
+  EXPECT_EQ(Classify("/home/u/proj/.envrc", rules), events::PathClass::kWorkspace);
 }
 
 TEST_F(PathClassifierTest, WorkspaceThatIsHomeIsStillTheWorkspace) {
   auto rules = ClassifierRules::From(DefaultLikePolicy(), "/home/u");
-  EXPECT_EQ(Classify("/home/u/notes.txt", rules), PathClass::kWorkspace)
+  EXPECT_EQ(Classify("/home/u/notes.txt", rules), events::PathClass::kWorkspace)
       << "workspace beats private on the same path";
-  EXPECT_EQ(Classify("/home/u/.ssh/id_rsa", rules), PathClass::kDenied);
+  EXPECT_EQ(Classify("/home/u/.ssh/id_rsa", rules), events::PathClass::kDenied);
 }
 
 TEST_F(PathClassifierTest, RulesAreNormalised) {
-  ClassifierRules rules({{"/data//set/", PathClass::kAllowedReadOnly},
-                         {"relative/ignored", PathClass::kDenied},
-                         {"/data/set/../secret", PathClass::kDenied}});
-  EXPECT_EQ(rules.Classify("/data/set/a"), PathClass::kAllowedReadOnly);
-  EXPECT_EQ(rules.Classify("/data/secret/a"), PathClass::kDenied);
-  EXPECT_EQ(rules.Classify("/relative/ignored"), PathClass::kOutside);
+  ClassifierRules rules({{"/data//set/", events::PathClass::kAllowedReadOnly},
+                         {"relative/ignored", events::PathClass::kDenied},
+                         {"/data/set/../secret", events::PathClass::kDenied}});
+  EXPECT_EQ(rules.Classify("/data/set/a"), events::PathClass::kAllowedReadOnly);
+  EXPECT_EQ(rules.Classify("/data/secret/a"), events::PathClass::kDenied);
+  EXPECT_EQ(rules.Classify("/relative/ignored"), events::PathClass::kOutside);
   EXPECT_EQ(rules.DenyPaths(), std::vector<std::string>{"/data/secret"});
 }
 
@@ -121,15 +123,15 @@ TEST_F(PathClassifierTest, ResolveAndClassify) {
   view.fds = {{3, "/home/u/.ssh"}};
   ClassifiedPath escape = ResolveAndClassify("/proc/self/fd/3/id_rsa", std::nullopt, view, rules_);
   EXPECT_EQ(escape.path, "/home/u/.ssh/id_rsa");
-  EXPECT_EQ(escape.path_class, PathClass::kDenied);
+  EXPECT_EQ(escape.path_class, events::PathClass::kDenied);
   ClassifiedPath up = ResolveAndClassify("../../../etc/shadow", std::nullopt, view, rules_);
-  EXPECT_EQ(up.path_class, PathClass::kDenied);
+  EXPECT_EQ(up.path_class, events::PathClass::kDenied);
   ClassifiedPath local = ResolveAndClassify("package.json", std::nullopt, view, rules_);
-  EXPECT_EQ(local.path_class, PathClass::kWorkspace);
+  EXPECT_EQ(local.path_class, events::PathClass::kWorkspace);
   ClassifiedPath overlong =
       ResolveAndClassify(std::string(PATH_MAX, 'a'), std::nullopt, view, rules_);
   EXPECT_FALSE(overlong.path);
-  EXPECT_EQ(overlong.path_class, PathClass::kUnknown);
+  EXPECT_EQ(overlong.path_class, events::PathClass::kUnknown);
   EXPECT_EQ(overlong.error, ENAMETOOLONG);
 }
 
@@ -139,16 +141,16 @@ TEST_F(PathClassifierTest, SymlinkInTheWorkspacePointingOut) {
   auto target = [&](std::string_view text) {
     return ClassifySymlinkTarget("/home/u/proj/link", text, view, rules_);
   };
-  EXPECT_EQ(Classify("/home/u/proj/link", rules_), PathClass::kWorkspace);
+  EXPECT_EQ(Classify("/home/u/proj/link", rules_), events::PathClass::kWorkspace);
   ClassifiedPath key = target("../.ssh/id_rsa");
   EXPECT_EQ(key.path, "/home/u/.ssh/id_rsa");
-  EXPECT_EQ(key.path_class, PathClass::kDenied);
-  EXPECT_EQ(target("/etc/hosts").path_class, PathClass::kAllowedReadOnly);
-  EXPECT_EQ(target("/var/lib/secret").path_class, PathClass::kOutside);
-  EXPECT_EQ(target("src/../README.md").path_class, PathClass::kWorkspace);
-  EXPECT_EQ(target("/proc/self/fd/7/shadow").path_class, PathClass::kDenied);
+  EXPECT_EQ(key.path_class, events::PathClass::kDenied);
+  EXPECT_EQ(target("/etc/hosts").path_class, events::PathClass::kAllowedReadOnly);
+  EXPECT_EQ(target("/var/lib/secret").path_class, events::PathClass::kOutside);
+  EXPECT_EQ(target("src/../README.md").path_class, events::PathClass::kWorkspace);
+  EXPECT_EQ(target("/proc/self/fd/7/shadow").path_class, events::PathClass::kDenied);
   ClassifiedPath empty = target("");
-  EXPECT_EQ(empty.path_class, PathClass::kUnknown);
+  EXPECT_EQ(empty.path_class, events::PathClass::kUnknown);
   EXPECT_EQ(empty.error, ENOENT);
 }
 

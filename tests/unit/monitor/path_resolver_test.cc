@@ -157,7 +157,7 @@ TEST_F(PathResolverTest, RawPathForEventIsCutAtNulAndBounded) {
   EXPECT_EQ(short_path.text, "/etc/passwd");
   EXPECT_FALSE(short_path.truncated);
   RawPath long_path = RawPathForEvent(std::string(PATH_MAX, 'a'));
-  EXPECT_EQ(long_path.text.size(), kMaxRawPathBytes);
+  EXPECT_EQ(long_path.text.size(), events::kMaxRawPathBytes);
   EXPECT_TRUE(long_path.truncated);
 }
 

@@ -86,7 +86,7 @@ class SeccompMonitorTest : public ::testing::Test {
     policy.deny = {"/home/u/.ssh", "/etc/shadow"};
     config_.extension = "fs";
     config_.rules = ClassifierRules::From(policy, "/home/u/proj");
-    config_.denials = DeniedSyscalls({});
+    config_.denials = policies::DeniedSyscalls({});
   }
   SeccompMonitor Make() { return SeccompMonitor(kernel_, memory_, processes_, config_, queue_); }
   Notification Call(const char* name, std::initializer_list<uint64_t> args) {
@@ -98,25 +98,27 @@ class SeccompMonitorTest : public ::testing::Test {
     for (uint64_t a : args) n.args[i++] = a;
     return n;
   }
-  static const FileEvent& File(const Event& e) { return std::get<FileEvent>(e.payload); }
+  static const events::FileEvent& File(const events::Event& e) {
+    return std::get<events::FileEvent>(e.payload);
+  }
 
   NoKernel kernel_;
   FakeMemory memory_;
   FakeProcesses processes_;
   SeccompMonitorConfig config_;
-  BoundedEventQueue queue_;
+  events::BoundedEventQueue queue_;
 };
 
 TEST_F(SeccompMonitorTest, DeniedSyscallIsReportedThenRefused) {
   auto monitor = Make();
-  std::vector<Event> events;
+  std::vector<events::Event> events;
   Response r = monitor.Decide(Call("ptrace", {16, 1}), events);
   EXPECT_FALSE(r.continue_syscall);
   EXPECT_EQ(r.error, EPERM);
   ASSERT_EQ(events.size(), 1u);
-  const auto& s = std::get<SyscallEvent>(events[0].payload);
+  const auto& s = std::get<events::SyscallEvent>(events[0].payload);
   EXPECT_EQ(s.name, "ptrace");
-  EXPECT_EQ(s.action, SyscallAction::kDenied);
+  EXPECT_EQ(s.action, events::SyscallAction::kDenied);
   EXPECT_EQ(events[0].executable, "/usr/bin/node");
   EXPECT_EQ(events[0].pid, 4242);
 }
@@ -125,15 +127,15 @@ TEST_F(SeccompMonitorTest, AnUnlistedSyscallIsReportedThenRefusedAfterTheFloor) 
   config_.unlisted = {Nr("mkdir"), Nr("unshare")};
   config_.unlisted_errno = ENOSYS;
   auto monitor = Make();
-  std::vector<Event> events;
+  std::vector<events::Event> events;
   Response r = monitor.Decide(Call("mkdir", {0, 0755}), events);
   EXPECT_FALSE(r.continue_syscall);
   EXPECT_EQ(r.error, ENOSYS);
   ASSERT_EQ(events.size(), 1u);
-  const auto& s = std::get<SyscallEvent>(events[0].payload);
+  const auto& s = std::get<events::SyscallEvent>(events[0].payload);
   EXPECT_EQ(s.name, "mkdir");
   EXPECT_EQ(s.error, ENOSYS);
-  EXPECT_EQ(s.action, SyscallAction::kDenied);
+  EXPECT_EQ(s.action, events::SyscallAction::kDenied);
   // The floor's answer first: unshare(CLONE_NEWUSER) is EPERM, plain unshare the list's ENOSYS.
   EXPECT_EQ(monitor.Decide(Call("unshare", {CLONE_NEWUSER}), events).error, EPERM);
   EXPECT_EQ(monitor.Decide(Call("unshare", {0}), events).error, ENOSYS);
@@ -142,7 +144,7 @@ TEST_F(SeccompMonitorTest, AnUnlistedSyscallIsReportedThenRefusedAfterTheFloor) 
 
 TEST_F(SeccompMonitorTest, ConditionalDenialFollowsTheArguments) {
   auto monitor = Make();
-  std::vector<Event> events;
+  std::vector<events::Event> events;
   // A plain fork-like clone continues (census mode sends every clone here)...
   EXPECT_TRUE(monitor.Decide(Call("clone", {SIGCHLD}), events).continue_syscall);
   EXPECT_TRUE(events.empty());
@@ -154,7 +156,7 @@ TEST_F(SeccompMonitorTest, ConditionalDenialFollowsTheArguments) {
 
 TEST_F(SeccompMonitorTest, SocketFamilyIsComparedAsTheIntTheKernelReads) {
   auto monitor = Make();
-  std::vector<Event> events;
+  std::vector<events::Event> events;
   EXPECT_TRUE(monitor.Decide(Call("socket", {AF_INET, SOCK_STREAM}), events).continue_syscall);
   // The kernel truncates the family to an int: upper bits must not hide AF_VSOCK.
   for (uint64_t family : {uint64_t{AF_VSOCK}, AF_VSOCK | (uint64_t{1} << 32)}) {
@@ -167,35 +169,35 @@ TEST_F(SeccompMonitorTest, SocketFamilyIsComparedAsTheIntTheKernelReads) {
 TEST_F(SeccompMonitorTest, OpenOfADeniedPathIsLoggedAndContinued) {
   auto monitor = Make();
   memory_.strings[0x1000] = "../.ssh/id_rsa";  // relative to the cwd /home/u/proj
-  std::vector<Event> events;
+  std::vector<events::Event> events;
   Response r =
       monitor.Decide(Call("openat", {static_cast<uint64_t>(AT_FDCWD), 0x1000, O_RDONLY}), events);
   EXPECT_TRUE(r.continue_syscall) << "the mount view enforces; the notification observes";
   ASSERT_EQ(events.size(), 1u);
-  const FileEvent& f = File(events[0]);
+  const events::FileEvent& f = File(events[0]);
   EXPECT_EQ(f.raw_path, "../.ssh/id_rsa");
   EXPECT_EQ(f.path, "/home/u/.ssh/id_rsa");
-  EXPECT_EQ(f.path_class, PathClass::kDenied);
-  EXPECT_EQ(f.result, Verdict::kDenied);
-  EXPECT_EQ(f.access, FileAccess::kRead);
+  EXPECT_EQ(f.path_class, events::PathClass::kDenied);
+  EXPECT_EQ(f.result, events::Verdict::kDenied);
+  EXPECT_EQ(f.access, events::FileAccess::kRead);
 }
 
 TEST_F(SeccompMonitorTest, DirfdRelativeWriteOutsideIsLogged) {
   auto monitor = Make();
   memory_.strings[0x2000] = "../../etc/passwd";
-  std::vector<Event> events;
+  std::vector<events::Event> events;
   monitor.Decide(Call("openat", {7, 0x2000, O_WRONLY | O_TRUNC}), events);  // fd 7 = /home/u
   ASSERT_EQ(events.size(), 1u);
   EXPECT_EQ(File(events[0]).path, "/etc/passwd");
-  EXPECT_EQ(File(events[0]).access, FileAccess::kWrite);
-  EXPECT_EQ(File(events[0]).path_class, PathClass::kAllowedReadOnly);
+  EXPECT_EQ(File(events[0]).access, events::FileAccess::kWrite);
+  EXPECT_EQ(File(events[0]).path_class, events::PathClass::kAllowedReadOnly);
 }
 
 TEST_F(SeccompMonitorTest, WorkspaceAndSystemReadsStayOutOfTheLog) {
   auto monitor = Make();
   memory_.strings[0x3000] = "notes.txt";
   memory_.strings[0x3100] = "/usr/lib/libc.so.6";
-  std::vector<Event> events;
+  std::vector<events::Event> events;
   monitor.Decide(Call("openat", {static_cast<uint64_t>(AT_FDCWD), 0x3000, O_RDWR}), events);
   monitor.Decide(Call("openat", {static_cast<uint64_t>(AT_FDCWD), 0x3100, O_RDONLY}), events);
   EXPECT_TRUE(events.empty());
@@ -209,12 +211,12 @@ TEST_F(SeccompMonitorTest, WorkspaceSymlinkIsFollowedToWhatItReaches) {
   auto monitor = Make();
   processes_.links["/home/u/proj/innocent"] = "../.ssh/id_rsa";
   memory_.strings[0x7000] = "innocent";
-  std::vector<Event> events;
+  std::vector<events::Event> events;
   monitor.Decide(Call("openat", {static_cast<uint64_t>(AT_FDCWD), 0x7000, O_RDONLY}), events);
   ASSERT_EQ(events.size(), 1u);
   EXPECT_EQ(File(events[0]).raw_path, "innocent");
   EXPECT_EQ(File(events[0]).path, "/home/u/.ssh/id_rsa");
-  EXPECT_EQ(File(events[0]).path_class, PathClass::kDenied);
+  EXPECT_EQ(File(events[0]).path_class, events::PathClass::kDenied);
   EXPECT_EQ(events[0].sandbox_pid, 2);
 }
 
@@ -225,7 +227,7 @@ TEST_F(SeccompMonitorTest, SymlinksAreReadFromTheRootOpenedOnce) {
   processes_.links["/home/u/proj/innocent"] = "../.ssh/id_rsa";
   memory_.strings[0x7000] = "innocent";
   memory_.strings[0x7100] = "plain";
-  std::vector<Event> events;
+  std::vector<events::Event> events;
   for (int i = 0; i < 3; ++i) {
     monitor.Decide(Call("openat", {static_cast<uint64_t>(AT_FDCWD), 0x7000, O_RDONLY}), events);
     monitor.Decide(Call("openat", {static_cast<uint64_t>(AT_FDCWD), 0x7100, O_RDONLY}), events);
@@ -235,7 +237,7 @@ TEST_F(SeccompMonitorTest, SymlinksAreReadFromTheRootOpenedOnce) {
   EXPECT_EQ(processes_.view_reads, 0);
   ASSERT_EQ(events.size(), 3u);  // the link to ~/.ssh each time; the plain file is no news
   EXPECT_EQ(File(events[2]).path, "/home/u/.ssh/id_rsa");
-  EXPECT_EQ(File(events[2]).path_class, PathClass::kDenied);
+  EXPECT_EQ(File(events[2]).path_class, events::PathClass::kDenied);
 }
 
 // The real /proc: a link read from the open root is the link read through /proc/TID/root,
@@ -274,34 +276,34 @@ TEST(ProcfsProcesses, ALinkReadFromTheOpenRootIsTheLinkReadThroughProcRoot) {
 TEST_F(SeccompMonitorTest, ProcRootOfAnySandboxProcessIsTheRoot) {
   auto monitor = Make();
   memory_.strings[0x7100] = "/proc/1/root/home/u/.ssh/id_rsa";
-  std::vector<Event> events;
+  std::vector<events::Event> events;
   monitor.Decide(Call("openat", {static_cast<uint64_t>(AT_FDCWD), 0x7100, O_RDONLY}), events);
   ASSERT_EQ(events.size(), 1u);
   EXPECT_EQ(File(events[0]).path, "/home/u/.ssh/id_rsa");
-  EXPECT_EQ(File(events[0]).path_class, PathClass::kDenied);
+  EXPECT_EQ(File(events[0]).path_class, events::PathClass::kDenied);
 }
 
 TEST_F(SeccompMonitorTest, WriteIntoAReadOnlyGrantIsDenied) {
   auto monitor = Make();
   memory_.strings[0x7200] = "/etc/new";
-  std::vector<Event> events;
+  std::vector<events::Event> events;
   monitor.Decide(Call("openat", {static_cast<uint64_t>(AT_FDCWD), 0x7200, O_WRONLY | O_CREAT}),
                  events);
   ASSERT_EQ(events.size(), 1u);
-  EXPECT_EQ(File(events[0]).result, Verdict::kDenied) << "the bind is read-only";
+  EXPECT_EQ(File(events[0]).result, events::Verdict::kDenied) << "the bind is read-only";
 }
 
 TEST_F(SeccompMonitorTest, RenameLogsBothPaths) {
   auto monitor = Make();
   memory_.strings[0x4000] = "/home/u/.ssh/id_rsa";
   memory_.strings[0x4100] = "/home/u/proj/key";
-  std::vector<Event> events;
+  std::vector<events::Event> events;
   monitor.Decide(Call("renameat2", {static_cast<uint64_t>(AT_FDCWD), 0x4000,
                                     static_cast<uint64_t>(AT_FDCWD), 0x4100, 0}),
                  events);
   ASSERT_EQ(events.size(), 1u) << "the workspace side is not notable; the denied source is";
   EXPECT_EQ(File(events[0]).path, "/home/u/.ssh/id_rsa");
-  EXPECT_EQ(File(events[0]).access, FileAccess::kRename);
+  EXPECT_EQ(File(events[0]).access, events::FileAccess::kRename);
 }
 
 TEST_F(SeccompMonitorTest, ExecRecordsPathAndArgv) {
@@ -312,30 +314,30 @@ TEST_F(SeccompMonitorTest, ExecRecordsPathAndArgv) {
   memory_.words[0x6000] = 0x5100;
   memory_.words[0x6008] = 0x5200;
   memory_.words[0x6010] = 0;
-  std::vector<Event> events;
+  std::vector<events::Event> events;
   monitor.Decide(Call("execve", {0x5000, 0x6000, 0}), events);
   ASSERT_EQ(events.size(), 1u);
-  const auto& p = std::get<ProcessEvent>(events[0].payload);
+  const auto& p = std::get<events::ProcessEvent>(events[0].payload);
   EXPECT_EQ(p.path, "/usr/bin/node");
   EXPECT_EQ(p.argv, (std::vector<std::string>{"node", "server.js"}));
 }
 
 TEST_F(SeccompMonitorTest, UnreadablePathIsStillAnEvent) {
   auto monitor = Make();
-  std::vector<Event> events;
+  std::vector<events::Event> events;
   EXPECT_TRUE(
       monitor.Decide(Call("openat", {static_cast<uint64_t>(AT_FDCWD), 0xdead, O_RDONLY}), events)
           .continue_syscall);
   ASSERT_EQ(events.size(), 1u);
   EXPECT_EQ(File(events[0]).error, EFAULT);
-  EXPECT_EQ(File(events[0]).path_class, PathClass::kUnknown);
+  EXPECT_EQ(File(events[0]).path_class, events::PathClass::kUnknown);
 }
 
 TEST_F(SeccompMonitorTest, FilesOffWatchesNothingButDenials) {
-  config_.files = FilesWatch::kOff;
+  config_.files = policies::FilesWatch::kOff;
   auto monitor = Make();
   memory_.strings[0x1000] = "/home/u/.ssh/id_rsa";
-  std::vector<Event> events;
+  std::vector<events::Event> events;
   monitor.Decide(Call("openat", {static_cast<uint64_t>(AT_FDCWD), 0x1000, O_RDONLY}), events);
   EXPECT_TRUE(events.empty());
   monitor.Decide(Call("bpf", {0, 0, 0}), events);
@@ -348,7 +350,7 @@ TEST_F(SeccompMonitorTest, LoggedFileEventsCarryTheMetricsPathLabel) {
   auto monitor = Make();
   memory_.strings[0x1000] = "/home/u/.ssh/keys/id_rsa";  // under the deny rule ~/.ssh
   memory_.strings[0x2000] = "/var/lib/secret/x";         // outside: two components
-  std::vector<Event> events;
+  std::vector<events::Event> events;
   for (uint64_t address : {0x1000, 0x2000}) {
     monitor.Decide(Call("openat", {static_cast<uint64_t>(AT_FDCWD), address, O_RDONLY}), events);
   }
@@ -360,13 +362,13 @@ TEST_F(SeccompMonitorTest, LoggedFileEventsCarryTheMetricsPathLabel) {
 TEST_F(SeccompMonitorTest, ExitGroupIsAProcessExitExceptTheExtensionsOwn) {
   pid_t extension = 3;  // sandbox pid of the extension; FakeProcesses says every pid is 2
   config_.extension_pid = &extension;
-  config_.files = FilesWatch::kOff;  // process events do not depend on `files`
+  config_.files = policies::FilesWatch::kOff;  // process events do not depend on `files`
   auto monitor = Make();
-  std::vector<Event> events;
+  std::vector<events::Event> events;
   EXPECT_TRUE(monitor.Decide(Call("exit_group", {0x103}), events).continue_syscall);
   ASSERT_EQ(events.size(), 1u);
-  const auto& exit = std::get<ProcessEvent>(events[0].payload);
-  EXPECT_EQ(exit.action, ProcessAction::kExit);
+  const auto& exit = std::get<events::ProcessEvent>(events[0].payload);
+  EXPECT_EQ(exit.action, events::ProcessAction::kExit);
   EXPECT_EQ(exit.exit_code, 3);  // the status's low byte, as wait reports it
   EXPECT_EQ(exit.path, "/usr/bin/node");
   EXPECT_EQ(events[0].pid, 4242);
@@ -387,16 +389,16 @@ TEST_F(SeccompMonitorTest, TrialPolicyTurnsAllowedIntoWouldDeny) {
   memory_.strings[0x1000] = "/etc/hosts";       // enforced: read-only grant; trial: outside
   memory_.strings[0x2000] = "/usr/bin/env";     // both allow
   memory_.strings[0x3000] = "/home/u/.ssh/id";  // enforced: denied
-  std::vector<Event> events;
+  std::vector<events::Event> events;
   for (uint64_t address : {0x1000, 0x2000, 0x3000}) {
     monitor.Decide(Call("openat", {static_cast<uint64_t>(AT_FDCWD), address, O_RDONLY}), events);
   }
   ASSERT_EQ(events.size(), 3u);
-  EXPECT_EQ(File(events[0]).result, Verdict::kWouldDeny);
-  EXPECT_EQ(File(events[0]).path_class, PathClass::kOutside);  // the trial's class
-  EXPECT_EQ(File(events[1]).result, Verdict::kAllowed);
-  EXPECT_EQ(File(events[2]).result, Verdict::kDenied);
-  EXPECT_EQ(File(events[2]).path_class, PathClass::kDenied);
+  EXPECT_EQ(File(events[0]).result, events::Verdict::kWouldDeny);
+  EXPECT_EQ(File(events[0]).path_class, events::PathClass::kOutside);  // the trial's class
+  EXPECT_EQ(File(events[1]).result, events::Verdict::kAllowed);
+  EXPECT_EQ(File(events[2]).result, events::Verdict::kDenied);
+  EXPECT_EQ(File(events[2]).path_class, events::PathClass::kDenied);
 }
 
 TEST_F(SeccompMonitorTest, LearnModesRealHomeIsWouldDenyForReadsOnly) {
@@ -415,7 +417,7 @@ TEST_F(SeccompMonitorTest, LearnModesRealHomeIsWouldDenyForReadsOnly) {
   memory_.strings[0x2000] = "/home/u/.cache/x";   // written: the trial's tmpfs takes it too
   memory_.strings[0x3000] = "/srv/data/a.csv";    // outside under the trial
   memory_.strings[0x4000] = "/home/u/.ssh/id";    // denied in both
-  std::vector<Event> events;
+  std::vector<events::Event> events;
   auto open = [&](uint64_t address, uint64_t flags) {
     monitor.Decide(Call("openat", {static_cast<uint64_t>(AT_FDCWD), address, flags}), events);
   };
@@ -424,32 +426,32 @@ TEST_F(SeccompMonitorTest, LearnModesRealHomeIsWouldDenyForReadsOnly) {
   open(0x3000, O_RDONLY);
   open(0x4000, O_RDONLY);
   ASSERT_EQ(events.size(), 4u);
-  EXPECT_EQ(File(events[0]).result, Verdict::kWouldDeny);
-  EXPECT_EQ(File(events[0]).path_class, PathClass::kPrivate);
-  EXPECT_EQ(File(events[1]).result, Verdict::kAllowed);
-  EXPECT_EQ(File(events[2]).result, Verdict::kWouldDeny);
-  EXPECT_EQ(File(events[2]).path_class, PathClass::kOutside);
-  EXPECT_EQ(File(events[3]).result, Verdict::kDenied);
+  EXPECT_EQ(File(events[0]).result, events::Verdict::kWouldDeny);
+  EXPECT_EQ(File(events[0]).path_class, events::PathClass::kPrivate);
+  EXPECT_EQ(File(events[1]).result, events::Verdict::kAllowed);
+  EXPECT_EQ(File(events[2]).result, events::Verdict::kWouldDeny);
+  EXPECT_EQ(File(events[2]).path_class, events::PathClass::kOutside);
+  EXPECT_EQ(File(events[3]).result, events::Verdict::kDenied);
 }
 
 TEST_F(SeccompMonitorTest, CountsEverySyscallItSees) {
   auto monitor = Make();
-  std::vector<Event> events;
+  std::vector<events::Event> events;
   monitor.Decide(Call("getpid", {}), events);
   monitor.Decide(Call("getpid", {}), events);
   monitor.PublishCounts();
-  std::vector<Event> published;
-  struct Collect : EventSink {
-    std::vector<Event>* out;
-    void Publish(const Event& e) override { out->push_back(e); }
+  std::vector<events::Event> published;
+  struct Collect : events::EventSink {
+    std::vector<events::Event>* out;
+    void Publish(const events::Event& e) override { out->push_back(e); }
   } sink;
   sink.out = &published;
   queue_.Drain(sink, std::chrono::seconds(1));
   ASSERT_EQ(published.size(), 1u);
-  const auto& s = std::get<SyscallEvent>(published[0].payload);
+  const auto& s = std::get<events::SyscallEvent>(published[0].payload);
   EXPECT_EQ(s.name, "getpid");
   EXPECT_EQ(s.count, 2u);
-  EXPECT_EQ(s.action, SyscallAction::kCounted);
+  EXPECT_EQ(s.action, events::SyscallAction::kCounted);
 }
 
 }  // namespace

@@ -157,14 +157,14 @@ std::string Call(int id, const std::string& tool) {
 
 TEST_F(SupervisorRelay, SecretNeverReachesTheClient) {
   children_.push_back(Spawn());
-  BoundedEventQueue queue(64);
-  RpcMonitor rpc("t", &queue, 1 << 20);
+  events::BoundedEventQueue queue(64);
+  relay::RpcMonitor rpc("t", &queue, 1 << 20);
   std::vector<std::pair<std::string, uint64_t>> hits;
   auto note = [&](const char* ch) {
     return [&, ch](const std::string& name, uint64_t n) { hits.emplace_back(name + "@" + ch, n); };
   };
-  Redactor out_r({{"API_TOKEN", kToken}}, note("stdout"));
-  Redactor err_r({{"API_TOKEN", kToken}}, note("stderr"));
+  relay::Redactor out_r({{"API_TOKEN", kToken}}, note("stdout"));
+  relay::Redactor err_r({{"API_TOKEN", kToken}}, note("stderr"));
   SupervisorOptions o = Options(children_[0]);
   o.client_observer = &rpc.client_side();
   o.server_observer = &rpc.server_side();
@@ -197,8 +197,8 @@ TEST_F(SupervisorRelay, SecretNeverReachesTheClient) {
 
 TEST_F(SupervisorRelay, RestartBehindTheRelay) {
   children_.push_back(Spawn());
-  BoundedEventQueue queue(64);
-  RpcMonitor rpc("t", &queue, 1 << 20);
+  events::BoundedEventQueue queue(64);
+  relay::RpcMonitor rpc("t", &queue, 1 << 20);
   SupervisorOptions o = Options(children_[0]);
   o.client_observer = &rpc.client_side();
   o.server_observer = &rpc.server_side();
@@ -273,21 +273,21 @@ TEST_F(SupervisorRelay, RestartBehindTheRelay) {
       << out;
   EXPECT_EQ(rpc.swallowed(), 1u);
   // Every line the client got is one JSON-RPC message.
-  JsonRpcParser parser;
+  relay::JsonRpcParser parser;
   size_t start = 0;
   for (size_t nl; (nl = out.find('\n', start)) != std::string::npos; start = nl + 1) {
     EXPECT_TRUE(parser.Parse(out.substr(start, nl - start), false).json)
         << out.substr(start, nl - start);
   }
   // The aborted call is reported as a `tool` event.
-  struct Sink : EventSink {
-    std::vector<Event> events;
-    void Publish(const Event& e) override { events.push_back(e); }
+  struct Sink : events::EventSink {
+    std::vector<events::Event> events;
+    void Publish(const events::Event& e) override { events.push_back(e); }
   } sink;
   queue.Drain(sink, std::chrono::seconds(1));
   std::vector<std::string> outcomes;
-  for (const Event& e : sink.events) {
-    if (const auto* t = std::get_if<ToolEvent>(&e.payload)) {
+  for (const events::Event& e : sink.events) {
+    if (const auto* t = std::get_if<events::ToolEvent>(&e.payload)) {
       outcomes.push_back(t->name + "#" + t->request_id + ":" + t->outcome);
     }
   }

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-namespace gander::monitor::dns {
+namespace gander::network::dns {
 namespace {
 
 using policies::IpAddress;
@@ -124,4 +124,4 @@ TEST(DnsWire, AnErrorHasItsCodeAndNoAnswers) {
 }
 
 }  // namespace
-}  // namespace gander::monitor::dns
+}  // namespace gander::network::dns

@@ -5,7 +5,7 @@
 
 #include <string>
 
-namespace gander::monitor {
+namespace gander::network {
 namespace {
 
 using policies::Destination;
@@ -159,4 +159,4 @@ TEST(ParseHostsFileTest, EveryNameOfALineLowerCasedCommentsSkipped) {
 }
 
 }  // namespace
-}  // namespace gander::monitor
+}  // namespace gander::network

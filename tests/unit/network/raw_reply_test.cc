@@ -15,7 +15,7 @@
 #include <cstring>
 #include <string>
 
-namespace gander::monitor {
+namespace gander::network {
 namespace {
 
 std::string Hex(std::initializer_list<int> bytes) {
@@ -132,4 +132,4 @@ TEST(UnreachableCode, IsTheCodeTheKernelTurnsBackIntoTheError) {
 }
 
 }  // namespace
-}  // namespace gander::monitor
+}  // namespace gander::network

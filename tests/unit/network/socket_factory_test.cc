@@ -12,7 +12,7 @@
 #include <cstring>
 #include <thread>
 
-namespace gander::monitor {
+namespace gander::network {
 namespace {
 
 sockaddr_storage Loopback(uint16_t port, socklen_t* len) {
@@ -120,4 +120,4 @@ TEST_F(SocketFactoryTest, AMessageNoLongerThanTheTypeEndsTheHelper) {
 }
 
 }  // namespace
-}  // namespace gander::monitor
+}  // namespace gander::network

@@ -8,7 +8,7 @@
 #include <memory>
 #include <string>
 
-namespace gander::monitor {
+namespace gander::network {
 namespace {
 
 // The broker's shapes: destination -> relay, child address -> flow.
@@ -74,4 +74,4 @@ TEST(UdpFlowTable, AFlowIsIdleAtAndBeforeTheCutOff) {
 }
 
 }  // namespace
-}  // namespace gander::monitor
+}  // namespace gander::network

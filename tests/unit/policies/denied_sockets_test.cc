@@ -8,7 +8,7 @@
 
 #include "policies/denied_syscalls.h"
 
-namespace gander::monitor {
+namespace gander::policies {
 namespace {
 
 // Would the table refuse socket(domain, type, protocol)?
@@ -75,4 +75,4 @@ TEST(DeniedSocketsTest, WithNamespacesSocketIsNotRestrictedThisWay) {
 }
 
 }  // namespace
-}  // namespace gander::monitor
+}  // namespace gander::policies

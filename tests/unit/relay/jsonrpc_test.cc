@@ -5,7 +5,7 @@
 
 #include <string>
 
-namespace gander::monitor {
+namespace gander::relay {
 namespace {
 
 ParsedLine Parse(std::string_view line) {
@@ -181,4 +181,4 @@ TEST(JsonRpc, AHugeBatchIsReadUpToItsBound) {
 }
 
 }  // namespace
-}  // namespace gander::monitor
+}  // namespace gander::relay

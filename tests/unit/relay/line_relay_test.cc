@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-namespace gander::monitor {
+namespace gander::relay {
 namespace {
 
 const bool kSigpipeIgnored = [] {
@@ -228,4 +228,4 @@ TEST(LineRelay, InjectQueuesBytesBetweenLines) {
 }
 
 }  // namespace
-}  // namespace gander::monitor
+}  // namespace gander::relay

@@ -11,7 +11,7 @@
 #include <map>
 #include <string>
 
-namespace gander::monitor {
+namespace gander::relay {
 namespace {
 
 constexpr char kValue[] = "ghp_S3cr3t/V@lue";
@@ -287,4 +287,4 @@ TEST(RedactorFloor, JsonLinesKeepTheirQuotes) {
 }
 
 }  // namespace
-}  // namespace gander::monitor
+}  // namespace gander::relay

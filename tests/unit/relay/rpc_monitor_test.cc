@@ -6,7 +6,7 @@
 
 #include <string>
 
-namespace gander::monitor {
+namespace gander::relay {
 namespace {
 
 constexpr const char* kInitialize =
@@ -120,4 +120,4 @@ TEST(RpcMonitorRefusedLine, AnInitializeAnswerTheClientRefusesIsNotTheHandshake)
 }
 
 }  // namespace
-}  // namespace gander::monitor
+}  // namespace gander::relay

@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-namespace gander::monitor {
+namespace gander::relay {
 namespace {
 
 class Tracker : public ::testing::Test {
@@ -33,27 +33,28 @@ class Tracker : public ::testing::Test {
 };
 
 TEST_F(Tracker, StartupOneConcurrentIdle) {
-  EXPECT_EQ(tracker_.Slot().state, ToolCallState::kStartup);
+  EXPECT_EQ(tracker_.Slot().state, events::ToolCallState::kStartup);
   Client(
       R"({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18"}})");
   Server(R"({"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-06-18"}})");
   Client(R"({"jsonrpc":"2.0","method":"notifications/initialized"})");
   Client(R"({"jsonrpc":"2.0","id":1,"method":"tools/list"})");
-  EXPECT_EQ(tracker_.Slot().state, ToolCallState::kStartup) << "tools/list is not a tool call";
+  EXPECT_EQ(tracker_.Slot().state, events::ToolCallState::kStartup)
+      << "tools/list is not a tool call";
   EXPECT_EQ(tracker_.era(), McpEra::kHandshake);
   Client(Call(2, "read_file"), 1'000'000);
-  ToolCallSlot one = tracker_.Slot();
-  ASSERT_EQ(one.state, ToolCallState::kOne);
+  events::ToolCallSlot one = tracker_.Slot();
+  ASSERT_EQ(one.state, events::ToolCallState::kOne);
   EXPECT_EQ(one.call->tool, "read_file");
   EXPECT_EQ(one.call->request_id, "2");
   Client(Call(3, "write_file"), 2'000'000);
-  EXPECT_EQ(tracker_.Slot().state, ToolCallState::kConcurrent);
+  EXPECT_EQ(tracker_.Slot().state, events::ToolCallState::kConcurrent);
   EXPECT_FALSE(tracker_.Slot().call);
   Server(Result(2), 5'000'000);
-  ASSERT_EQ(tracker_.Slot().state, ToolCallState::kOne);
+  ASSERT_EQ(tracker_.Slot().state, events::ToolCallState::kOne);
   EXPECT_EQ(tracker_.Slot().call->tool, "write_file") << "the other one is still in flight";
   Server(Result(3, true), 9'000'000);
-  EXPECT_EQ(tracker_.Slot().state, ToolCallState::kIdle);
+  EXPECT_EQ(tracker_.Slot().state, events::ToolCallState::kIdle);
 
   auto done = tracker_.TakeCompleted();
   ASSERT_EQ(done.size(), 2u);
@@ -70,10 +71,10 @@ TEST_F(Tracker, RpcErrorCancellationAndStringIds) {
   Client(R"({"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"slow"}})");
   Client(R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"bad"}})");
   Server(R"({"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"x"}})");
-  ASSERT_EQ(tracker_.Slot().state, ToolCallState::kOne);
+  ASSERT_EQ(tracker_.Slot().state, events::ToolCallState::kOne);
   EXPECT_EQ(tracker_.Slot().call->request_id, "a");
   Client(R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"a"}})");
-  EXPECT_EQ(tracker_.Slot().state, ToolCallState::kIdle);
+  EXPECT_EQ(tracker_.Slot().state, events::ToolCallState::kIdle);
   // A late answer to the cancelled call changes nothing.
   Server(R"({"jsonrpc":"2.0","id":"a","result":{}})");
   auto done = tracker_.TakeCompleted();
@@ -87,15 +88,15 @@ TEST_F(Tracker, RpcErrorCancellationAndStringIds) {
 TEST_F(Tracker, NumberAndStringIdsDiffer) {
   Client(R"({"jsonrpc":"2.0","id":"5","method":"tools/call","params":{"name":"s"}})");
   Server(R"({"jsonrpc":"2.0","id":5,"result":{}})");
-  EXPECT_EQ(tracker_.Slot().state, ToolCallState::kOne) << "5 does not answer \"5\"";
+  EXPECT_EQ(tracker_.Slot().state, events::ToolCallState::kOne) << "5 does not answer \"5\"";
 }
 
 TEST_F(Tracker, Batches) {
   Client("[" + Call(1, "a") + "," + Call(2, "b") + "]");
-  EXPECT_EQ(tracker_.Slot().state, ToolCallState::kConcurrent);
+  EXPECT_EQ(tracker_.Slot().state, events::ToolCallState::kConcurrent);
   EXPECT_EQ(tracker_.tool_calls_in_flight(), 2u);
   Server("[" + Result(2) + "," + Result(1) + "]");
-  EXPECT_EQ(tracker_.Slot().state, ToolCallState::kIdle);
+  EXPECT_EQ(tracker_.Slot().state, events::ToolCallState::kIdle);
   EXPECT_EQ(tracker_.TakeCompleted().size(), 2u);
 }
 
@@ -113,10 +114,10 @@ TEST_F(Tracker, ServerToClientRequests) {
   Client(R"({"jsonrpc":"2.0","id":0,"result":{"content":{}}})");
   Server(R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2}})");
   EXPECT_EQ(tracker_.server_requests_in_flight(), 0u);
-  ASSERT_EQ(tracker_.Slot().state, ToolCallState::kOne);
+  ASSERT_EQ(tracker_.Slot().state, events::ToolCallState::kOne);
   EXPECT_EQ(tracker_.Slot().call->tool, "sampleLLM");
   Server(Result(1));
-  EXPECT_EQ(tracker_.Slot().state, ToolCallState::kIdle);
+  EXPECT_EQ(tracker_.Slot().state, events::ToolCallState::kIdle);
 }
 
 TEST_F(Tracker, StatelessEraAndMetaKept) {
@@ -136,10 +137,10 @@ TEST_F(Tracker, StatelessEraAndMetaKept) {
 
 TEST_F(Tracker, AttributionCountsAndAbort) {
   Client(Call(1, "t"));
-  Event file;
-  file.payload = FileEvent{.result = Verdict::kDenied};
-  Event denied;
-  denied.payload = SyscallEvent{};
+  events::Event file;
+  file.payload = events::FileEvent{.result = events::Verdict::kDenied};
+  events::Event denied;
+  denied.payload = events::SyscallEvent{};
   tracker_.Attribute(file);
   tracker_.Attribute(denied);
   Client(Call(2, "u"));
@@ -158,7 +159,7 @@ TEST_F(Tracker, AttributionCountsAndAbort) {
     }
   }
   EXPECT_EQ(tracker_.tool_stats().at("t").caused.files, 1u);
-  EXPECT_EQ(tracker_.Slot().state, ToolCallState::kIdle);
+  EXPECT_EQ(tracker_.Slot().state, events::ToolCallState::kIdle);
 }
 
 TEST_F(Tracker, BoundedToolNames) {
@@ -171,4 +172,4 @@ TEST_F(Tracker, BoundedToolNames) {
 }
 
 }  // namespace
-}  // namespace gander::monitor
+}  // namespace gander::relay

@@ -9,7 +9,7 @@
 
 #include "sandbox/gvisor/bundle.h"
 
-namespace gander::launcher {
+namespace gander::sandbox {
 namespace {
 
 // This machine: v1 memory/pids/freezer, a v2 mount with hugetlb only.
@@ -130,4 +130,4 @@ TEST(OciResources, TheLimitsGoIntoLinuxResources) {
 }
 
 }  // namespace
-}  // namespace gander::launcher
+}  // namespace gander::sandbox

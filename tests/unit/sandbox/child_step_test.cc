@@ -10,7 +10,7 @@
 #include <set>
 #include <string>
 
-namespace gander::launcher {
+namespace gander::sandbox {
 namespace {
 
 TEST(ChildStep, EveryStepRoundTripsWithItsErrnoAndDetail) {
@@ -67,4 +67,4 @@ TEST(ChildStep, NamespacesAreRefusedAtCloneOrAtTheFirstMountsOnly) {
 }
 
 }  // namespace
-}  // namespace gander::launcher
+}  // namespace gander::sandbox

@@ -5,7 +5,7 @@
 
 #include "sandbox/isolation.h"
 
-namespace gander::launcher {
+namespace gander::sandbox {
 namespace {
 
 TEST(EgressModeTest, NamespacesAndNotificationGiveTheEmptyNetnsBehindTheBroker) {
@@ -29,4 +29,4 @@ TEST(EgressModeTest, NoNotificationNoBroker) {
 }
 
 }  // namespace
-}  // namespace gander::launcher
+}  // namespace gander::sandbox

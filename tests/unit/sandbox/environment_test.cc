@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-namespace gander::launcher {
+namespace gander::sandbox {
 namespace {
 
 TEST(BuildEnvironment, StartsEmptyAndTakesOnlyWhatThePolicyNames) {
@@ -55,4 +55,4 @@ TEST(BuildEnvironment, OnlyTheNamedSecretsUnderTheirSandboxNames) {
 }
 
 }  // namespace
-}  // namespace gander::launcher
+}  // namespace gander::sandbox

@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <map>
 
-namespace gander::launcher {
+namespace gander::sandbox {
 namespace {
 
 using Kind = MountOp::Kind;
@@ -521,4 +521,4 @@ TEST(IsWithin, ComparesWholeComponents) {
 }
 
 }  // namespace
-}  // namespace gander::launcher
+}  // namespace gander::sandbox

@@ -12,7 +12,7 @@
 #include "sandbox/gvisor/runsc.h"
 #include "sandbox/gvisor/strace.h"
 
-namespace gander::launcher::gvisor {
+namespace gander::sandbox::gvisor {
 namespace {
 
 using Kind = MountOp::Kind;
@@ -216,15 +216,15 @@ StraceMapperConfig Config() {
           .home = "/home/u",
           .workspace = "/home/u/ws",
           .root_symlinks = {{"/lib", "usr/lib"}},
-          .files = monitor::FilesWatch::kOpens,
+          .files = policies::FilesWatch::kOpens,
           .log_all_files = false,
           .census = false,
           .tool_calls = nullptr};
 }
 
 // The events of one line.
-std::vector<monitor::Event> All(StraceMapper& mapper, std::string_view line) {
-  std::vector<monitor::Event> out;
+std::vector<events::Event> All(StraceMapper& mapper, std::string_view line) {
+  std::vector<events::Event> out;
   auto record = ParseStraceLine(line);
   EXPECT_TRUE(record) << line;
   if (record) mapper.Map(*record, out);
@@ -232,15 +232,15 @@ std::vector<monitor::Event> All(StraceMapper& mapper, std::string_view line) {
 }
 
 // The event of a line that makes at most one.
-std::optional<monitor::Event> One(StraceMapper& mapper, std::string_view line) {
+std::optional<events::Event> One(StraceMapper& mapper, std::string_view line) {
   auto out = All(mapper, line);
   EXPECT_LE(out.size(), 1u);
   if (out.empty()) return std::nullopt;
   return std::move(out.front());
 }
 
-const monitor::FileEvent& File(const monitor::Event& e) {
-  return std::get<monitor::FileEvent>(e.payload);
+const events::FileEvent& File(const events::Event& e) {
+  return std::get<events::FileEvent>(e.payload);
 }
 
 TEST(StraceTest, ParsesExitLinesOnly) {
@@ -260,12 +260,12 @@ TEST(StraceTest, ADeniedReadBecomesAFileEvent) {
   StraceMapper mapper(Config());
   auto e = One(mapper, (kOpenFailed));
   ASSERT_TRUE(e);
-  const auto& f = std::get<monitor::FileEvent>(e->payload);
+  const auto& f = std::get<events::FileEvent>(e->payload);
   EXPECT_EQ(f.path, "/home/u/.ssh/id_rsa");
-  EXPECT_EQ(f.path_class, monitor::PathClass::kDenied);
+  EXPECT_EQ(f.path_class, events::PathClass::kDenied);
   EXPECT_EQ(f.path_label, "~/.ssh");
-  EXPECT_EQ(f.access, monitor::FileAccess::kRead);
-  EXPECT_EQ(f.result, monitor::Verdict::kDenied);
+  EXPECT_EQ(f.access, events::FileAccess::kRead);
+  EXPECT_EQ(f.result, events::Verdict::kDenied);
   EXPECT_EQ(f.error, 2);
   EXPECT_EQ(e->sandbox_pid, 2);
 }
@@ -278,11 +278,11 @@ TEST(StraceTest, RelativePathsResolveAgainstTheDirfdAndPlainReadsOfGrantsAreQuie
           ("I1 2 3 strace.go:608] [   5:   5] sh X openat(AT_FDCWD /var, 0x1 lib/x, "
            "O_WRONLY|O_CREAT|O_TRUNC, 0o666) = 0 (0x0) errno=2 (no such file or directory) (1µs)"));
   ASSERT_TRUE(out);
-  const auto& f = std::get<monitor::FileEvent>(out->payload);
+  const auto& f = std::get<events::FileEvent>(out->payload);
   EXPECT_EQ(f.path, "/var/lib/x");
-  EXPECT_EQ(f.access, monitor::FileAccess::kCreate);
-  EXPECT_EQ(f.path_class, monitor::PathClass::kOutside);
-  EXPECT_EQ(f.result, monitor::Verdict::kDenied);
+  EXPECT_EQ(f.access, events::FileAccess::kCreate);
+  EXPECT_EQ(f.path_class, events::PathClass::kOutside);
+  EXPECT_EQ(f.result, events::Verdict::kDenied);
   // Reading /etc (a grant) and writing the workspace are no news.
   EXPECT_FALSE(
       One(mapper,
@@ -297,15 +297,15 @@ TEST(StraceTest, RelativePathsResolveAgainstTheDirfdAndPlainReadsOfGrantsAreQuie
           ("I1 2 3 strace.go:608] [   5:   5] sh X mkdirat(AT_FDCWD /, 0x1 /opt/a, b, 0o777) = 0 "
            "(0x0) errno=2 (x) (1µs)"));
   ASSERT_TRUE(comma);
-  EXPECT_EQ(std::get<monitor::FileEvent>(comma->payload).path, "/opt/a, b");
+  EXPECT_EQ(std::get<events::FileEvent>(comma->payload).path, "/opt/a, b");
 }
 
 TEST(StraceTest, ExecKeepsArgvNeverTheEnvironment) {
   StraceMapper mapper(Config());
   auto e = One(mapper, (kExec));
   ASSERT_TRUE(e);
-  const auto& p = std::get<monitor::ProcessEvent>(e->payload);
-  EXPECT_EQ(p.action, monitor::ProcessAction::kExec);
+  const auto& p = std::get<events::ProcessEvent>(e->payload);
+  EXPECT_EQ(p.action, events::ProcessAction::kExec);
   EXPECT_EQ(p.path, "/usr/bin/cat");
   EXPECT_EQ(p.argv, (std::vector<std::string>{"cat", "/etc/host, name", "a\"b"}));
   for (const auto& arg : p.argv) EXPECT_EQ(arg.find("s3cret"), std::string::npos);
@@ -315,8 +315,8 @@ TEST(StraceTest, ExitGroupIsAnExitEvent) {
   StraceMapper mapper(Config());
   auto e = One(mapper, (kExit));
   ASSERT_TRUE(e);
-  const auto& p = std::get<monitor::ProcessEvent>(e->payload);
-  EXPECT_EQ(p.action, monitor::ProcessAction::kExit);
+  const auto& p = std::get<events::ProcessEvent>(e->payload);
+  EXPECT_EQ(p.action, events::ProcessAction::kExit);
   EXPECT_EQ(p.exit_code, 1);
 }
 
@@ -324,7 +324,7 @@ TEST(StraceTest, FeedReassemblesLinesCutAnywhere) {
   StraceMapper mapper(Config());
   std::string log = std::string(kOpenEntry) + "\n" + kOpenFailed + "\n" + kExec + "\n" + kExit +
                     "\nI1 2 3 main.go:1] other\n";
-  std::vector<monitor::Event> events;
+  std::vector<events::Event> events;
   for (size_t i = 0; i < log.size(); i += 7)
     mapper.Feed(std::string_view(log).substr(i, 7), events);
   EXPECT_EQ(events.size(), 3u);
@@ -338,12 +338,12 @@ TEST(StraceTest, TracedSyscallsFollowTheNativeTableAndWhatRunscKnows) {
   auto has = [](const std::vector<std::string>& v, const char* name) {
     return std::find(v.begin(), v.end(), name) != v.end();
   };
-  auto off = TracedSyscalls(monitor::FilesWatch::kOff);
+  auto off = TracedSyscalls(policies::FilesWatch::kOff);
   EXPECT_TRUE(has(off, "execve") && has(off, "exit_group"));
   EXPECT_FALSE(has(off, "openat"));
   EXPECT_TRUE(has(off, "bpf") && has(off, "kexec_load"));  // refusals are always reported
   EXPECT_FALSE(has(off, "clone"));                         // patterned denials are not
-  auto opens = TracedSyscalls(monitor::FilesWatch::kOpens);
+  auto opens = TracedSyscalls(policies::FilesWatch::kOpens);
   for (const char* name : {"openat", "renameat2", "fchmodat", "linkat", "symlinkat", "unlinkat"}) {
     EXPECT_TRUE(has(opens, name)) << name;
   }
@@ -351,7 +351,7 @@ TEST(StraceTest, TracedSyscallsFollowTheNativeTableAndWhatRunscKnows) {
   // Unknown to the Debian runsc: asking for them keeps the sandbox from starting.
   EXPECT_FALSE(has(opens, "openat2"));
   EXPECT_FALSE(has(opens, "fchmodat2"));
-  auto all = TracedSyscalls(monitor::FilesWatch::kAll);
+  auto all = TracedSyscalls(policies::FilesWatch::kAll);
   EXPECT_TRUE(has(all, "statx") && has(all, "newfstatat") && has(all, "access"));
   EXPECT_FALSE(has(all, "faccessat2"));
 }
@@ -379,11 +379,11 @@ TEST(StraceTest, RenameGivesBothPathsAgainstTheCwd) {
                  "0xffffff9c, 0x7f d/g, 0x1) = 0 (0x0) errno=30 (read-only file system) (33µs)");
   ASSERT_EQ(out.size(), 2u);
   EXPECT_EQ(File(out[0]).path, "/var/d/f");
-  EXPECT_EQ(File(out[0]).access, monitor::FileAccess::kRename);
-  EXPECT_EQ(File(out[0]).result, monitor::Verdict::kDenied);
+  EXPECT_EQ(File(out[0]).access, events::FileAccess::kRename);
+  EXPECT_EQ(File(out[0]).result, events::Verdict::kDenied);
   EXPECT_EQ(File(out[0]).error, 30);
   EXPECT_EQ(File(out[1]).path, "/var/d/g");
-  EXPECT_EQ(File(out[1]).access, monitor::FileAccess::kCreate);
+  EXPECT_EQ(File(out[1]).access, events::FileAccess::kCreate);
   EXPECT_EQ(File(out[1]).syscall, "renameat2");
 }
 
@@ -394,15 +394,15 @@ TEST(StraceTest, ChmodLinkAndNonAtCallsUseTheRememberedCwd) {
                    "0o600) = 0 (0x0) errno=30 (read-only file system) (19µs)");
   ASSERT_TRUE(chmod);
   EXPECT_EQ(File(*chmod).path, "/etc/passwd");
-  EXPECT_EQ(File(*chmod).access, monitor::FileAccess::kChmod);
-  EXPECT_EQ(File(*chmod).result, monitor::Verdict::kDenied);
+  EXPECT_EQ(File(*chmod).access, events::FileAccess::kChmod);
+  EXPECT_EQ(File(*chmod).result, events::Verdict::kDenied);
   // symlinkat(target, newdirfd, linkpath): only the link is a path to check.
   auto link = One(mapper,
                   "I1 2 3 strace.go:605] [   4:   4] ln X symlinkat(0x7f /home/u/.ssh/id_rsa, "
                   "AT_FDCWD /opt, 0x7f lnk) = 0 (0x0) errno=13 (permission denied) (16µs)");
   ASSERT_TRUE(link);
   EXPECT_EQ(File(*link).path, "/opt/lnk");
-  EXPECT_EQ(File(*link).access, monitor::FileAccess::kCreate);
+  EXPECT_EQ(File(*link).access, events::FileAccess::kCreate);
   // mkdir has no dirfd: pid 4's cwd was last printed as /opt.
   auto mkdir = One(mapper,
                    "I1 2 3 strace.go:602] [   4:   4] mkdir X mkdir(0x7f d, 0o777) = 0 (0x0) "
@@ -426,7 +426,7 @@ TEST(StraceTest, ADirfdHoldingADirectoryResolvesRelativeOpens) {
   ASSERT_TRUE(e);
   EXPECT_EQ(File(*e).path, "/home/u/.ssh/id_rsa");
   EXPECT_EQ(File(*e).path_label, "~/.ssh");
-  EXPECT_EQ(File(*e).result, monitor::Verdict::kDenied);
+  EXPECT_EQ(File(*e).result, events::Verdict::kDenied);
 }
 
 TEST(StraceTest, StatProbesAtFilesAllOnly) {
@@ -437,12 +437,12 @@ TEST(StraceTest, StatProbesAtFilesAllOnly) {
   StraceMapper opens(Config());
   EXPECT_FALSE(One(opens, kStat));
   StraceMapperConfig config = Config();
-  config.files = monitor::FilesWatch::kAll;
+  config.files = policies::FilesWatch::kAll;
   StraceMapper all(std::move(config));
   auto e = One(all, kStat);
   ASSERT_TRUE(e);
   EXPECT_EQ(File(*e).path, "/home/u/.ssh");
-  EXPECT_EQ(File(*e).access, monitor::FileAccess::kStat);
+  EXPECT_EQ(File(*e).access, events::FileAccess::kStat);
   // fstat through AT_EMPTY_PATH (an empty path) concerns a file already open: no event.
   EXPECT_FALSE(One(all,
                    "I1 2 3 strace.go:608] [   6:   6] ls X newfstatat(0x3 /home/u/.ssh/k, 0x7f , "
@@ -455,11 +455,11 @@ TEST(StraceTest, SyscallsGvisorRefusedAreDeniedSyscallEvents) {
                "I1 2 3 strace.go:602] [   7:   7] probe X bpf(0x0, 0x0, 0x0) = 0 (0x0) errno=1 "
                "(operation not permitted) (1µs)");
   ASSERT_TRUE(e);
-  const auto& s = std::get<monitor::SyscallEvent>(e->payload);
+  const auto& s = std::get<events::SyscallEvent>(e->payload);
   EXPECT_EQ(s.name, "bpf");
   EXPECT_EQ(s.nr, 321);  // x86_64
   EXPECT_EQ(s.error, 1);
-  EXPECT_EQ(s.action, monitor::SyscallAction::kDenied);
+  EXPECT_EQ(s.action, events::SyscallAction::kDenied);
   EXPECT_EQ(e->sandbox_pid, 7);
   // gVisor's own kernel ran it (mount inside the sandbox): not a refusal.
   EXPECT_FALSE(One(mapper,
@@ -483,8 +483,8 @@ TEST(StraceTest, MonitorModeMarksWhatTheTrialWouldRefuse) {
                "I1 2 3 strace.go:608] [   5:   5] sh X openat(AT_FDCWD /, 0x1 /etc/passwd, "
                "O_RDONLY, 0o0) = 3 (0x3) (1µs)");
   ASSERT_TRUE(e);
-  EXPECT_EQ(File(*e).result, monitor::Verdict::kWouldDeny);
-  EXPECT_EQ(File(*e).path_class, monitor::PathClass::kOutside);
+  EXPECT_EQ(File(*e).result, events::Verdict::kWouldDeny);
+  EXPECT_EQ(File(*e).path_class, events::PathClass::kOutside);
   EXPECT_EQ(File(*e).error, 0);
   // What the trial grants stays quiet, through the root's /lib -> usr/lib too.
   EXPECT_FALSE(One(mapper,
@@ -503,18 +503,18 @@ TEST(StraceTest, LearnModeLogsEveryFileAndCountsEverySyscall) {
                "I1 2 3 strace.go:608] [   5:   5] sh X openat(AT_FDCWD /, 0x1 /etc/passwd, "
                "O_RDONLY, 0o0) = 3 (0x3) (1µs)");
   ASSERT_TRUE(e);  // a plain read of a grant: logged for learning
-  EXPECT_EQ(File(*e).path_class, monitor::PathClass::kAllowedReadOnly);
+  EXPECT_EQ(File(*e).path_class, events::PathClass::kAllowedReadOnly);
   EXPECT_FALSE(One(mapper, "I1 2 3 strace.go:596] [   5:   5] sh X getuid() = 0 (0x0) (1µs)"));
   EXPECT_FALSE(One(mapper, "I1 2 3 strace.go:596] [   5:   5] sh X getuid() = 0 (0x0) (1µs)"));
   auto counts = mapper.TakeCounts();
   ASSERT_EQ(counts.size(), 2u);
-  const auto& getuid = std::get<monitor::SyscallEvent>(counts[0].payload);
+  const auto& getuid = std::get<events::SyscallEvent>(counts[0].payload);
   EXPECT_EQ(getuid.name, "getuid");
   EXPECT_EQ(getuid.count, 2u);
-  EXPECT_EQ(getuid.action, monitor::SyscallAction::kCounted);
-  EXPECT_EQ(std::get<monitor::SyscallEvent>(counts[1].payload).name, "openat");
+  EXPECT_EQ(getuid.action, events::SyscallAction::kCounted);
+  EXPECT_EQ(std::get<events::SyscallEvent>(counts[1].payload).name, "openat");
   EXPECT_TRUE(mapper.TakeCounts().empty());
 }
 
 }  // namespace
-}  // namespace gander::launcher::gvisor
+}  // namespace gander::sandbox::gvisor

@@ -5,7 +5,7 @@
 
 #include <algorithm>
 
-namespace gander::launcher {
+namespace gander::sandbox {
 namespace {
 
 bool Has(const std::vector<std::string>& v, const std::string& s) {
@@ -92,7 +92,7 @@ TEST(HomeGuard, ProtectedPathsCoverStartupFilesKeysAndGandersOwn) {
 // The monitor's view of the guarded policy: what a write there is classified as must be what
 // the sandbox does, so that --mode monitor's would_deny agrees with enforce.
 TEST(HomeGuard, TheClassifierSeesANarrowedHomeWorkspaceAsReadOnly) {
-  using monitor::PathClass;
+  using events::PathClass;
   auto p = HomeWorkspace();
   p.private_ = {"/tmp", "/home/u"};  // the default profile's private home
   NarrowHomeWrites(p, "/home/u", false);
@@ -105,7 +105,7 @@ TEST(HomeGuard, TheClassifierSeesANarrowedHomeWorkspaceAsReadOnly) {
 }
 
 TEST(HomeGuard, WithTheOptInTheClassifierStillSeesProtectedPathsReadOnly) {
-  using monitor::PathClass;
+  using events::PathClass;
   auto p = HomeWorkspace();
   p.write.push_back("/home/u/.local/bin/tool");  // a grant inside a protected path
   NarrowHomeWrites(p, "/home/u", true);
@@ -122,4 +122,4 @@ TEST(HomeGuard, WithTheOptInTheClassifierStillSeesProtectedPathsReadOnly) {
 }
 
 }  // namespace
-}  // namespace gander::launcher
+}  // namespace gander::sandbox

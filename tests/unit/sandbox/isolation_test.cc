@@ -4,7 +4,7 @@
 
 #include "sandbox/seccomp_filter.h"
 
-namespace gander::launcher {
+namespace gander::sandbox {
 namespace {
 
 TEST(Isolation, LevelsFollowTheLayersInForce) {
@@ -39,4 +39,4 @@ TEST(SeccompFilter, CompilesTheDenyListToBpf) {
 }
 
 }  // namespace
-}  // namespace gander::launcher
+}  // namespace gander::sandbox

@@ -19,7 +19,7 @@
 
 #include "sandbox/seccomp_filter.h"
 
-namespace gander::launcher {
+namespace gander::sandbox {
 namespace {
 
 // Runs `program` over `data` as the kernel's classic BPF interpreter does; fails the test
@@ -157,7 +157,7 @@ void ExpectSameVerdictWithHighBits(const SeccompOptions& options, const std::str
   auto program = CompileSeccompFilter(options);
   ASSERT_TRUE(program.ok()) << program.error().Describe();
   int checked = 0;
-  for (const monitor::DeniedSyscall& entry : program->denials) {
+  for (const policies::DeniedSyscall& entry : program->denials) {
     int nr = seccomp_syscall_resolve_name(std::string(entry.name).c_str());
     if (nr < 0) continue;
     auto widths = IntArgs().find(std::string(entry.name));
@@ -166,7 +166,7 @@ void ExpectSameVerdictWithHighBits(const SeccompOptions& options, const std::str
     // One call matching each pattern, and one matching none (all zero, or the pattern's
     // value with its lowest masked bit flipped).
     std::vector<std::array<uint64_t, 6>> calls{{0, 0, 0, 0, 0, 0}};
-    for (const monitor::ArgPattern& p : entry.any_of) {
+    for (const policies::ArgPattern& p : entry.any_of) {
       std::array<uint64_t, 6> call{};
       call[p.arg] = p.value;
       calls.push_back(call);
@@ -220,4 +220,4 @@ TEST(SeccompArgWidth, TheEvaluatorSeesTheSocketRule) {
 }
 
 }  // namespace
-}  // namespace gander::launcher
+}  // namespace gander::sandbox

@@ -31,7 +31,7 @@ void operator delete(void* p) noexcept { std::free(p); }
 void operator delete(void* p, std::size_t) noexcept { std::free(p); }
 void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
 
-namespace gander::launcher {
+namespace gander::sandbox {
 namespace {
 
 // Forks, forbids allocation in the child, runs the spec; the child's wait status.
@@ -71,4 +71,4 @@ TEST(ExecSpecTest, PathWithASlashIsTakenAsIs) {
 }
 
 }  // namespace
-}  // namespace gander::launcher
+}  // namespace gander::sandbox

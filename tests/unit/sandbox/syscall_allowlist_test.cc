@@ -13,7 +13,7 @@
 
 #include "sandbox/seccomp_filter.h"
 
-namespace gander::launcher {
+namespace gander::sandbox {
 namespace {
 
 // Runs `probe` in a child under `program`; returns the errno it reports (0: the syscall
@@ -98,4 +98,4 @@ TEST(SyscallAllowlist, IsIgnoredWhenLearning) {
 }
 
 }  // namespace
-}  // namespace gander::launcher
+}  // namespace gander::sandbox

@@ -11,7 +11,7 @@
 #include <fstream>
 #include <iterator>
 
-namespace gander::launcher {
+namespace gander::sandbox {
 namespace {
 
 namespace fs = std::filesystem;
@@ -168,4 +168,4 @@ TEST_F(WorkspaceGuard, TheHooksPathTheConfigNamesIsGuardedToo) {
 }
 
 }  // namespace
-}  // namespace gander::launcher
+}  // namespace gander::sandbox
