@@ -1,9 +1,9 @@
 // Parsing policy YAML; see parser.h. yaml-cpp exceptions stop here: every one is caught and
-// becomes an Error with the file, line and column. Writing it back: yaml_writer.cc.
+// becomes an Error with the file, line and column. This file knows the policy's keys; reading
+// nodes with positions is yaml_reader.cc, writing a policy back is yaml_writer.cc.
 #include "policies/parser.h"
 
 #include <seccomp.h>
-#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -23,15 +23,11 @@
 #include "policies/expand.h"
 #include "policies/network_host.h"
 #include "policies/network_matcher.h"
+#include "policies/units.h"
+#include "policies/yaml_reader.h"
 
 namespace gander::policies {
 namespace {
-
-// A key allowed in a mapping, and what its value must be (used in error messages).
-struct KeySpec {
-  std::string_view name;
-  std::string_view expected;
-};
 
 constexpr KeySpec kPolicyKeys[] = {
     {"version", "1"},
@@ -147,20 +143,6 @@ Result<T> ParseWord(const Word<T> (&words)[N], std::string_view text, std::strin
 
 constexpr std::string_view kEnvNameSyntax = "[A-Za-z_][A-Za-z0-9_]*";
 
-std::string JoinNames(std::span<const KeySpec> keys) {
-  std::string out;
-  for (const KeySpec& key : keys) {
-    if (!out.empty()) out += ", ";
-    out += key.name;
-  }
-  return out;
-}
-
-std::string Quote(std::string_view s) { return "'" + std::string(s) + "'"; }
-
-// Plain (unquoted) scalars only: `processes: "10"` is a string, not a number.
-bool IsPlainScalar(const YAML::Node& node) { return node.IsScalar() && node.Tag() != "!"; }
-
 // Paths must be able to become absolute: "/...", "~", "~/..." or "${VAR}...".
 Status CheckPathSyntax(const std::string& path) {
   if (path.empty()) return MakeError("empty path");
@@ -175,89 +157,13 @@ Status CheckPathSyntax(const std::string& path) {
   return CheckVariableSyntax(path);
 }
 
-class Parser {
+class Parser : public YamlReader {
  public:
-  explicit Parser(std::string file) : file_(std::move(file)) {}
+  explicit Parser(std::string file) : YamlReader(std::move(file)) {}
 
   Result<Policy> Parse(const YAML::Node& root) const;
 
  private:
-  SourceMark MarkOf(const YAML::Node& node) const {
-    const YAML::Mark mark = node.Mark();
-    if (mark.is_null()) return SourceMark{file_, 1, 1};
-    return SourceMark{file_, mark.line + 1, mark.column + 1};
-  }
-  Error Fail(const YAML::Node& at, const std::string& what) const {
-    return MakeError(FormatMark(MarkOf(at)) + ": " + what);
-  }
-
-  // Calls handle(spec, key_path, value) for each entry of the mapping `node` (called `where` in
-  // errors). Rejects a non-mapping, non-scalar keys, unknown and duplicate keys, and null values
-  // (reported at the key: a missing value's own mark points at whatever follows it).
-  template <typename Handler>
-  Status ForEachEntry(const YAML::Node& node, const std::string& where,
-                      std::span<const KeySpec> keys, Handler handle) const {
-    if (!node.IsMap()) {
-      return Fail(node, where + ": expected a mapping with keys: " + JoinNames(keys));
-    }
-    std::set<std::string> seen;
-    for (auto it = node.begin(); it != node.end(); ++it) {
-      const YAML::Node key_node = it->first;
-      const YAML::Node value = it->second;
-      Result<std::string> key = KeyName(key_node, where, seen);
-      if (!key) return key.error();
-      auto spec =
-          std::find_if(keys.begin(), keys.end(), [&](const KeySpec& k) { return k.name == *key; });
-      if (spec == keys.end()) {
-        return Fail(key_node, "unknown key " + Quote(*key) + " in " + where +
-                                  " (expected one of: " + JoinNames(keys) + ")");
-      }
-      std::string path = where == "policy" ? *key : where + "." + *key;
-      if (value.IsNull()) return Fail(key_node, path + ": expected " + std::string(spec->expected));
-      if (Status status = handle(*spec, path, value); !status) return status;
-    }
-    return {};
-  }
-
-  // The name of a mapping key, rejecting non-scalar and duplicate keys.
-  Result<std::string> KeyName(const YAML::Node& key_node, const std::string& where,
-                              std::set<std::string>& seen) const {
-    if (!key_node.IsScalar()) return Fail(key_node, where + ": expected a key name");
-    const std::string& key = key_node.Scalar();
-    if (!seen.insert(key).second) {
-      return Fail(key_node, "duplicate key " + Quote(key) + " in " + where);
-    }
-    return key;
-  }
-
-  Result<std::string> String(const YAML::Node& node, const std::string& where,
-                             std::string_view expected) const {
-    if (!node.IsScalar()) return Fail(node, where + ": expected " + std::string(expected));
-    if (node.Scalar().find('\0') != std::string::npos) {
-      return Fail(node, where + ": contains a NUL character");
-    }
-    return node.Scalar();
-  }
-
-  Result<uint64_t> PositiveInteger(const YAML::Node& node, const std::string& where) const {
-    std::optional<uint64_t> value;
-    if (IsPlainScalar(node)) value = ParseUnsigned(node.Scalar());
-    if (!value || *value == 0) {
-      return Fail(node, where + ": expected a positive integer" +
-                            (node.IsScalar() ? ", got " + Quote(node.Scalar()) : ""));
-    }
-    return *value;
-  }
-
-  Result<uint64_t> PositiveSize(const YAML::Node& node, const std::string& where,
-                                std::string_view expected) const {
-    if (!node.IsScalar()) return Fail(node, where + ": expected " + std::string(expected));
-    Result<uint64_t> size = ParseSize(node.Scalar());
-    if (!size) return Fail(node, where + ": " + size.error().message);
-    if (*size == 0) return Fail(node, where + ": expected " + std::string(expected) + ", got 0");
-    return *size;
-  }
-
   Result<std::vector<PathEntry>> Paths(const YAML::Node& node, const std::string& where) const;
   Status Filesystem(const YAML::Node& node, FilesystemRules& out) const;
   Status Env(const YAML::Node& node, EnvRules& out) const;
@@ -267,17 +173,8 @@ class Parser {
   Status Secrets(const YAML::Node& node, std::map<std::string, SecretRule>& out) const;
   Status Syscalls(const YAML::Node& node, SyscallRules& out) const;
   Result<SecretRule> Secret(const YAML::Node& node, const std::string& where) const;
-  Result<uint64_t> PositiveDuration(const YAML::Node& node, const std::string& where) const {
-    if (!node.IsScalar()) return Fail(node, where + ": expected a positive duration (30s, 8h)");
-    Result<uint64_t> seconds = ParseDuration(node.Scalar());
-    if (!seconds) return Fail(node, where + ": " + seconds.error().message);
-    if (*seconds == 0) return Fail(node, where + ": expected a positive duration, got 0");
-    return *seconds;
-  }
   Result<NetworkRule> Rule(const YAML::Node& node, const std::string& where,
                            bool ports_required) const;
-
-  std::string file_;
 };
 
 Result<Policy> Parser::Parse(const YAML::Node& root) const {
@@ -739,66 +636,6 @@ Result<NetworkRule> Parser::Rule(const YAML::Node& node, const std::string& wher
     return Fail(node, where + ": missing required key 'ports' (allow rules list their ports)");
   }
   return rule;
-}
-
-SourceMark ToSourceMark(const YAML::Mark& mark, const std::string& file) {
-  if (mark.is_null()) return SourceMark{file, 0, 0};
-  return SourceMark{file, mark.line + 1, mark.column + 1};
-}
-
-// Records where each document starts.
-class DocumentStarts : public YAML::EventHandler {
- public:
-  void OnDocumentStart(const YAML::Mark& mark) override { starts.push_back(mark); }
-  void OnDocumentEnd() override {}
-  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
-  void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
-  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t,
-                const std::string&) override {}
-  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
-                       YAML::EmitterStyle::value) override {}
-  void OnSequenceEnd() override {}
-  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
-                  YAML::EmitterStyle::value) override {}
-  void OnMapEnd() override {}
-
-  std::vector<YAML::Mark> starts;
-};
-
-// Checks that `text` holds at most one YAML document (syntax errors throw, as in YAML::Load);
-// returns how many (0 or 1). YAML::LoadAll is not used: yaml-cpp 0.7 loops forever, allocating,
-// when a token cannot start a node (a leading ',': jbeder/yaml-cpp#1040), yielding the same
-// null document again and again. Here a document that starts where the previous one did is
-// that case, and a syntax error.
-Result<int> CountDocuments(const std::string& text, const std::string& file) {
-  std::istringstream in(text);
-  YAML::Parser parser(in);
-  DocumentStarts handler;
-  while (handler.starts.size() < 2 && parser.HandleNextDocument(handler)) {
-  }
-  if (handler.starts.size() < 2) return static_cast<int>(handler.starts.size());
-  const YAML::Mark& second = handler.starts[1];
-  if (second.pos == handler.starts[0].pos) {
-    return MakeError(FormatMark(ToSourceMark(second, file)) +
-                     ": YAML syntax error: unexpected character");
-  }
-  return MakeError(FormatMark(ToSourceMark(second, file)) +
-                   ": a policy file holds one YAML document, found a second");
-}
-
-// Does a line start with a document marker ("---" or "..." followed by a blank or the end)?
-// Inside any scalar such a line ends the scalar (YAML 1.2, c-forbidden), so this is exact.
-bool HasDocumentMarker(std::string_view text) {
-  for (size_t at = 0; at < text.size();) {
-    std::string_view line = text.substr(at, text.find('\n', at) - at);
-    if (line.starts_with("---") || line.starts_with("...")) {
-      if (line.size() == 3 || line[3] == ' ' || line[3] == '\t' || line[3] == '\r') return true;
-    }
-    size_t next = text.find('\n', at);
-    if (next == std::string_view::npos) break;
-    at = next + 1;
-  }
-  return false;
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -61,18 +62,9 @@ void EmitRules(YAML::Emitter& out, const std::vector<NetworkRule>& rules) {
   out << YAML::EndSeq;
 }
 
-}  // namespace
+// Each section below writes its key and value; an empty mapping is written `{}` (flow).
 
-std::string ToYaml(const Policy& policy) {
-  YAML::Emitter out;
-  out << YAML::BeginMap;
-  out << YAML::Key << "version" << YAML::Value << kPolicyVersion;
-  if (policy.extends) {
-    out << YAML::Key << "extends" << YAML::Value;
-    EmitString(out, *policy.extends);
-  }
-
-  const FilesystemRules& fs = policy.filesystem;
+void EmitFilesystem(YAML::Emitter& out, const FilesystemRules& fs) {
   out << YAML::Key << "filesystem" << YAML::Value << YAML::BeginMap;
   out << YAML::Key << "read" << YAML::Value;
   EmitPaths(out, fs.read);
@@ -85,20 +77,23 @@ std::string ToYaml(const Policy& policy) {
   out << YAML::Key << "deny" << YAML::Value;
   EmitPaths(out, fs.deny);
   out << YAML::EndMap;
+}
 
+void EmitEnv(YAML::Emitter& out, const EnvRules& env) {
   out << YAML::Key << "env" << YAML::Value << YAML::BeginMap;
   out << YAML::Key << "pass" << YAML::Value;
-  EmitList(out, policy.env.pass);
+  EmitList(out, env.pass);
   out << YAML::Key << "set" << YAML::Value;
-  if (policy.env.set.empty()) out << YAML::Flow;
+  if (env.set.empty()) out << YAML::Flow;
   out << YAML::BeginMap;
-  for (const auto& [name, value] : policy.env.set) {
+  for (const auto& [name, value] : env.set) {
     out << YAML::Key << name << YAML::Value;
     EmitString(out, value);
   }
   out << YAML::EndMap << YAML::EndMap;
+}
 
-  const Limits& limits = policy.limits;
+void EmitLimits(YAML::Emitter& out, const Limits& limits) {
   out << YAML::Key << "limits" << YAML::Value;
   if (!limits.processes && !limits.open_files && !limits.file_size && !limits.memory &&
       !limits.tmpfs_size && !limits.tmpfs_inodes && !limits.core_dumps) {
@@ -121,18 +116,21 @@ std::string ToYaml(const Policy& policy) {
     out << YAML::Key << "core_dumps" << YAML::Value << (*limits.core_dumps ? "true" : "false");
   }
   out << YAML::EndMap;
+}
 
+void EmitNetwork(YAML::Emitter& out, const NetworkRules& network) {
   out << YAML::Key << "network" << YAML::Value << YAML::BeginMap;
   out << YAML::Key << "allow" << YAML::Value;
-  EmitRules(out, policy.network.allow);
+  EmitRules(out, network.allow);
   out << YAML::Key << "deny" << YAML::Value;
-  EmitRules(out, policy.network.deny);
-  if (policy.network.deny_errno) {
-    out << YAML::Key << "deny_errno" << YAML::Value << *policy.network.deny_errno;
+  EmitRules(out, network.deny);
+  if (network.deny_errno) {
+    out << YAML::Key << "deny_errno" << YAML::Value << *network.deny_errno;
   }
   out << YAML::EndMap;
+}
 
-  const MonitorRules& monitor = policy.monitor;
+void EmitMonitor(YAML::Emitter& out, const MonitorRules& monitor) {
   out << YAML::Key << "monitor" << YAML::Value;
   if (!monitor.files && !monitor.audit_log && !monitor.audit_log_max_size &&
       !monitor.audit_log_files && !monitor.osv_endpoint) {
@@ -158,55 +156,79 @@ std::string ToYaml(const Policy& policy) {
     EmitString(out, *monitor.osv_endpoint);
   }
   out << YAML::EndMap;
+}
 
+// Sorted and without repeats, so that a policy written twice reads the same.
+void EmitSyscalls(YAML::Emitter& out, const std::vector<SyscallEntry>& allow) {
+  std::vector<std::string> names;
+  for (const SyscallEntry& entry : allow) names.push_back(entry.name);
+  std::sort(names.begin(), names.end());
+  names.erase(std::unique(names.begin(), names.end()), names.end());
+  out << YAML::Key << "syscalls" << YAML::Value << YAML::BeginMap;
+  out << YAML::Key << "allow" << YAML::Value << YAML::Flow;
+  EmitList(out, names);
+  out << YAML::EndMap;
+}
+
+// One secret as a flow mapping: its source, then only the keys it sets.
+void EmitSecret(YAML::Emitter& out, const std::string& name, const SecretRule& rule) {
+  out << YAML::Key << name << YAML::Value << YAML::Flow << YAML::BeginMap;
+  out << YAML::Key << "from" << YAML::Value << std::string(ToString(rule.from));
+  auto string_key = [&](const char* key, const std::string& value) {
+    if (value.empty()) return;
+    out << YAML::Key << key << YAML::Value;
+    EmitString(out, value);
+  };
+  string_key("name", rule.env_name);
+  string_key("path", rule.path.path);
+  string_key("run", rule.run);
+  string_key("json", rule.json);
+  string_key("expires", rule.expires);
+  if (rule.timeout_ms) {
+    out << YAML::Key << "timeout" << YAML::Value << FormatDuration(*rule.timeout_ms / 1000);
+  }
+  if (rule.ttl_s) out << YAML::Key << "ttl" << YAML::Value << FormatDuration(*rule.ttl_s);
+  if (rule.on_expiry) {
+    out << YAML::Key << "on_expiry" << YAML::Value << std::string(ToString(*rule.on_expiry));
+  }
+  string_key("revoke", rule.revoke);
+  if (rule.as != SecretDelivery::kEnv) {
+    out << YAML::Key << "as" << YAML::Value << std::string(ToString(rule.as));
+  }
+  out << YAML::EndMap;
+}
+
+void EmitSecrets(YAML::Emitter& out, const std::map<std::string, SecretRule>& secrets) {
+  out << YAML::Key << "secrets" << YAML::Value;
+  if (secrets.empty()) out << YAML::Flow;
+  out << YAML::BeginMap;
+  for (const auto& [name, rule] : secrets) EmitSecret(out, name, rule);
+  out << YAML::EndMap;
+}
+
+}  // namespace
+
+std::string ToYaml(const Policy& policy) {
+  YAML::Emitter out;
+  out << YAML::BeginMap;
+  out << YAML::Key << "version" << YAML::Value << kPolicyVersion;
+  if (policy.extends) {
+    out << YAML::Key << "extends" << YAML::Value;
+    EmitString(out, *policy.extends);
+  }
+  EmitFilesystem(out, policy.filesystem);
+  EmitEnv(out, policy.env);
+  EmitLimits(out, policy.limits);
+  EmitNetwork(out, policy.network);
+  EmitMonitor(out, policy.monitor);
   if (policy.backend) {
     out << YAML::Key << "backend" << YAML::Value << std::string(ToString(*policy.backend));
   }
   if (policy.install) {
     out << YAML::Key << "install" << YAML::Value << (*policy.install ? "auto" : "off");
   }
-
-  if (policy.syscalls.allow) {
-    std::vector<std::string> names;
-    for (const SyscallEntry& entry : *policy.syscalls.allow) names.push_back(entry.name);
-    std::sort(names.begin(), names.end());
-    names.erase(std::unique(names.begin(), names.end()), names.end());
-    out << YAML::Key << "syscalls" << YAML::Value << YAML::BeginMap;
-    out << YAML::Key << "allow" << YAML::Value << YAML::Flow;
-    EmitList(out, names);
-    out << YAML::EndMap;
-  }
-
-  out << YAML::Key << "secrets" << YAML::Value;
-  if (policy.secrets.empty()) out << YAML::Flow;
-  out << YAML::BeginMap;
-  for (const auto& [name, rule] : policy.secrets) {
-    out << YAML::Key << name << YAML::Value << YAML::Flow << YAML::BeginMap;
-    out << YAML::Key << "from" << YAML::Value << std::string(ToString(rule.from));
-    auto string_key = [&](const char* key, const std::string& value) {
-      if (value.empty()) return;
-      out << YAML::Key << key << YAML::Value;
-      EmitString(out, value);
-    };
-    string_key("name", rule.env_name);
-    string_key("path", rule.path.path);
-    string_key("run", rule.run);
-    string_key("json", rule.json);
-    string_key("expires", rule.expires);
-    if (rule.timeout_ms) {
-      out << YAML::Key << "timeout" << YAML::Value << FormatDuration(*rule.timeout_ms / 1000);
-    }
-    if (rule.ttl_s) out << YAML::Key << "ttl" << YAML::Value << FormatDuration(*rule.ttl_s);
-    if (rule.on_expiry) {
-      out << YAML::Key << "on_expiry" << YAML::Value << std::string(ToString(*rule.on_expiry));
-    }
-    string_key("revoke", rule.revoke);
-    if (rule.as != SecretDelivery::kEnv) {
-      out << YAML::Key << "as" << YAML::Value << std::string(ToString(rule.as));
-    }
-    out << YAML::EndMap;
-  }
-  out << YAML::EndMap;
+  if (policy.syscalls.allow) EmitSyscalls(out, *policy.syscalls.allow);
+  EmitSecrets(out, policy.secrets);
   out << YAML::EndMap;
 
   std::string source = policy.source;
