@@ -18,6 +18,8 @@ namespace {
 
 constexpr const char* kQuarantine = ".gander-quarantine-";
 constexpr size_t kMaxSnapshotEntries = 1024;  // a hooks directory holds a dozen
+// A rebase's or a cherry-pick's state, and the todo list in it `git rebase --continue` runs.
+constexpr const char* kStates[] = {"rebase-merge", "rebase-apply", "sequencer"};
 
 // The repository's own entries that decide what runs, in a git directory.
 void AddGitDir(const std::string& dir, std::vector<std::string>& out) {
@@ -29,6 +31,41 @@ void AddGitDir(const std::string& dir, std::vector<std::string>& out) {
 bool IsRealDir(const std::string& path) {
   struct stat st;
   return lstat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+bool Exists(const std::string& path) {
+  struct stat st;
+  return lstat(path.c_str(), &st) == 0;
+}
+
+// What git's is_git_directory asks of a directory, loosely (any HEAD counts): a HEAD, and
+// objects/ and refs/ or a `commondir` naming where they are.
+bool LooksLikeGitDir(const std::string& dir) {
+  return Exists(dir + "/HEAD") &&
+         ((Exists(dir + "/objects") && Exists(dir + "/refs")) || Exists(dir + "/commondir"));
+}
+
+bool ReadAll(const std::string& path, std::string& out, size_t limit);
+
+// A HEAD git accepts (validate_headref): a symlink into refs/, `ref: refs/...`, an object id.
+bool ValidHead(const std::string& dir) {
+  const std::string head = dir + "/HEAD";
+  struct stat st;
+  if (lstat(head.c_str(), &st) != 0) return false;
+  std::string text;
+  if (S_ISLNK(st.st_mode)) {
+    char buf[4096];
+    ssize_t n = readlink(head.c_str(), buf, sizeof buf);
+    return n > 5 && std::string(buf, static_cast<size_t>(n)).rfind("refs/", 0) == 0;
+  }
+  if (!S_ISREG(st.st_mode) || !ReadAll(head, text, 4096)) return false;
+  if (text.rfind("ref:", 0) == 0) {
+    size_t at = text.find_first_not_of(" \t", 4);
+    return at != std::string::npos && text.compare(at, 5, "refs/") == 0;
+  }
+  size_t hex = 0;
+  while (hex < text.size() && std::isxdigit(static_cast<unsigned char>(text[hex]))) ++hex;
+  return hex >= 40;
 }
 
 bool ReadAll(const std::string& path, std::string& out, size_t limit) {
@@ -217,7 +254,8 @@ bool UndoOne(const WorkspaceSnapshot& before, const std::string& path, const Ent
   }
   // A directory recorded by type only (`.git`) cannot be rebuilt: what replaced it stays
   // aside, and the user is told.
-  if (was.type == Type::kDir && !before.whole.count(path)) {
+  const bool way = before.way.count(path) > 0;
+  if (was.type == Type::kDir && !before.whole.count(path) && !way) {
     u.error = "the directory itself was replaced; its contents are not recorded";
     return true;
   }
@@ -227,30 +265,128 @@ bool UndoOne(const WorkspaceSnapshot& before, const std::string& path, const Ent
   }
   u.error = Restore(path, was);
   u.restored = u.error.empty();
+  if (way && was.type == Type::kDir && u.restored && !u.quarantine.empty()) {
+    u.note =
+        "the directory is rebuilt with the recorded entries beneath it; the rest of its "
+        "content is the extension's version, at " +
+        u.quarantine;
+  }
   return true;
+}
+
+// The repository's own directory: `.git`, or the gitdir a `.git` file names inside the
+// workspace; "" when there is none.
+std::string GitDirOf(const std::string& workspace) {
+  const std::string dot_git = workspace + "/.git";
+  struct stat st;
+  if (lstat(dot_git.c_str(), &st) != 0) return "";
+  if (S_ISDIR(st.st_mode)) return dot_git;
+  if (S_ISREG(st.st_mode)) return GitFileTarget(workspace, dot_git);
+  return "";
+}
+
+// A todo list with a command that runs a shell line: a line whose first word is `exec` or
+// `x` (git-rebase-todo, sequencer/todo).
+bool HasExec(const std::string& todo) {
+  size_t start = 0;
+  while (start < todo.size()) {
+    size_t end = todo.find('\n', start);
+    if (end == std::string::npos) end = todo.size();
+    size_t word = todo.find_first_not_of(" \t\r", start);
+    if (word < end) {
+      size_t stop = todo.find_first_of(" \t\r\n", word);
+      std::string first = todo.substr(word, std::min(stop, end) - word);
+      if (first == "exec" || first == "x") return true;
+    }
+    start = end + 1;
+  }
+  return false;
+}
+
+// Moves `path` aside (rename never follows a link) and says why.
+void Quarantine(const std::string& path, const std::string& what, const std::string& stamp,
+                const std::string& note, std::vector<UndoneChange>& out) {
+  UndoneChange u{path, what, "", false, "", note};
+  std::string aside = QuarantineName(path, stamp);
+  if (rename(path.c_str(), aside.c_str()) == 0) {
+    u.quarantine = aside;
+    u.restored = true;
+  } else {
+    u.error = Errno("rename");
+  }
+  out.push_back(std::move(u));
+}
+
+// What the entries do not cover: the workspace's top made a git directory (git's discovery
+// takes it for a bare repository when `.git` is not a valid one, and runs its `config`), the
+// repository's HEAD removed (which sends discovery there), a rebase state planted with an
+// `exec` line (`git status` tells the user to continue it).
+void UndoGitState(const WorkspaceSnapshot& before, const std::string& stamp,
+                  std::vector<UndoneChange>& out) {
+  const std::string& ws = before.workspace;
+  if (before.gitdir_valid && IsRealDir(before.gitdir) && ParentsAreDirs(ws, before.gitdir)) {
+    const std::string head = before.gitdir + "/HEAD";
+    if (!Exists(head) && before.head.type == EntryState::Type::kFile) {
+      UndoneChange u{head, "removed", "", false, Restore(head, before.head), ""};
+      u.restored = u.error.empty();
+      out.push_back(std::move(u));
+    }
+    if (!ValidHead(before.gitdir) || !LooksLikeGitDir(before.gitdir)) {
+      out.push_back({head, "changed", "", false,
+                     "the repository is no longer a valid one (its HEAD, objects/ or refs/): git "
+                     "looks for another in the directories above",
+                     ""});
+    }
+  }
+  if (!before.top_was_gitdir && LooksLikeGitDir(ws)) {
+    Quarantine(ws + "/HEAD", "created", stamp,
+               "the workspace's top looked like a bare repository to git (HEAD, objects/, refs/), "
+               "whose config git would read; its HEAD is moved aside",
+               out);
+  }
+  const std::string gitdir = GitDirOf(ws);
+  if (gitdir.empty() || !IsRealDir(gitdir) || !ParentsAreDirs(ws, gitdir + "/x")) return;
+  for (const char* state : kStates) {
+    const std::string dir = gitdir + "/" + state;
+    if (!Exists(dir) || before.states.count(dir)) continue;
+    const std::string todo =
+        dir + (std::string(state) == "sequencer" ? "/todo" : "/git-rebase-todo");
+    std::string text;
+    bool hostile =
+        !IsRealDir(dir) || (Exists(todo) && (!ReadAll(todo, text, 1u << 20) || HasExec(text)));
+    if (!hostile) continue;
+    Quarantine(dir, "created", stamp,
+               "a rebase or sequencer state whose todo list runs a shell command (exec) at `git "
+               "rebase --continue`",
+               out);
+  }
 }
 
 }  // namespace
 
 std::vector<std::string> WorkspaceCodeEntries(const std::string& workspace,
-                                              std::set<std::string>* whole) {
+                                              std::set<std::string>* whole,
+                                              std::set<std::string>* way) {
   std::vector<std::string> out = {workspace + "/.envrc", workspace + "/.git"};
-  std::set<std::string> ignored;
+  std::set<std::string> ignored, ignored_way;
   if (!whole) whole = &ignored;
-  const std::string dot_git = workspace + "/.git";
-  struct stat st;
-  std::string gitdir;
-  if (lstat(dot_git.c_str(), &st) == 0) {
-    if (S_ISDIR(st.st_mode)) gitdir = dot_git;
-    if (S_ISREG(st.st_mode)) gitdir = GitFileTarget(workspace, dot_git);
-  }
+  if (!way) way = &ignored_way;
+  const std::string gitdir = GitDirOf(workspace);
   if (gitdir.empty()) return out;
-  if (gitdir != dot_git) out.push_back(gitdir);
+  if (gitdir != workspace + "/.git") out.push_back(gitdir);
   AddGitDir(gitdir, out);
+  // The directories on the way are entries too (by type): one replaced by a symlink to a
+  // planted copy is rebuilt, one created as a symlink moved aside.
   for (const char* sub : {"modules", "worktrees"}) {
     const std::string dir = gitdir + "/" + sub;
+    if (!Exists(dir)) continue;
+    out.push_back(dir);
+    way->insert(dir);
     if (!IsRealDir(dir)) continue;
     for (const auto& name : ListHostDir(dir)) {
+      if (name.find(kQuarantine) != std::string::npos) continue;
+      out.push_back(dir + "/" + name);
+      way->insert(dir + "/" + name);
       if (IsRealDir(dir + "/" + name)) AddGitDir(dir + "/" + name, out);
     }
   }
@@ -280,10 +416,21 @@ WorkspaceSnapshot TakeWorkspaceSnapshot(const std::string& workspace) {
   WorkspaceSnapshot s;
   s.workspace = workspace;
   size_t budget = kMaxSnapshotBytes;
-  for (const auto& path : WorkspaceCodeEntries(workspace, &s.whole)) {
+  for (const auto& path : WorkspaceCodeEntries(workspace, &s.whole, &s.way)) {
     if (s.entries.count(path)) continue;
     // A gitdir named by a `.git` file is recorded by type only, as `.git` is.
     Record(path, s.whole.count(path) > 0, s, budget);
+  }
+  s.top_was_gitdir = LooksLikeGitDir(workspace);
+  s.gitdir = GitDirOf(workspace);
+  if (!s.gitdir.empty()) {
+    s.gitdir_valid = ValidHead(s.gitdir) && LooksLikeGitDir(s.gitdir);
+    WorkspaceSnapshot head;
+    Record(s.gitdir + "/HEAD", false, head, budget);
+    s.head = head.entries.begin()->second;
+    for (const char* state : kStates) {
+      if (Exists(s.gitdir + "/" + state)) s.states.insert(s.gitdir + "/" + state);
+    }
   }
   return s;
 }
@@ -310,7 +457,7 @@ std::vector<UndoneChange> UndoWorkspaceChanges(const WorkspaceSnapshot& before,
       continue;
     }
     if (!ParentsAreDirs(before.workspace, path)) {
-      out.push_back({path, "changed", "", false, "a directory on its way is no longer one"});
+      out.push_back({path, "changed", "", false, "a directory on its way is no longer one", ""});
       continue;
     }
     EntryState was = was_of(path);
@@ -320,7 +467,8 @@ std::vector<UndoneChange> UndoWorkspaceChanges(const WorkspaceSnapshot& before,
     EntryState current = one.entries[path];
     // A repository the extension made where there was none (`git init`) keeps its objects
     // and refs; what in it runs commands is moved aside entry by entry.
-    if (path == dot_git && was.type == EntryState::Type::kAbsent &&
+    // So does a module or worktree directory it made.
+    if ((path == dot_git || now.way.count(path)) && was.type == EntryState::Type::kAbsent &&
         current.type == EntryState::Type::kDir) {
       continue;
     }
@@ -336,6 +484,7 @@ std::vector<UndoneChange> UndoWorkspaceChanges(const WorkspaceSnapshot& before,
     }
     out.push_back(std::move(u));
   }
+  UndoGitState(before, stamp, out);
   return out;
 }
 

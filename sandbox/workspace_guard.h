@@ -26,9 +26,12 @@ namespace gander::sandbox {
 // workspace) `config`, `config.worktree`, `commondir`, `hooks`, and the same in each of
 // `modules/*` and `worktrees/*`, and the directory the repository's `core.hooksPath` names
 // when it lies inside the workspace (husky's `.husky/_`, a `.githooks`). Absolute paths.
-// `whole` receives the directories recorded with all their files (the hooks directories).
+// `whole` receives the directories recorded with all their files (the hooks directories);
+// `way` the directories on the way to a module's or worktree's entries (`modules`,
+// `modules/NAME`, `worktrees`, `worktrees/NAME`), recorded by type and rebuilt when replaced.
 std::vector<std::string> WorkspaceCodeEntries(const std::string& workspace,
-                                              std::set<std::string>* whole = nullptr);
+                                              std::set<std::string>* whole = nullptr,
+                                              std::set<std::string>* way = nullptr);
 
 // Those of WorkspaceCodeEntries to bind read-only over themselves where there is a mount view:
 // the ones that exist and are not symlinks, but for the repository's own directory (`.git`,
@@ -55,6 +58,15 @@ struct WorkspaceSnapshot {
   std::vector<std::string> too_large;
   std::set<std::string> whole;  // the directories recorded with their contents (hooks)
   std::set<std::string> cut;    // ... of which not every entry was recorded (too many)
+  std::set<std::string> way;    // the directories on the way (WorkspaceCodeEntries)
+  // Beyond the entries: whether the workspace's top looks like a git directory (a bare
+  // repository: HEAD, objects/, refs/), the repository's directory, whether it was a valid
+  // one and its HEAD then, and the rebase or sequencer states it held.
+  bool top_was_gitdir = false;
+  std::string gitdir;
+  bool gitdir_valid = false;
+  EntryState head;
+  std::set<std::string> states;
 };
 
 inline constexpr size_t kMaxSnapshotBytes = 16u << 20;
@@ -69,6 +81,7 @@ struct UndoneChange {
   std::string quarantine;  // where what the extension left now is, or ""
   bool restored = false;   // the original is back (or, for "created", nothing is left there)
   std::string error;       // why it could not be undone, or ""
+  std::string note;        // what else the user should know, or ""
 };
 
 // Compares the workspace with `before` (the entries of the start, and those that exist now)
@@ -76,7 +89,11 @@ struct UndoneChange {
 // a changed or replaced one is renamed so and the original written back (mode included), a
 // removed one is written back. Runs when nothing in the sandbox can race it; never follows a
 // symlink the extension may have planted on the way (a parent that is no longer the directory
-// it was is left alone and reported). `stamp` names the quarantine (a UTC time, say).
+// it was is left alone and reported; a directory on the way that is no longer one is moved
+// aside and rebuilt). Then, beyond the entries: a workspace top made a git directory has its
+// HEAD moved aside, the repository's removed HEAD is written back (an invalid one reported),
+// and a rebase or sequencer state made during the run whose todo list holds an `exec` line
+// is moved aside. `stamp` names the quarantine (a UTC time, say).
 std::vector<UndoneChange> UndoWorkspaceChanges(const WorkspaceSnapshot& before,
                                                const std::string& stamp);
 

@@ -62,6 +62,7 @@ void UndoWorkspaceWrites(Session& s) {
     std::string done = c.error.empty() ? (c.what == "created" ? "undone" : "the original is back")
                                        : "NOT undone (" + c.error + ")";
     if (!c.quarantine.empty()) done += "; what the extension left is now " + c.quarantine;
+    if (!c.note.empty()) done += " (" + c.note + ")";
     spdlog::warn(
         "{}: the extension {} {}, which git or direnv would run commands from on your host "
         "outside any sandbox: {}",

@@ -84,6 +84,20 @@ class WorkspaceGitTest : public SandboxTest, public ::testing::TestWithParam<Mod
     return fs::exists(marker_);
   }
 
+  // The user's `git log` in a terminal (its pager): does the planted command run?
+  bool PagerRuns(const fs::path& ws) {
+    fs::remove(marker_);
+    Host("script -qc 'git log' /dev/null >/dev/null 2>&1 </dev/null; true", ws);
+    return fs::exists(marker_);
+  }
+
+  // The user follows `git status`'s advice, `git rebase --continue`: does the command run?
+  bool ContinueRuns(const fs::path& ws) {
+    fs::remove(marker_);
+    Host(std::string(kGit) + " rebase --continue >/dev/null 2>&1 </dev/null; true", ws);
+    return fs::exists(marker_);
+  }
+
   // Each entry undone is a refused file write in the audit log.
   static size_t GuardEvents(const fs::path& audit) {
     std::string log = ReadFileOr(audit, "");
@@ -239,6 +253,94 @@ TEST_P(WorkspaceGitTest, AHookInTheConfiguredHooksPathDoesNotRunOnTheHost) {
   RunResult r = ExpectHarmless(script, ws, ws / ".githooks/pre-commit");
   ExpectUndoneOrRefused(r, audit_, "WROTE hook", 1);
   fs::path control = with_hooks_path("control-hooks-path");
+  Host(script, control);
+  EXPECT_TRUE(PlantedCommandRuns(control)) << "unsandboxed control";
+}
+
+// The workspace top turned into a bare repository: `.git` made invalid (its HEAD removed), a
+// HEAD, objects/ and refs/ at the top and a `config` there whose pager runs at the user's next
+// `git log` (a terminal's). The top's HEAD is moved aside; .git's HEAD is put back.
+TEST_P(WorkspaceGitTest, TheWorkspaceTopMadeABareRepositoryIsDisarmed) {
+  fs::path ws = Repository("bare-top");
+  const std::string script =
+      "cp -r .git/objects .git/refs . && echo 'ref: refs/heads/main' > HEAD && printf "
+      "'[core]\\n\\tpager = \"touch " +
+      marker_.string() + "; cat\"\\n' > config && rm -f .git/HEAD; exit 0";
+  RunResult r = ExpectHarmless(script, ws, ws / ".git/HEAD");
+  EXPECT_FALSE(PagerRuns(ws)) << Context(r);
+  EXPECT_FALSE(fs::exists(ws / "HEAD")) << Context(r);
+  EXPECT_TRUE(fs::exists(ws / "config")) << "a top-level config stays the extension's";
+  EXPECT_NE(r.err.find((ws / "HEAD").string()), std::string::npos) << Context(r);
+  // No repository at all: the same top.
+  fs::path plain = w().data / "plain";
+  fs::create_directories(plain / "src");
+  if (who_ == Who::kNobody) ChownTree(plain, kNobodyId, kNobodyId);
+  const std::string bare =
+      "mkdir -p objects refs/heads && echo 'ref: refs/heads/main' > HEAD "
+      "&& printf '[core]\\n\\tpager = \"touch " +
+      marker_.string() + "; cat\"\\n' > config; exit 0";
+  RunResult p = ExpectHarmless(bare, plain, plain / "HEAD");
+  EXPECT_FALSE(PagerRuns(plain)) << Context(p);
+  fs::path control = Repository("control-bare-top");
+  Host(script, control);
+  EXPECT_TRUE(PagerRuns(control)) << "unsandboxed control";
+}
+
+// A rebase state planted with an `exec` line: the host's `git status` says to continue it,
+// and `git rebase --continue` runs the line. It is moved aside; one without exec stays.
+TEST_P(WorkspaceGitTest, APlantedRebaseWithAnExecLineIsMovedAside) {
+  auto plant = [&](const std::string& todo) {
+    return "d=.git/rebase-merge; mkdir -p $d && git rev-parse HEAD > $d/onto && "
+           "git rev-parse HEAD > $d/orig-head && echo refs/heads/main > $d/head-name && "
+           ": > $d/interactive && : > $d/done && echo 1 > $d/msgnum && echo 2 > $d/end && "
+           "printf '" +
+           todo + "' > $d/git-rebase-todo; exit 0";
+  };
+  fs::path ws = Repository("rebase");
+  const std::string exec = plant("  exec touch " + marker_.string() + "\\n");
+  RunResult r = ExpectHarmless(exec, ws, ws / ".git/rebase-merge/git-rebase-todo");
+  EXPECT_FALSE(ContinueRuns(ws)) << Context(r);
+  EXPECT_FALSE(fs::exists(ws / ".git/rebase-merge")) << Context(r);
+  EXPECT_GE(GuardEvents(audit_), 1u) << Context(r);
+  fs::path legit = Repository("rebase-legit");
+  RunResult l = Sandboxed(plant("break\\n"), legit, audit_);
+  EXPECT_EQ(l.status, 0) << Context(l);
+  EXPECT_TRUE(fs::exists(legit / ".git/rebase-merge/git-rebase-todo")) << Context(l);
+  fs::path control = Repository("control-rebase");
+  Host(exec, control);
+  EXPECT_TRUE(ContinueRuns(control)) << "unsandboxed control";
+}
+
+// A submodule's git directory on the way (.git/modules) replaced by a symlink to a copy with a
+// planted core.fsmonitor: the host's `git status` recurses into the submodule.
+TEST_P(WorkspaceGitTest, AModulesDirectoryReplacedByASymlinkIsRebuilt) {
+  if (who_ == Who::kNobody) ChownTree(w().data, kNobodyId, kNobodyId);
+  const fs::path src = w().data / "subsrc";
+  fs::create_directories(src);
+  WriteFile(src / "file", "sub\n", 0644);
+  if (who_ == Who::kNobody) ChownTree(src, kNobodyId, kNobodyId);
+  ASSERT_EQ(Host(std::string(kGit) + " init -q . && " + kGit + " add file && " + kGit +
+                     " commit -q -m sub",
+                 src)
+                .status,
+            0);
+  auto with_submodule = [&](const std::string& name) {
+    fs::path ws = Repository(name);
+    RunResult add = Host(std::string(kGit) + " -c protocol.file.allow=always submodule add -q " +
+                             src.string() + " sub && " + kGit + " commit -q -m sub",
+                         ws);
+    EXPECT_EQ(add.status, 0) << add.Describe();
+    return ws;
+  };
+  fs::path ws = with_submodule("modules");
+  const std::string script =
+      "mv .git/modules .git/modules-old && mkdir -p .evil && cp -a .git/modules-old/sub "
+      ".evil/sub && sed -i 's#worktree = ../../../sub#worktree = ../../sub#' .evil/sub/config "
+      "&& printf '[core]\\n\\tfsmonitor = \"touch " +
+      marker_.string() + "; false\"\\n' >> .evil/sub/config && ln -s ../.evil .git/modules; exit 0";
+  RunResult r = ExpectHarmless(script, ws, ws / ".git/modules/sub/config");
+  EXPECT_TRUE(fs::is_directory(fs::symlink_status(ws / ".git/modules"))) << Context(r);
+  fs::path control = with_submodule("control-modules");
   Host(script, control);
   EXPECT_TRUE(PlantedCommandRuns(control)) << "unsandboxed control";
 }

@@ -167,5 +167,67 @@ TEST_F(WorkspaceGuard, TheHooksPathTheConfigNamesIsGuardedToo) {
   }
 }
 
+// The workspace's top made a git directory (a bare repository to git's discovery once .git's
+// HEAD is gone): its HEAD is moved aside, .git's HEAD put back; a top-level config and hooks
+// stay the extension's.
+TEST_F(WorkspaceGuard, ATopMadeAGitDirectoryHasItsHeadMovedAside) {
+  fs::create_directories(ws_ / ".git/refs/heads");
+  Write(ws_ / ".git/HEAD", "ref: refs/heads/main\n");
+  auto before = TakeWorkspaceSnapshot(ws_);
+  fs::remove(ws_ / ".git/HEAD");
+  for (const char* dir : {"objects", "refs", "hooks"}) fs::create_directories(ws_ / dir);
+  Write(ws_ / "HEAD", "ref: refs/heads/main\n");
+  Write(ws_ / "config", "[core]\n\tpager = evil\n");
+  auto undone = UndoWorkspaceChanges(before, "T");
+  EXPECT_EQ(undone.size(), 2u);
+  EXPECT_FALSE(fs::exists(ws_ / "HEAD"));
+  EXPECT_EQ(Quarantined(ws_, "HEAD").size(), 1u);
+  EXPECT_EQ(Read(ws_ / ".git/HEAD"), "ref: refs/heads/main\n");
+  EXPECT_EQ(Read(ws_ / "config"), "[core]\n\tpager = evil\n");
+  EXPECT_TRUE(fs::is_directory(ws_ / "hooks"));
+  // A top that was a git directory at the start (a bare repository) is the user's.
+  Write(ws_ / "HEAD", "ref: refs/heads/main\n");
+  EXPECT_TRUE(UndoWorkspaceChanges(TakeWorkspaceSnapshot(ws_), "U").empty());
+}
+
+// A rebase state made during the run whose todo runs a shell line is moved aside; one
+// without (a conflicted rebase, `exec` only in a comment or a longer word) stays.
+TEST_F(WorkspaceGuard, ARebaseStateWithAnExecLineIsMovedAside) {
+  auto before = TakeWorkspaceSnapshot(ws_);
+  fs::create_directories(ws_ / ".git/rebase-merge");
+  Write(ws_ / ".git/rebase-merge/git-rebase-todo", "pick abc one\n\t x touch /tmp/x\n");
+  fs::create_directories(ws_ / ".git/sequencer");
+  Write(ws_ / ".git/sequencer/todo", "pick abc one\n# exec here\nexecute\n");
+  auto undone = UndoWorkspaceChanges(before, "T");
+  EXPECT_EQ(undone.size(), 1u);
+  EXPECT_FALSE(fs::exists(ws_ / ".git/rebase-merge"));
+  EXPECT_EQ(Quarantined(ws_ / ".git", "rebase-merge").size(), 1u);
+  EXPECT_TRUE(fs::exists(ws_ / ".git/sequencer/todo"));
+}
+
+// A module's directory on the way replaced by a symlink to a planted copy: moved aside (the
+// link, not what it names), rebuilt, its recorded entries written back; a module created as a
+// symlink is moved aside.
+TEST_F(WorkspaceGuard, AModulesDirectoryReplacedByASymlinkIsRebuilt) {
+  fs::create_directories(ws_ / ".git/modules/sub/hooks");
+  Write(ws_ / ".git/modules/sub/config", "[core]\n\tworktree = ../../../sub\n");
+  auto before = TakeWorkspaceSnapshot(ws_);
+  fs::path evil = ws_ / "evil";
+  fs::rename(ws_ / ".git/modules", evil);
+  Write(evil / "sub/config", "[core]\n\tfsmonitor = evil\n");
+  fs::create_directory_symlink("../evil", ws_ / ".git/modules");
+  auto undone = UndoWorkspaceChanges(before, "T");
+  EXPECT_FALSE(undone.empty());
+  EXPECT_TRUE(fs::is_directory(fs::symlink_status(ws_ / ".git/modules")));
+  EXPECT_EQ(Read(ws_ / ".git/modules/sub/config"), "[core]\n\tworktree = ../../../sub\n");
+  EXPECT_EQ(Read(evil / "sub/config"), "[core]\n\tfsmonitor = evil\n") << "not written through";
+  EXPECT_EQ(Quarantined(ws_ / ".git", "modules").size(), 1u);
+  before = TakeWorkspaceSnapshot(ws_);
+  fs::create_directory_symlink("../../evil/sub", ws_ / ".git/modules/other");
+  undone = UndoWorkspaceChanges(before, "U");
+  EXPECT_EQ(undone.size(), 1u);
+  EXPECT_FALSE(fs::exists(fs::symlink_status(ws_ / ".git/modules/other")));
+}
+
 }  // namespace
 }  // namespace gander::sandbox
