@@ -205,10 +205,7 @@ std::vector<MountOp> DeniedLinks(const std::vector<std::string>& deny,
   std::vector<MountOp> links;
   for (const auto& path : deny) {
     if (path.empty() || path[0] != '/' || path == "/") continue;
-    // Only a directory the host has: an absent path's type is unknown, and a directory in
-    // place of an absent file (~/.netrc) would answer EISDIR/EACCES where a program
-    // expects ENOENT. An absent path holds nothing to read.
-    if (PathInfo info = probe(path); !info.exists || !info.is_dir) continue;
+    if (PathInfo info = probe(path); info.exists && !info.is_dir) continue;
     bool inside_other = std::any_of(deny.begin(), deny.end(), [&](const std::string& d) {
       return d != path && IsWithin(path, d);
     });
