@@ -293,11 +293,6 @@ void SeccompMonitor::DecideFile(const Notification& n, const policies::WatchedSy
         file.result = events::Verdict::kWouldDeny;
       }
     }
-    // A readlink below `all`: news only when it resolves a denied path's placeholder.
-    if (w.placeholder_probe && config_.files != policies::FilesWatch::kAll &&
-        file.path_class != events::PathClass::kDenied) {
-      continue;
-    }
     if (config_.log_all_files || NotableFileEvent(file) ||
         (config_.log_home && InPrivateHome(file, config_.home))) {
       file.path_label = NormaliseForLabel(file.path.value_or(file.raw_path), config_.home,

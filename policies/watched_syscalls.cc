@@ -44,8 +44,8 @@ constexpr WatchedSyscall kTable[] = {
     // and each denied path in the private home is a placeholder symlink
     // (sandbox/filesystem_plan.h), so a realpath or lstat walk of ~/.ssh/id_rsa is seen at the
     // default level. Rare otherwise (3 per node server start, against ~1400 statx).
-    {"readlink", W::kOpens, {0, -1, A::kStat}, kNone, -1, false, -1, false, true},
-    {"readlinkat", W::kOpens, {1, 0, A::kStat}, kNone, -1, false, -1, false, true},
+    {"readlink", W::kOpens, {0, -1, A::kStat}, kNone},
+    {"readlinkat", W::kOpens, {1, 0, A::kStat}, kNone},
     // kAll: probes that reveal what exists without opening it.
     {"stat", W::kAll, {0, -1, A::kStat}, kNone},
     {"lstat", W::kAll, {0, -1, A::kStat}, kNone},

@@ -35,10 +35,6 @@ struct WatchedSyscall {
   bool open_how = false;  // openat2: flags live in struct open_how at argument 2
   int at_flags = -1;      // argument holding AT_* flags (AT_EMPTY_PATH), -1 when none
   bool exits = false;     // exit_group: a process event, no path
-  // Watched at `opens` for the denied-path placeholders only (sandbox/filesystem_plan.h): below
-  // `all` only a path of class denied makes an event (realpath readlinks every ancestor of
-  // the workspace, which is no news), and gVisor, which has no placeholders, skips it.
-  bool placeholder_probe = false;
 };
 
 std::span<const WatchedSyscall> WatchedSyscalls();

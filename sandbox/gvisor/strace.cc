@@ -128,8 +128,7 @@ bool IsAtFdcwd(std::string_view dirfd) {
 std::vector<std::string> TracedSyscalls(policies::FilesWatch files) {
   std::vector<std::string> out;
   for (const policies::WatchedSyscall& w : policies::WatchedSyscalls()) {
-    bool below = w.placeholder_probe && files != policies::FilesWatch::kAll;  // no placeholders
-    if (static_cast<int>(w.level) <= static_cast<int>(files) && KnownToRunsc(w.name) && !below) {
+    if (static_cast<int>(w.level) <= static_cast<int>(files) && KnownToRunsc(w.name)) {
       out.emplace_back(w.name);
     }
   }
