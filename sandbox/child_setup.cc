@@ -136,8 +136,6 @@ int DoMount(const PreparedMount& m) {
       if (int err = MakeDirs(target, true)) return err;
       return Mount("tmpfs", target, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, m.options.c_str());
     case MountOp::Kind::kMaskDir:
-      // Its own mount point only for kDeniedLinkRoot (a bind shows every other).
-      if (int err = MakeDirs(target, true)) return err;
       return Mount("tmpfs", target, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
                    "mode=000,size=4k");
     case MountOp::Kind::kMaskFile:
@@ -145,10 +143,6 @@ int DoMount(const PreparedMount& m) {
       return SetMountAttr(
           target, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC,
           false);
-    case MountOp::Kind::kDeniedLink:
-      // Best effort: without its placeholder the denied path is absent, as it was.
-      if (MakeDirs(target, false) == 0) (void)symlink(m.source.c_str(), target);
-      return 0;
     case MountOp::Kind::kSymlink:
       if (int err = MakeDirs(target, false)) return err;
       return symlink(m.source.c_str(), target) == 0 || errno == EEXIST ? 0 : errno;

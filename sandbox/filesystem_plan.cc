@@ -195,42 +195,6 @@ std::vector<std::string> ListHostDir(const std::string& path) {
   return names;
 }
 
-namespace {
-
-// The placeholders of the denied paths `ops` leave absent (kDeniedLinkRoot, in the header),
-// after the empty directory they point to. None for a denied file: a directory in its place
-// would answer EISDIR where its absence answered ENOENT.
-std::vector<MountOp> DeniedLinks(const std::vector<std::string>& deny,
-                                 const std::vector<MountOp>& ops, const PathProbe& probe) {
-  std::vector<MountOp> links;
-  for (const auto& path : deny) {
-    if (path.empty() || path[0] != '/' || path == "/") continue;
-    if (PathInfo info = probe(path); info.exists && !info.is_dir) continue;
-    bool inside_other = std::any_of(deny.begin(), deny.end(), [&](const std::string& d) {
-      return d != path && IsWithin(path, d);
-    });
-    const MountOp* nearest = nullptr;
-    bool mounted_inside = false;
-    for (const auto& op : ops) {
-      if (IsWithin(op.target, path)) mounted_inside = true;
-      if ((op.kind == MountOp::Kind::kBind || op.kind == MountOp::Kind::kTmpfs) &&
-          IsWithin(path, op.target) && (!nearest || op.target.size() > nearest->target.size())) {
-        nearest = &op;
-      }
-    }
-    if (inside_other || mounted_inside || !nearest || nearest->kind != MountOp::Kind::kTmpfs) {
-      continue;
-    }
-    if (std::any_of(links.begin(), links.end(), [&](const MountOp& l) { return l.target == path; }))
-      continue;
-    links.push_back({MountOp::Kind::kDeniedLink, kDeniedLinkRoot, path});
-  }
-  if (!links.empty()) links.insert(links.begin(), {MountOp::Kind::kMaskDir, "", kDeniedLinkRoot});
-  return links;
-}
-
-}  // namespace
-
 const std::vector<std::string>& CpuTopologyFiles() {
   static const std::vector<std::string> files = {"/sys/devices/system/cpu/online",
                                                  "/sys/devices/system/cpu/possible",
@@ -447,10 +411,7 @@ FilesystemPlan PlanFilesystem(const FilesystemInputs& in, bool with_mount_namesp
     for (const auto& path : CgroupReadPaths(in.cgroups, true))
       plan.rules.push_back({path, ll::kRead});
     for (const auto& file : topology) plan.rules.push_back({file, ll::kRead});
-    std::vector<MountOp> links = DeniedLinks(deny, ops, probe);
     ops.insert(ops.end(), masks.begin(), masks.end());
-    // After every mount: each placeholder goes into a private tmpfs mounted above.
-    ops.insert(ops.end(), links.begin(), links.end());
     plan.mounts = std::move(ops);
   } else {
     for (const auto& [path, host_dir] : in.private_host_dirs) {

@@ -31,17 +31,15 @@ std::vector<std::string> ListHostDir(const std::string& path);
 
 struct MountOp {
   enum class Kind {
-    kBind,        // source (host) -> target, read-only unless writable
-    kTmpfs,       // an empty private tmpfs (writable)
-    kMaskDir,     // an empty read-only tmpfs over a denied directory
-    kMaskFile,    // /dev/null over a denied file
-    kSymlink,     // a symlink at target pointing to source (verbatim link text)
-    kDeniedLink,  // a placeholder at a denied path the view leaves absent: a symlink to
-                  // source, kDeniedLinkRoot; native backend only
-    kProc,        // a fresh /proc for the sandbox's pid namespace
-    kDev,         // a minimal /dev: null zero full random urandom, fd links, shm
-    kCgroup,      // a fresh read-only cgroup mount: source is the type (cgroup, cgroup2),
-                  // options the v1 hierarchy's controllers (sandbox/cgroup_view.h)
+    kBind,      // source (host) -> target, read-only unless writable
+    kTmpfs,     // an empty private tmpfs (writable)
+    kMaskDir,   // an empty read-only tmpfs over a denied directory
+    kMaskFile,  // /dev/null over a denied file
+    kSymlink,   // a symlink at target pointing to source (verbatim link text)
+    kProc,      // a fresh /proc for the sandbox's pid namespace
+    kDev,       // a minimal /dev: null zero full random urandom, fd links, shm
+    kCgroup,    // a fresh read-only cgroup mount: source is the type (cgroup, cgroup2),
+                // options the v1 hierarchy's controllers (sandbox/cgroup_view.h)
   };
   Kind kind = Kind::kBind;
   std::string source;
@@ -93,15 +91,6 @@ struct FilesystemPlan {
 // Landlock rules (Landlock can only grant, so the parent rule is split around them).
 FilesystemPlan PlanFilesystem(const FilesystemInputs& in, bool with_mount_namespace,
                               const PathProbe& probe, const DirLister& lister);
-
-// Where each placeholder of a denied path points: an empty read-only directory (a kMaskDir)
-// no policy names. Opening a file below the placeholder answers ENOENT, as the path's absence
-// did; resolving it (realpath, an lstat walk, ls -l) takes a readlink, which the monitor
-// watches at the default `--files opens`, so probing a denied path is seen without watching
-// the stat family (a notification per stat). Only where the path would be absent: inside a
-// private tmpfs, nothing mounted at or under it, not inside another denied path, not a file
-// on the host. A masked path (under a bind) keeps its mask.
-inline constexpr const char* kDeniedLinkRoot = "/.gander-denied";
 
 // The CPU topology files runtimes size their thread pools from (glibc's get_nprocs reads
 // `online`, node's thread pool among its callers): shown read-only in every mode, as the own

@@ -221,8 +221,6 @@ std::string OciConfig(const BundleSpec& spec) {
         break;  // runsc --cgroupfs mounts the sentry's own (runsc.cc)
       case MountOp::Kind::kSymlink:
         break;  // RootSymlinks: made in the root directory itself
-      case MountOp::Kind::kDeniedLink:
-        break;  // not under gVisor: a private tmpfs of the bundle would hide it
     }
   }
   std::vector<std::string> rlimits;
