@@ -227,24 +227,7 @@ void CollectorClient::Append(events::Event event, bool backlog_gap) {
   Record r{next_seq_++, std::move(event), backlog_gap, 0};
   r.bytes = ApproxBytes(r.event);
   backlog_bytes_ += r.bytes;
-  if (next_send_ >= backlog_.size()) unsent_since_ = Clock::now();  // the first unsent one
   backlog_.push_back(std::move(r));
-}
-
-// True while what waits unsent is young and small (the timer is armed for when it is due).
-bool CollectorClient::HoldBack() {
-  constexpr size_t kMaxHeld = 256;
-  const size_t unsent = backlog_.size() - std::min(next_send_, backlog_.size());
-  if (send_now_ || options_.coalesce.count() <= 0 || !out_.empty() || unsent == 0 ||
-      unsent >= kMaxHeld) {
-    return false;
-  }
-  const auto due = unsent_since_ + options_.coalesce;
-  const auto now = Clock::now();
-  if (now >= due) return false;
-  ArmTimer(std::max(std::chrono::milliseconds(1),
-                    std::chrono::ceil<std::chrono::milliseconds>(due - now)));
-  return true;
 }
 
 void CollectorClient::Publish(const events::Event& event) {
@@ -312,11 +295,7 @@ void CollectorClient::Flush() {
     }
   }
   ReadReplies();
-  if (!connected_) return;
-  uint64_t expirations;  // the hold-back timer, if it fired
-  while (read(timer_.get(), &expirations, sizeof(expirations)) > 0) {
-  }
-  if (!HoldBack()) WriteOut();
+  if (connected_) WriteOut();
 }
 
 void CollectorClient::ReadReplies() {
@@ -378,14 +357,12 @@ void CollectorClient::WriteOut() {
       Disconnect(ErrnoError("write to collector"));
       return;
     }
-    ++stats_.sends;
     out_.erase(0, static_cast<size_t>(n));
   }
 }
 
 void CollectorClient::Finish(std::chrono::milliseconds budget) {
   auto deadline = Clock::now() + budget;
-  send_now_ = true;
   AppendDropNotice();
   bool synced = false;
   while (!fallback() && Clock::now() < deadline) {

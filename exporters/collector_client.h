@@ -51,10 +51,6 @@ struct CollectorClientOptions {
   std::chrono::milliseconds start_wait{1500};        // Create(): wait for a started collector
   std::chrono::milliseconds retry_interval{250};     // between reconnection attempts
   std::chrono::milliseconds restart_interval{3000};  // between attempts to start a collector
-  // How long a new event may wait for others before it is sent, so that a burst (a tool call
-  // and the events of its answer) wakes the collector once instead of once per event; 0: sent
-  // at the next Flush(). Finish() sends at once.
-  std::chrono::milliseconds coalesce{5};
 };
 
 struct CollectorClientStats {
@@ -62,7 +58,6 @@ struct CollectorClientStats {
   uint64_t acked = 0;    // events the collector acknowledged
   uint64_t dropped = 0;  // backlog full
   uint64_t connections = 0;
-  uint64_t sends = 0;             // send()s of records (a burst held back by `coalesce` is one)
   uint64_t written_directly = 0;  // fallback, or left unacknowledged at Finish()
 };
 
@@ -82,9 +77,6 @@ class CollectorClient : public events::EventSink {
   void Finish(std::chrono::milliseconds budget);
 
   int fd() const { return stable_fd_.get(); }
-  // While connected: readable when events held back by `coalesce` are due (the supervisor
-  // watches it too and calls Flush()); the same timer as fd() while disconnected.
-  int timer_fd() const { return timer_.get(); }
   bool connected() const { return connected_; }
   bool fallback() const { return fallback_ != nullptr || fallback_failed_; }
   size_t backlog() const { return backlog_.size(); }
@@ -111,7 +103,6 @@ class CollectorClient : public events::EventSink {
   void ArmTimer(std::chrono::milliseconds after);
   void Append(events::Event event, bool backlog_gap);
   void AppendDropNotice();
-  bool HoldBack();
 
   CollectorClientOptions options_;
   UniqueFd stable_fd_;  // the socket, or a dup of timer_ while disconnected
@@ -127,9 +118,7 @@ class CollectorClient : public events::EventSink {
 
   std::deque<Record> backlog_;
   size_t backlog_bytes_ = 0;
-  size_t next_send_ = 0;              // index in backlog_ of the first record not yet in out_
-  Clock::time_point unsent_since_{};  // when the oldest record not yet in out_ came
-  bool send_now_ = false;             // Finish(): no holding back
+  size_t next_send_ = 0;  // index in backlog_ of the first record not yet in out_
   uint64_t next_seq_ = 1;
   std::string out_;  // encoded lines not yet written
   std::string in_;   // partial reply line

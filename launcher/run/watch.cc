@@ -263,11 +263,6 @@ std::optional<monitor::SupervisorOptions> SuperviseFirst(Session& s, Redaction& 
                                    collector->Flush();
                                    return true;
                                  }});
-    // Events held back a few milliseconds (CollectorClientOptions::coalesce) become due.
-    supervise.watches.push_back({collector->timer_fd(), [collector](short) {
-                                   collector->Flush();
-                                   return true;
-                                 }});
   }
   // Syscall counts go out every few seconds, so metrics move while the extension runs.
   supervise.after_turn = [&s, due = std::chrono::steady_clock::now() + kCountsInterval]() mutable {

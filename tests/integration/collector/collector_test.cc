@@ -198,8 +198,7 @@ class CollectorTest : public ::testing::Test {
     return done();
   }
 
-  std::unique_ptr<CollectorClient> Client(size_t max_backlog = 65536,
-                                          std::chrono::milliseconds coalesce = 5ms) {
+  std::unique_ptr<CollectorClient> Client(size_t max_backlog = 65536) {
     CollectorClientOptions o;
     o.hello.extension = "itest";
     o.hello.info.run.isolation = "full";
@@ -210,7 +209,6 @@ class CollectorTest : public ::testing::Test {
     o.audit_log.path = dir_ + "/audit/itest.jsonl";
     o.max_backlog_events = max_backlog;
     o.retry_interval = 20ms;
-    o.coalesce = coalesce;
     return CollectorClient::Create(std::move(o));
   }
 
@@ -277,35 +275,6 @@ TEST_F(CollectorTest, SigkillMidStreamLosesNothingAndCountsNothingTwice) {
   // The audit log is at least once: a record written just before a SIGKILL, whose
   // acknowledgement never left, is written again when resent.
   EXPECT_GE(AuditLines(), static_cast<size_t>(kEvents + 1));
-}
-
-// A burst of events (a tool call and what its answer brings) is held back and goes out in one
-// write once due (the timer the supervisor watches), instead of waking the collector once per
-// event; Finish() sends at once. Nothing is lost: every record is acknowledged.
-TEST_F(CollectorTest, ABurstIsHeldBackAndSentInOneWrite) {
-  StartCollector();
-  for (auto coalesce : {std::chrono::milliseconds(1h), std::chrono::milliseconds(20ms)}) {
-    auto client = Client(65536, coalesce);
-    ASSERT_TRUE(client->connected());
-    const uint64_t sends = client->stats().sends;
-    for (int i = 1; i <= 100; ++i) {
-      client->Publish(Read(i));
-      client->Flush();  // as the supervisor's Drain does after each turn
-    }
-    EXPECT_EQ(client->stats().sends, sends) << "the burst went out event by event";
-    EXPECT_EQ(client->backlog(), 100u);
-    if (coalesce == 1h) {
-      client->Finish(5s);
-    } else {
-      pollfd p{client->timer_fd(), POLLIN, 0};
-      ASSERT_EQ(poll(&p, 1, 10000), 1) << "the hold-back timer never fired";  // a hang guard
-      client->Flush();
-      ASSERT_TRUE(Drain(*client));
-    }
-    EXPECT_EQ(client->stats().sends, sends + 1) << "coalesce " << coalesce.count() << " ms";
-    EXPECT_EQ(client->stats().acked, 100u);
-    EXPECT_EQ(client->backlog(), 0u);
-  }
 }
 
 TEST_F(CollectorTest, EventsSentWhileTheCollectorIsDownArriveAfterItRestarts) {
