@@ -67,6 +67,19 @@ std::vector<fs::path> RunscCgroupDirs(pid_t gander) {
   return out;
 }
 
+// True while a process of the runsc sandbox gander PID started runs (its container id,
+// gander-PID-NAME, is in every runsc process's command line).
+bool RunscAlive(pid_t gander) {
+  const std::string id = "gander-" + std::to_string(gander) + "-";
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator("/proc", ec)) {
+    std::string cmdline = ReadFileOr(e.path() / "cmdline", "");
+    std::replace(cmdline.begin(), cmdline.end(), '\0', ' ');
+    if (cmdline.find(id) != std::string::npos) return true;
+  }
+  return false;
+}
+
 std::string Join(const std::vector<fs::path>& paths) {
   std::string s;
   for (const auto& p : paths) s += p.string() + "\n";
@@ -287,27 +300,30 @@ class CgroupGvisorKillTest : public CgroupTreeTest {};
 TEST_P(CgroupGvisorKillTest, RunscCgroupsOfAKilledGanderAreSweptAtTheNextStart) {
   RunOptions o = Opts(w().ws);
   o.pipe_stdin = true;
-  Argv argv = GanderArgv(Flags(), {"/bin/sleep", "600"}, w().ws);
+  Argv argv =
+      GanderArgv(Flags(), {"/bin/sh", "-c", "touch started && exec /bin/sleep 600"}, w().ws);
   Child gander(argv, o);
-  // runsc has made them once the sandbox is up; waited for with a hang bound (60 s).
-  std::vector<fs::path> made;
-  for (int i = 0; i < 6000 && made.empty(); ++i) {
-    made = RunscCgroupDirs(gander.pid());
-    if (made.empty()) usleep(10'000);
-  }
+  // runsc has made them all once the payload runs (killed in the middle of runsc's set-up, a
+  // cgroup can be left that no sweep of gander's can remove); waited for with a hang bound.
+  const fs::path started = fs::path(w().ws) / "started";
+  for (int i = 0; i < 6000 && !fs::exists(started); ++i) usleep(10'000);
+  std::vector<fs::path> made = RunscCgroupDirs(gander.pid());
   ASSERT_FALSE(made.empty()) << "runsc made no cgroup for " << Quote(argv);
   ASSERT_EQ(kill(gander.pid(), SIGKILL), 0);
   std::string context = gander.Wait(60).Describe();
-  // The sandbox goes with gander; its cgroups are empty once it has (a hang bound again).
-  auto empty = [&] {
-    for (const auto& dir : made) {
+  // The sandbox goes with gander: every runsc process of it gone, then its cgroups (listed
+  // again: runsc may have made more after the first one) all empty (a hang bound again).
+  auto gone = [&] {
+    if (RunscAlive(gander.pid())) return false;
+    for (const auto& dir : RunscCgroupDirs(gander.pid())) {
       if (!ReadFileOr(dir / "cgroup.procs", "").empty()) return false;
     }
     return true;
   };
-  for (int i = 0; i < 6000 && !empty(); ++i) usleep(10'000);
-  ASSERT_TRUE(empty()) << "the sandbox outlived gander:\n" << Join(made) << context;
-  ASSERT_EQ(RunscCgroupDirs(gander.pid()).size(), made.size()) << "nobody removed them yet";
+  for (int i = 0; i < 6000 && !gone(); ++i) usleep(10'000);
+  ASSERT_TRUE(gone()) << "the sandbox outlived gander:\n" << Join(made) << context;
+  made = RunscCgroupDirs(gander.pid());
+  ASSERT_FALSE(made.empty()) << "nobody removed them yet";
   RunResult next = Gander(Flags(), {"/bin/true"}, w().ws);
   EXPECT_EQ(next.status, 0) << Context(next);
   std::vector<fs::path> left = RunscCgroupDirs(gander.pid());
