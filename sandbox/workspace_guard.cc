@@ -400,23 +400,30 @@ std::vector<std::string> WorkspaceCodeEntries(const std::string& workspace,
   return out;
 }
 
-std::vector<std::string> ReadOnlyWorkspaceEntries(const std::string& workspace) {
+std::vector<std::string> ReadOnlyWorkspaceEntries(const WorkspaceSnapshot& snapshot) {
+  using Type = EntryState::Type;
   std::vector<std::string> out;
-  std::set<std::string> whole;
-  for (const auto& path : WorkspaceCodeEntries(workspace, &whole)) {
-    struct stat st;
-    if (lstat(path.c_str(), &st) != 0 || S_ISLNK(st.st_mode)) continue;
-    if (S_ISDIR(st.st_mode) && !whole.count(path)) continue;
-    out.push_back(path);
+  for (const auto& path : snapshot.code) {
+    auto it = snapshot.entries.find(path);
+    if (it == snapshot.entries.end()) continue;
+    Type type = it->second.type;
+    if (type == Type::kAbsent || type == Type::kSymlink) continue;
+    if (type == Type::kDir && !snapshot.whole.count(path)) continue;
+    if (std::find(out.begin(), out.end(), path) == out.end()) out.push_back(path);
   }
   return out;
+}
+
+std::vector<std::string> ReadOnlyWorkspaceEntries(const std::string& workspace) {
+  return ReadOnlyWorkspaceEntries(TakeWorkspaceSnapshot(workspace));
 }
 
 WorkspaceSnapshot TakeWorkspaceSnapshot(const std::string& workspace) {
   WorkspaceSnapshot s;
   s.workspace = workspace;
   size_t budget = kMaxSnapshotBytes;
-  for (const auto& path : WorkspaceCodeEntries(workspace, &s.whole, &s.way)) {
+  s.code = WorkspaceCodeEntries(workspace, &s.whole, &s.way);
+  for (const auto& path : s.code) {
     if (s.entries.count(path)) continue;
     // A gitdir named by a `.git` file is recorded by type only, as `.git` is.
     Record(path, s.whole.count(path) > 0, s, budget);

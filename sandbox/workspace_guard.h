@@ -36,6 +36,9 @@ std::vector<std::string> WorkspaceCodeEntries(const std::string& workspace,
 // Those of WorkspaceCodeEntries to bind read-only over themselves where there is a mount view:
 // the ones that exist and are not symlinks, but for the repository's own directory (`.git`,
 // a `gitdir:`), which git inside the sandbox writes (objects, refs, index).
+// From a snapshot just taken (what TakeWorkspaceSnapshot read already), or read anew.
+struct WorkspaceSnapshot;
+std::vector<std::string> ReadOnlyWorkspaceEntries(const WorkspaceSnapshot& snapshot);
 std::vector<std::string> ReadOnlyWorkspaceEntries(const std::string& workspace);
 
 // What one path was: absent, a regular file (its bytes and mode), a directory (its mode; its
@@ -51,6 +54,7 @@ struct EntryState {
 
 struct WorkspaceSnapshot {
   std::string workspace;
+  std::vector<std::string> code;  // WorkspaceCodeEntries at the start
   // Every recorded path: the entries, and everything beneath the directories recorded whole
   // (`hooks`), up to kMaxSnapshotBytes of content; a larger entry is recorded by size only and
   // cannot be put back (TooLarge).

@@ -182,8 +182,8 @@ std::optional<Stop> PreparePolicy(const RunOptions& o, Prepared& p) {
     p.workspace_writable = o.allow_home_write || !IsWithin(p.home, p.workspace);
   }
   p.protected_paths = sandbox::ProtectedHomePaths(p.home, p.environ, o.install_phase);
-  p.read_only_entries = sandbox::ReadOnlyWorkspaceEntries(p.workspace);
   p.workspace_snapshot = sandbox::TakeWorkspaceSnapshot(p.workspace);
+  p.read_only_entries = sandbox::ReadOnlyWorkspaceEntries(p.workspace_snapshot);
   // gander's own configuration and state (policies, audit logs, the collector's socket when
   // there is no runtime directory) are never the extension's, whatever the policy grants: a
   // workspace that is $HOME (Goose's usual cwd) would otherwise let it plant a policy for its
