@@ -48,12 +48,26 @@ void Send(int fd, ChildStep step, int err, int detail) {
   _exit(125);
 }
 
-// mkdir -p for the parents of `path` (and `path` itself when `include_last`).
+// mkdir -p for the parents of `path` (and `path` itself when `include_last`). The deepest
+// directory is tried first: most targets' parents exist already (made for an earlier mount),
+// and one mkdir then does what a walk from / did with a failing mkdir per component.
 int MakeDirs(const char* path, bool include_last) {
   char buf[PATH_MAX];
   size_t len = strlen(path);
   if (len >= sizeof(buf)) return ENAMETOOLONG;
   memcpy(buf, path, len + 1);
+  size_t deepest = len;
+  if (!include_last) {
+    while (deepest > 0 && buf[deepest] != '/') --deepest;
+  }
+  if (deepest > 0) {
+    buf[deepest] = '\0';
+    if (mkdir(buf, 0755) == 0 || errno == EEXIST) return 0;
+    if (errno != ENOENT) return errno;
+    buf[deepest] = path[deepest];
+  } else if (!include_last) {
+    return 0;  // the parent is /
+  }
   for (size_t i = 1; i <= len; ++i) {
     if (buf[i] != '/' && buf[i] != '\0') continue;
     if (buf[i] == '\0' && !include_last) break;
