@@ -15,6 +15,7 @@
 #include <sstream>
 #include <thread>
 
+#include "common/exec_strings.h"
 #include "common/path.h"
 #include "vet/description_check.h"
 #include "vet/log_findings.h"
@@ -96,11 +97,7 @@ Result<Child> StartRun(const AuditOptions& o, const std::vector<std::string>& co
     env.emplace_back(var);
   }
   env.push_back("HOME=" + home);
-  std::vector<char*> argv, envp;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  for (auto& e : env) envp.push_back(e.data());
-  envp.push_back(nullptr);
+  const ExecStrings argv(std::move(args)), envp(std::move(env));
 
   int in[2], out[2];
   if (pipe2(in, O_CLOEXEC) != 0) return ErrnoError("pipe");
@@ -118,7 +115,7 @@ Result<Child> StartRun(const AuditOptions& o, const std::vector<std::string>& co
       _exit(125);
     }
     signal(SIGPIPE, SIG_DFL);
-    execve(argv[0], argv.data(), envp.data());
+    execve(argv.front(), argv.get(), envp.get());
     _exit(127);
   }
   Child child;
