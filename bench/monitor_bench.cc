@@ -71,6 +71,7 @@
 
 #include "common/fd_passing.h"
 #include "common/seccomp_compat.h"
+#include "common/split.h"
 
 namespace {
 
@@ -261,11 +262,8 @@ Work ParseWork(const std::string& spec) {
   // What gander does per watched openat of a workspace file at the time of writing (the
   // /proc/TID/status read became lazy in 25c16eb: only /proc/<pid>/... paths pay it now).
   if (spec == "gander") return Work{false, true, true, true, true};
-  size_t i = 0;
-  while (i <= spec.size()) {
-    size_t end = spec.find(',', i);
-    if (end == std::string::npos) end = spec.size();
-    std::string item = spec.substr(i, end - i);
+  for (gander::SplitView items(spec, ','); auto piece = items.Next();) {
+    std::string_view item = *piece;
     if (item == "status")
       w.status = true;
     else if (item == "vmread")
@@ -278,7 +276,6 @@ Work ParseWork(const std::string& spec) {
       w.idvalid = true;
     else
       Usage();
-    i = end + 1;
   }
   return w;
 }
