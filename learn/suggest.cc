@@ -8,6 +8,7 @@
 #include <tuple>
 #include <vector>
 
+#include "common/enum_names.h"
 #include "common/path.h"
 #include "monitor/path_classifier.h"
 #include "policies/denied_syscalls.h"
@@ -55,17 +56,10 @@ std::string Parent(const std::string& path) {
   return slash == 0 || slash == std::string::npos ? "/" : path.substr(0, slash);
 }
 
-const char* NeedWord(Need need) {
-  switch (need) {
-    case Need::kRead:
-      return "read";
-    case Need::kWrite:
-      return "write";
-    case Need::kExec:
-      return "exec";
-  }
-  return "read";
-}
+constexpr EnumName<Need> kNeedWords[] = {
+    {Need::kRead, "read"}, {Need::kWrite, "write"}, {Need::kExec, "exec"}};
+
+const char* NeedWord(Need need) { return NameOf(kNeedWords, need); }
 
 // "2026-11-30 10:01-10:05" (UTC, to the minute) from a usage's first and last time; the date
 // again when it changed; "" without times.
