@@ -23,6 +23,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/exec_strings.h"
 #include "exporters/collector_wire.h"
 
 namespace {
@@ -159,13 +160,11 @@ Daemon Start(const std::string& binary, const std::string& dir, int port, bool a
                                    "--log-level",
                                    "warn"};
   if (!audit) args.push_back("--no-audit-log");
+  const gander::ExecStrings argv(std::move(args));
   d.pid = fork();
   if (d.pid == 0) {
     setenv("XDG_STATE_HOME", dir.c_str(), 1);
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    execv(argv[0], argv.data());
+    execv(argv.front(), argv.get());
     _exit(127);
   }
   for (int i = 0; i < 500; ++i) {

@@ -70,13 +70,8 @@
 #include <vector>
 
 #include "common/fd_passing.h"
-
-#ifndef SECCOMP_IOCTL_NOTIF_SET_FLAGS
-#define SECCOMP_IOCTL_NOTIF_SET_FLAGS SECCOMP_IOW(4, __u64)
-#endif
-#ifndef SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP
-#define SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP (1UL << 0)
-#endif
+#include "common/seccomp_compat.h"
+#include "common/split.h"
 
 namespace {
 
@@ -267,11 +262,8 @@ Work ParseWork(const std::string& spec) {
   // What gander does per watched openat of a workspace file at the time of writing (the
   // /proc/TID/status read became lazy in 25c16eb: only /proc/<pid>/... paths pay it now).
   if (spec == "gander") return Work{false, true, true, true, true};
-  size_t i = 0;
-  while (i <= spec.size()) {
-    size_t end = spec.find(',', i);
-    if (end == std::string::npos) end = spec.size();
-    std::string item = spec.substr(i, end - i);
+  for (gander::SplitView items(spec, ','); auto piece = items.Next();) {
+    std::string_view item = *piece;
     if (item == "status")
       w.status = true;
     else if (item == "vmread")
@@ -284,7 +276,6 @@ Work ParseWork(const std::string& spec) {
       w.idvalid = true;
     else
       Usage();
-    i = end + 1;
   }
   return w;
 }

@@ -20,6 +20,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/exec_strings.h"
 #include "monitor/supervisor.h"
 #include "relay/rpc_monitor.h"
 
@@ -38,14 +39,12 @@ struct Child {
 Child Start(const std::vector<std::string>& argv) {
   int in[2], out[2];
   if (pipe2(in, O_CLOEXEC) || pipe2(out, O_CLOEXEC)) abort();
-  std::vector<char*> args;
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
+  const gander::ExecStrings args(argv);
   pid_t pid = fork();
   if (pid == 0) {
     dup2(in[0], 0);
     dup2(out[1], 1);
-    execv(args[0], args.data());
+    execv(args.front(), args.get());
     _exit(127);
   }
   close(in[0]);

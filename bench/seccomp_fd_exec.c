@@ -9,7 +9,8 @@
  * as gander does, so the bwrap column pays the same compile cost as gander's; the extra execve
  * it adds is measured on its own in the benchmark (row "seccomp_fd_exec → /bin/true").
  *
- * The rules mirror sandbox/seccomp_filter.cc (keep the two lists in sync):
+ * The rules mirror gander's filter (sandbox/seccomp_filter.cc over policies/denied_syscalls.cc,
+ * whose list of names this file includes):
  *   - default ALLOW;
  *   - a foreign ABI (i386 int 0x80, x32) kills the process (only the native arch is in the filter);
  *   - ~55 syscalls no MCP server needs -> EPERM;
@@ -31,21 +32,9 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+/* gander's own list (policies/denied_syscalls.cc includes the same file). */
 static const char *const kDenied[] = {
-    /* debugging and cross-process memory */
-    "ptrace", "process_vm_readv", "process_vm_writev", "kcmp", "pidfd_getfd",
-    /* filesystem namespace changes */
-    "mount", "umount", "umount2", "pivot_root", "chroot", "move_mount", "open_tree", "fsopen",
-    "fsconfig", "fsmount", "fspick", "mount_setattr", "setns",
-    /* kernel attack surface */
-    "bpf", "perf_event_open", "userfaultfd", "io_uring_setup", "io_uring_enter",
-    "io_uring_register", "open_by_handle_at", "name_to_handle_at", "keyctl", "add_key",
-    "request_key", "lookup_dcookie", "fanotify_init", "quotactl", "quotactl_fd",
-    /* machine-wide state */
-    "kexec_load", "kexec_file_load", "init_module", "finit_module", "delete_module", "reboot",
-    "swapon", "swapoff", "settimeofday", "clock_settime", "clock_adjtime", "adjtimex", "acct",
-    "syslog", "vhangup", "iopl", "ioperm", "uselib", "nfsservctl", "sethostname",
-    "setdomainname",
+#include "../policies/denied_syscall_names.inc"
 };
 
 static const unsigned long kNamespaceFlags[] = {

@@ -8,6 +8,7 @@
 
 #include <cstdlib>
 
+#include "common/exec_strings.h"
 #include "common/install_paths.h"
 
 namespace gander::exporters {
@@ -85,12 +86,7 @@ Status SpawnDetached(const std::vector<std::string>& argv) {
   for (const char* name : {"HOME", "PATH", "LANG", "XDG_RUNTIME_DIR", "XDG_STATE_HOME"}) {
     if (const char* value = getenv(name)) env_strings.push_back(std::string(name) + "=" + value);
   }
-  std::vector<char*> envp, args;
-  for (auto& s : env_strings) envp.push_back(s.data());
-  envp.push_back(nullptr);
-  std::vector<std::string> argv_copy = argv;
-  for (auto& s : argv_copy) args.push_back(s.data());
-  args.push_back(nullptr);
+  const ExecStrings envp(std::move(env_strings)), args(argv);
 
   // A close-on-exec pipe tells whether the grandchild's execve worked: EOF when it did, its
   // errno when it did not, so a missing collector binary is a failure now rather than a
@@ -114,7 +110,7 @@ Status SpawnDetached(const std::vector<std::string>& argv) {
     }
     if (report[1] != 3 && dup3(report[1], 3, O_CLOEXEC) != 3) _exit(127);
     close_range(4, ~0U, 0);
-    execve(args[0], args.data(), envp.data());
+    execve(args.front(), args.get(), envp.get());
     int err = errno;
     (void)!write(3, &err, sizeof(err));
     _exit(127);

@@ -5,6 +5,7 @@
 
 #include <cstring>
 
+#include "common/exec_strings.h"
 #include "exporters/collector_paths.h"
 
 namespace gander::launcher {
@@ -13,10 +14,7 @@ int ExecCollector(const std::vector<std::string>& args) {
   std::string binary = exporters::CollectorBinary();
   std::vector<std::string> argv = {binary};
   argv.insert(argv.end(), args.begin(), args.end());
-  std::vector<char*> c_argv;
-  for (auto& a : argv) c_argv.push_back(a.data());
-  c_argv.push_back(nullptr);
-  execv(binary.c_str(), c_argv.data());
+  execv(binary.c_str(), ExecStrings(std::move(argv)).get());
   spdlog::error("cannot run the collector {}: {}", binary, std::strerror(errno));
   return 127;
 }

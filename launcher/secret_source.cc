@@ -17,6 +17,7 @@
 #include <charconv>
 #include <nlohmann/json.hpp>
 
+#include "common/exec_strings.h"
 #include "common/unique_fd.h"
 #include "policies/parser.h"
 
@@ -108,9 +109,7 @@ Result<HostCommandResult> RunHostCommand(const std::string& script, std::string_
 
   // Everything the child touches is made before fork: it only calls async-signal-safe functions.
   const char* argv[] = {"/bin/sh", "-c", script.c_str(), nullptr};
-  std::vector<char*> env;
-  for (const auto& entry : envp) env.push_back(const_cast<char*>(entry.c_str()));
-  env.push_back(nullptr);
+  const ExecStrings env(envp);
   pid_t pid = fork();
   if (pid < 0) return ErrnoError("fork");
   if (pid == 0) {
@@ -124,7 +123,7 @@ Result<HostCommandResult> RunHostCommand(const std::string& script, std::string_
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, nullptr);  // the supervisor blocks SIGTERM etc.
     signal(SIGPIPE, SIG_DFL);                  // and ignores SIGPIPE
-    execve(argv[0], const_cast<char**>(argv), env.data());
+    execve(argv[0], const_cast<char**>(argv), env.get());
     _exit(127);
   }
   setpgid(pid, pid);  // also here: no race with the kill below

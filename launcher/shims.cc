@@ -11,6 +11,7 @@
 #include <chrono>
 #include <csignal>
 
+#include "common/exec_strings.h"
 #include "common/path.h"
 #include "common/unique_fd.h"
 
@@ -48,16 +49,9 @@ std::optional<std::string> FirstLineOf(const std::vector<std::string>& argv,
   posix_spawn_file_actions_adddup2(&actions, write_end.get(), 1);
   posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
   posix_spawn_file_actions_addchdir_np(&actions, cwd.c_str());
-  std::vector<std::string> env_strings;
-  for (const auto& [k, v] : env) env_strings.push_back(k + "=" + v);
-  std::vector<char*> envp, args;
-  for (auto& s : env_strings) envp.push_back(s.data());
-  envp.push_back(nullptr);
-  std::vector<std::string> argv_copy = argv;
-  for (auto& s : argv_copy) args.push_back(s.data());
-  args.push_back(nullptr);
+  const ExecStrings envp = ExecStrings::Environment(env), args(argv);
   pid_t pid = 0;
-  int err = posix_spawn(&pid, args[0], &actions, nullptr, args.data(), envp.data());
+  int err = posix_spawn(&pid, args.front(), &actions, nullptr, args.get(), envp.get());
   posix_spawn_file_actions_destroy(&actions);
   write_end.Reset();
   if (err != 0) return std::nullopt;

@@ -15,6 +15,7 @@
 #include <set>
 #include <sstream>
 
+#include "common/split.h"
 #include "common/unique_fd.h"
 #include "exporters/collector_paths.h"
 
@@ -68,14 +69,11 @@ std::string Bytes(double n) {
 
 std::vector<MetricSample> ParseExposition(const std::string& text) {
   std::vector<MetricSample> out;
-  size_t start = 0;
-  while (start < text.size()) {
-    size_t end = text.find('\n', start);
-    if (end == std::string::npos) end = text.size();
-    std::string line = text.substr(start, end - start);
-    start = end + 1;
+  for (SplitView lines(text, '\n'); auto line = lines.Next();) {
     MetricSample sample;
-    if (!line.empty() && line[0] != '#' && ParseLine(line, sample)) out.push_back(sample);
+    if (!line->empty() && (*line)[0] != '#' && ParseLine(std::string(*line), sample)) {
+      out.push_back(sample);
+    }
   }
   return out;
 }

@@ -8,6 +8,7 @@
 #include <tuple>
 #include <vector>
 
+#include "common/enum_names.h"
 #include "common/path.h"
 #include "monitor/path_classifier.h"
 #include "policies/denied_syscalls.h"
@@ -55,17 +56,10 @@ std::string Parent(const std::string& path) {
   return slash == 0 || slash == std::string::npos ? "/" : path.substr(0, slash);
 }
 
-const char* NeedWord(Need need) {
-  switch (need) {
-    case Need::kRead:
-      return "read";
-    case Need::kWrite:
-      return "write";
-    case Need::kExec:
-      return "exec";
-  }
-  return "read";
-}
+constexpr EnumName<Need> kNeedWords[] = {
+    {Need::kRead, "read"}, {Need::kWrite, "write"}, {Need::kExec, "exec"}};
+
+const char* NeedWord(Need need) { return NameOf(kNeedWords, need); }
 
 // "2026-11-30 10:01-10:05" (UTC, to the minute) from a usage's first and last time; the date
 // again when it changed; "" without times.
@@ -556,15 +550,18 @@ Coverage CheckCoverage(const Learned& learned, const policies::ExpandedPolicy& p
   return out;
 }
 
-std::string SuggestPolicy(const Learned& learned, const SuggestContext& ctx) {
+namespace {
+
+// The filesystem grants, by need (read, exec, write): one line per directory, the learned
+// paths collapsed into it. What must not be granted goes to `review`.
+std::map<Need, std::vector<std::string>> FileGrants(const Learned& learned,
+                                                    const SuggestContext& ctx,
+                                                    std::vector<std::string>& review) {
   auto rules = ClassifierRules::From(ctx.base, ctx.workspace);
   Collapser collapse(learned, ctx.workspace, ctx.home);
-  std::vector<std::string> review;   // not granted
-  std::vector<std::string> flagged;  // granted, with a `# REVIEW:` comment on the entry
-
+  auto merge = [](Usage& into, const Usage& from) { into.Merge(from); };
   // Candidate directory -> need -> usage (merged over the paths it stands for).
   std::map<std::string, std::pair<std::string, std::map<Need, Usage>>> grants;
-  auto merge = [](Usage& into, const Usage& from) { into.Merge(from); };
   for (const auto& [path, usage] : learned.denied_files) {
     review.push_back("file " + path + ": under a deny rule (" + Describe(usage) + ")");
   }
@@ -648,9 +645,26 @@ std::string SuggestPolicy(const Learned& learned, const SuggestContext& ctx) {
     if (!listed) lists[Need::kRead].push_back(line);
   }
 
-  // Network: one rule per host with its ports.
+  return lists;
+}
+
+// The addresses a host name resolved to while learning.
+const std::set<std::string>& AddressesOf(const Learned& learned, const std::string& host) {
+  static const std::set<std::string> kNoAddresses;
+  auto it = learned.addresses.find(host);
+  return it == learned.addresses.end() ? kNoAddresses : it->second;
+}
+
+// Host and protocol -> the ports used and how.
+using HostGrants =
+    std::map<std::pair<std::string, policies::Protocol>, std::pair<std::set<uint16_t>, Usage>>;
+
+// The network grants: one rule per host with its ports. What must not be granted, and names
+// looked up but never connected to, go to `review`.
+HostGrants NetworkGrants(const Learned& learned, const SuggestContext& ctx,
+                         std::vector<std::string>& review) {
   auto matcher = policies::NetworkMatcher::Compile(ctx.base.network);
-  std::map<std::pair<std::string, policies::Protocol>, std::pair<std::set<uint16_t>, Usage>> hosts;
+  HostGrants hosts;
   std::vector<std::tuple<std::string, uint16_t, policies::Protocol, Usage>> destinations;
   for (const auto& [dest, usage] : learned.network) {
     destinations.emplace_back(dest.first, dest.second, policies::Protocol::kTcp, usage);
@@ -658,14 +672,9 @@ std::string SuggestPolicy(const Learned& learned, const SuggestContext& ctx) {
   for (const auto& [dest, usage] : learned.network_udp) {
     destinations.emplace_back(dest.first, dest.second, policies::Protocol::kUdp, usage);
   }
-  static const std::set<std::string> kNoAddresses;
-  auto addresses_of = [&](const std::string& host) -> const std::set<std::string>& {
-    auto it = learned.addresses.find(host);
-    return it == learned.addresses.end() ? kNoAddresses : it->second;
-  };
   for (const auto& [host, port, protocol, usage] : destinations) {
     if (matcher && NetworkCovered(*matcher, host, port, protocol)) continue;
-    std::string risk = RiskyHost(host, addresses_of(host));
+    std::string risk = RiskyHost(host, AddressesOf(learned, host));
     bool bad_name = IsNameHost(host) &&
                     (host.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
                                             "0123456789-.") != std::string::npos);
@@ -676,7 +685,7 @@ std::string SuggestPolicy(const Learned& learned, const SuggestContext& ctx) {
     }
     auto& h = hosts[{host, protocol}];
     h.first.insert(port);
-    merge(h.second, usage);
+    h.second.Merge(usage);
   }
   // Names looked up but never connected to (refused by the policy learned under, most
   // likely): a person decides which ports, if any.
@@ -688,6 +697,16 @@ std::string SuggestPolicy(const Learned& learned, const SuggestContext& ctx) {
     review.push_back("network " + name + ": looked up, never connected (" + Describe(usage) +
                      "); add {host: " + name + ", ports: [...]} if intended");
   }
+  return hosts;
+}
+
+}  // namespace
+
+std::string SuggestPolicy(const Learned& learned, const SuggestContext& ctx) {
+  std::vector<std::string> review;   // not granted
+  std::vector<std::string> flagged;  // granted, with a `# REVIEW:` comment on the entry
+  std::map<Need, std::vector<std::string>> lists = FileGrants(learned, ctx, review);
+  HostGrants hosts = NetworkGrants(learned, ctx, review);
   for (const auto& [name, usage] : learned.denied_syscalls) {
     review.push_back("syscall " + name + ": refused by the seccomp filter (" + Describe(usage) +
                      "); gander's floor: syscalls.allow cannot allow it");
@@ -727,7 +746,7 @@ std::string SuggestPolicy(const Learned& learned, const SuggestContext& ctx) {
       std::string ports;
       for (uint16_t p : entry.first) ports += (ports.empty() ? "" : ", ") + std::to_string(p);
       // A public destination is granted (the extension needs it to work) but never silently.
-      std::string flag = IsNameHost(host) ? PublicFlag(addresses_of(host)) : "";
+      std::string flag = IsNameHost(host) ? PublicFlag(AddressesOf(learned, host)) : "";
       if (!flag.empty()) flagged.push_back("network " + host + ": " + flag);
       out += "    - {host: \"" + host + "\", ports: [" + ports + "]" +
              (udp ? ", protocol: udp}  # " : "}  # ") +

@@ -14,6 +14,8 @@
 #include <future>
 #include <thread>
 
+#include "common/exec_strings.h"
+
 namespace gander::mcp {
 namespace {
 
@@ -85,9 +87,7 @@ Result<HeldSandbox> HeldSandbox::Spawn(const LaunchOptions& o) {
                                    "--name", o.extension,   "--workspace", o.workspace};
   args.insert(args.end(), o.run_flags.begin(), o.run_flags.end());
   args.insert(args.end(), {"--", o.gander, "mcp", "exec"});
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
+  const ExecStrings argv(std::move(args));
 
   int in[2], out[2];
   if (pipe2(in, O_CLOEXEC) != 0) return ErrnoError("pipe2");
@@ -106,7 +106,7 @@ Result<HeldSandbox> HeldSandbox::Spawn(const LaunchOptions& o) {
     dup2(in_read.get(), 0);
     dup2(out_write.get(), 1);
     if (chdir(o.workspace.c_str()) != 0) _exit(125);
-    execv(o.gander.c_str(), argv.data());
+    execv(o.gander.c_str(), argv.get());
     _exit(127);
   });
   if (pid < 0) return ErrnoError("fork");

@@ -7,6 +7,7 @@
 
 #include <climits>
 
+#include "common/split.h"
 #include "common/unique_fd.h"
 
 namespace gander::mcp {
@@ -20,12 +21,8 @@ Result<std::string> CheckWorkspacePath(const std::string& path) {
   }
   if (path[0] == '~') return MakeError("path " + path + ": ~ is not expanded; use a relative path");
   std::string out;
-  size_t start = 0;
-  while (start <= path.size()) {
-    size_t slash = path.find('/', start);
-    if (slash == std::string::npos) slash = path.size();
-    std::string part = path.substr(start, slash - start);
-    start = slash + 1;
+  for (SplitView parts(path, '/'); auto piece = parts.Next();) {
+    std::string_view part = *piece;
     if (part.empty() || part == ".") continue;
     if (part == "..") {
       return MakeError("path " + path + ": \"..\" is not allowed (the workspace is the limit)");

@@ -7,6 +7,7 @@
 #include <charconv>
 #include <vector>
 
+#include "common/split.h"
 #include "events/event.h"
 
 namespace gander::monitor {
@@ -19,17 +20,12 @@ bool IsAbsolute(std::string_view path) { return !path.empty() && path[0] == '/';
 // The components of an absolute path with ".", "" and ".." applied lexically.
 Components Normalise(std::string_view path) {
   Components out;
-  size_t i = 0;
-  while (i < path.size()) {
-    size_t end = path.find('/', i);
-    if (end == std::string_view::npos) end = path.size();
-    std::string_view c = path.substr(i, end - i);
-    if (c == "..") {
+  for (SplitView pieces(path, '/'); auto c = pieces.Next();) {
+    if (*c == "..") {
       if (!out.empty()) out.pop_back();
-    } else if (!c.empty() && c != ".") {
-      out.emplace_back(c);
+    } else if (!c->empty() && *c != ".") {
+      out.emplace_back(*c);
     }
-    i = end + 1;
   }
   return out;
 }
@@ -127,12 +123,8 @@ Result<std::string> Walk(Components start, std::string_view path, const Componen
   // ".." stops at the root only when the walk is inside it (a chrooted process whose cwd is
   // outside its root can climb, as in the kernel).
   size_t floor = StartsWith(stack, root) ? root.size() : 0;
-  size_t i = 0;
-  while (i < path.size()) {
-    size_t end = path.find('/', i);
-    if (end == std::string_view::npos) end = path.size();
-    std::string_view c = path.substr(i, end - i);
-    i = end + 1;
+  for (SplitView pieces(path, '/'); auto piece = pieces.Next();) {
+    std::string_view c = *piece;
     if (c.empty() || c == ".") continue;
     if (c == "..") {
       if (stack.size() > floor) stack.pop_back();
@@ -146,7 +138,7 @@ Result<std::string> Walk(Components start, std::string_view path, const Componen
     if (!target) return std::move(target).error().Context(Join(stack));
     if (!IsAbsolute(*target)) {
       // Not a file system object (pipe:[N], socket:[N]): nothing can follow it.
-      if (end < path.size()) return Error{ENOTDIR, Join(stack) + " is not a directory"};
+      if (pieces.more()) return Error{ENOTDIR, Join(stack) + " is not a directory"};
       return target;
     }
     stack = Normalise(*target);

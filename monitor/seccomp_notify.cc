@@ -8,16 +8,10 @@
 #include <cerrno>
 #include <cstring>
 
+#include "common/seccomp_compat.h"
+
 namespace gander::monitor {
 namespace {
-
-// Linux 6.6; Debian 12's headers predate it.
-#ifndef SECCOMP_IOCTL_NOTIF_SET_FLAGS
-#define SECCOMP_IOCTL_NOTIF_SET_FLAGS SECCOMP_IOW(4, __u64)
-#endif
-#ifndef SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP
-#define SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP (1UL << 0)
-#endif
 
 constexpr size_t kPage = 4096;
 

@@ -15,24 +15,9 @@ namespace {
 #endif
 
 // Refused outright with EPERM. Names unknown on this architecture are skipped by the filter.
-// clang-format off
 constexpr std::string_view kAlways[] = {
-    // debugging and cross-process memory
-    "ptrace", "process_vm_readv", "process_vm_writev", "kcmp", "pidfd_getfd",
-    // filesystem namespace changes
-    "mount", "umount", "umount2", "pivot_root", "chroot", "move_mount", "open_tree", "fsopen",
-    "fsconfig", "fsmount", "fspick", "mount_setattr", "setns",
-    // kernel attack surface
-    "bpf", "perf_event_open", "userfaultfd", "io_uring_setup", "io_uring_enter",
-    "io_uring_register", "open_by_handle_at", "name_to_handle_at", "keyctl", "add_key",
-    "request_key", "lookup_dcookie", "fanotify_init", "quotactl", "quotactl_fd",
-    // machine-wide state
-    "kexec_load", "kexec_file_load", "init_module", "finit_module", "delete_module", "reboot",
-    "swapon", "swapoff", "settimeofday", "clock_settime", "clock_adjtime", "adjtimex", "acct",
-    "syslog", "vhangup", "iopl", "ioperm", "uselib", "nfsservctl", "sethostname",
-    "setdomainname",
+#include "policies/denied_syscall_names.inc"
 };
-// clang-format on
 
 // socket()'s family is an int: the kernel drops the upper 32 bits of the register, so a
 // comparison of all 64 would let AF_VSOCK | 1 << 32 through as AF_VSOCK.

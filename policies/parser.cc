@@ -20,6 +20,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/enum_names.h"
 #include "policies/expand.h"
 #include "policies/network_host.h"
 #include "policies/network_matcher.h"
@@ -97,46 +98,29 @@ constexpr KeySpec kRuleKeys[] = {
     {"protocol", "one of: tcp, udp"},
 };
 
-struct FilesMonitoringName {
-  FilesMonitoring mode;
-  std::string_view name;
-};
-constexpr FilesMonitoringName kFilesMonitoringNames[] = {
+constexpr EnumName<FilesMonitoring> kFilesMonitoringNames[] = {
     {FilesMonitoring::kOff, "off"},
     {FilesMonitoring::kOpens, "opens"},
     {FilesMonitoring::kAll, "all"},
 };
-
-template <typename T>
-struct Word {
-  T value;
-  std::string_view name;
-};
-constexpr Word<SecretSource> kSecretSources[] = {{SecretSource::kEnv, "env"},
-                                                 {SecretSource::kFile, "file"},
-                                                 {SecretSource::kCommand, "command"}};
-constexpr Word<ExpiryAction> kExpiryActions[] = {{ExpiryAction::kRefresh, "refresh"},
-                                                 {ExpiryAction::kKill, "kill"},
-                                                 {ExpiryAction::kWarn, "warn"}};
-constexpr Word<SecretDelivery> kSecretDeliveries[] = {{SecretDelivery::kEnv, "env"},
-                                                      {SecretDelivery::kFile, "file"}};
-
-template <typename T, size_t N>
-std::string_view WordOf(const Word<T> (&words)[N], T value) {
-  for (const Word<T>& word : words) {
-    if (word.value == value) return word.name;
-  }
-  return "?";
-}
+constexpr EnumName<Backend> kBackendNames[] = {{Backend::kNative, "native"},
+                                               {Backend::kGvisor, "gvisor"}};
+constexpr EnumName<SecretSource> kSecretSources[] = {{SecretSource::kEnv, "env"},
+                                                     {SecretSource::kFile, "file"},
+                                                     {SecretSource::kCommand, "command"}};
+constexpr EnumName<ExpiryAction> kExpiryActions[] = {{ExpiryAction::kRefresh, "refresh"},
+                                                     {ExpiryAction::kKill, "kill"},
+                                                     {ExpiryAction::kWarn, "warn"}};
+constexpr EnumName<SecretDelivery> kSecretDeliveries[] = {{SecretDelivery::kEnv, "env"},
+                                                          {SecretDelivery::kFile, "file"}};
 
 // The value named `text`, or "'text': unknown WHAT (expected one of: a, b, c)".
 template <typename T, size_t N>
-Result<T> ParseWord(const Word<T> (&words)[N], std::string_view text, std::string_view what) {
+Result<T> ParseWord(const EnumName<T> (&words)[N], std::string_view text, std::string_view what) {
+  if (std::optional<T> value = ValueOf(words, text)) return *value;
   std::string names;
-  for (const Word<T>& word : words) {
-    if (word.name == text) return word.value;
+  for (const EnumName<T>& word : words)
     names += (names.empty() ? "" : ", ") + std::string(word.name);
-  }
   return MakeError("'" + std::string(text) + "': unknown " + std::string(what) +
                    " (expected one of: " + names + ")");
 }
@@ -546,7 +530,7 @@ Result<SecretRule> Parser::Secret(const YAML::Node& node, const std::string& whe
     return Fail(node,
                 where + ": missing required key 'from' (expected one of: env, file, command)");
   }
-  const std::string source(WordOf(kSecretSources, rule.from));
+  const std::string source(NameOf(kSecretSources, rule.from));
   // Which source each source-specific key belongs to.
   const std::pair<const char*, SecretSource> owners[] = {{"name", SecretSource::kEnv},
                                                          {"path", SecretSource::kFile},
@@ -557,7 +541,7 @@ Result<SecretRule> Parser::Secret(const YAML::Node& node, const std::string& whe
     auto it = given.find(key);
     if (it != given.end() && owner != rule.from) {
       return Fail(it->second, where + "." + key +
-                                  ": only for from: " + std::string(WordOf(kSecretSources, owner)) +
+                                  ": only for from: " + std::string(NameOf(kSecretSources, owner)) +
                                   " (this secret is from: " + source + ")");
     }
   }
@@ -668,36 +652,18 @@ Result<Policy> ParsePolicy(std::string_view yaml_text, const std::string& source
   }
 }
 
-std::string_view ToString(SecretSource source) { return WordOf(kSecretSources, source); }
-std::string_view ToString(ExpiryAction action) { return WordOf(kExpiryActions, action); }
-std::string_view ToString(SecretDelivery delivery) { return WordOf(kSecretDeliveries, delivery); }
-
-std::string_view ToString(FilesMonitoring mode) {
-  for (const FilesMonitoringName& known : kFilesMonitoringNames) {
-    if (known.mode == mode) return known.name;
-  }
-  return "?";
-}
+std::string_view ToString(SecretSource source) { return NameOf(kSecretSources, source); }
+std::string_view ToString(ExpiryAction action) { return NameOf(kExpiryActions, action); }
+std::string_view ToString(SecretDelivery delivery) { return NameOf(kSecretDeliveries, delivery); }
+std::string_view ToString(FilesMonitoring mode) { return NameOf(kFilesMonitoringNames, mode); }
+std::string_view ToString(Backend backend) { return NameOf(kBackendNames, backend); }
 
 Result<FilesMonitoring> ParseFilesMonitoring(std::string_view text) {
-  std::string names;
-  for (const FilesMonitoringName& known : kFilesMonitoringNames) {
-    if (known.name == text) return known.mode;
-    if (!names.empty()) names += ", ";
-    names += known.name;
-  }
-  return MakeError(Quote(text) + ": unknown files monitoring mode (expected one of: " + names +
-                   ")");
-}
-
-std::string_view ToString(Backend backend) {
-  return backend == Backend::kGvisor ? "gvisor" : "native";
+  return ParseWord(kFilesMonitoringNames, text, "files monitoring mode");
 }
 
 Result<Backend> ParseBackend(std::string_view text) {
-  if (text == "native") return Backend::kNative;
-  if (text == "gvisor") return Backend::kGvisor;
-  return MakeError(Quote(text) + ": unknown backend (expected one of: native, gvisor)");
+  return ParseWord(kBackendNames, text, "backend");
 }
 
 bool IsSyscallName(const std::string& name) {

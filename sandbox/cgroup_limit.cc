@@ -15,6 +15,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "common/enum_names.h"
 #include "common/unique_fd.h"
 
 namespace gander::sandbox {
@@ -110,19 +111,13 @@ void WaitUnpopulated(const std::string& dir) {
 
 }  // namespace
 
-const char* CgroupKindName(CgroupKind kind) {
-  switch (kind) {
-    case CgroupKind::kV2:
-      return "cgroup v2";
-    case CgroupKind::kV1:
-      return "cgroup v1";
-    case CgroupKind::kV2Delegated:
-      return "cgroup v2 (systemd delegation)";
-    case CgroupKind::kNone:
-      break;
-  }
-  return "none";
-}
+constexpr EnumName<CgroupKind> kCgroupKindNames[] = {
+    {CgroupKind::kNone, "none"},
+    {CgroupKind::kV2, "cgroup v2"},
+    {CgroupKind::kV1, "cgroup v1"},
+    {CgroupKind::kV2Delegated, "cgroup v2 (systemd delegation)"}};
+
+const char* CgroupKindName(CgroupKind kind) { return NameOf(kCgroupKindNames, kind); }
 
 CgroupPlace FindCgroupPlace(const std::vector<CgroupMount>& mounts, uid_t euid,
                             const CgroupProbe& probe) {

@@ -15,6 +15,7 @@
 #include <cstring>
 #include <fstream>
 
+#include "common/enum_names.h"
 #include "sandbox/landlock.h"
 
 namespace gander::sandbox {
@@ -106,17 +107,11 @@ EgressMode EgressModeOf(bool namespaces, int landlock_abi, bool seccomp_notify) 
   return landlock_abi >= 4 ? EgressMode::kBrokerOnly : EgressMode::kNone;
 }
 
-const char* EgressModeName(EgressMode mode) {
-  switch (mode) {
-    case EgressMode::kNone:
-      return "none";
-    case EgressMode::kBrokerOnly:
-      return "broker only";
-    case EgressMode::kNetnsBroker:
-      return "netns + broker";
-  }
-  return "none";
-}
+constexpr EnumName<EgressMode> kEgressModeNames[] = {{EgressMode::kNone, "none"},
+                                                     {EgressMode::kBrokerOnly, "broker only"},
+                                                     {EgressMode::kNetnsBroker, "netns + broker"}};
+
+const char* EgressModeName(EgressMode mode) { return NameOf(kEgressModeNames, mode); }
 
 KernelFeatures ProbeKernel(bool try_user_namespaces) {
   KernelFeatures f;

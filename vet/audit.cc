@@ -15,6 +15,7 @@
 #include <sstream>
 #include <thread>
 
+#include "common/exec_strings.h"
 #include "common/path.h"
 #include "vet/description_check.h"
 #include "vet/log_findings.h"
@@ -96,11 +97,7 @@ Result<Child> StartRun(const AuditOptions& o, const std::vector<std::string>& co
     env.emplace_back(var);
   }
   env.push_back("HOME=" + home);
-  std::vector<char*> argv, envp;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  for (auto& e : env) envp.push_back(e.data());
-  envp.push_back(nullptr);
+  const ExecStrings argv(std::move(args)), envp(std::move(env));
 
   int in[2], out[2];
   if (pipe2(in, O_CLOEXEC) != 0) return ErrnoError("pipe");
@@ -118,7 +115,7 @@ Result<Child> StartRun(const AuditOptions& o, const std::vector<std::string>& co
       _exit(125);
     }
     signal(SIGPIPE, SIG_DFL);
-    execve(argv[0], argv.data(), envp.data());
+    execve(argv.front(), argv.get(), envp.get());
     _exit(127);
   }
   Child child;
@@ -225,6 +222,20 @@ Result<json> ListAll(McpClient& client, const std::string& method, const std::st
   return all;
 }
 
+// ListAll, or an empty list and a low finding that `method` failed (when the server announced
+// it: `announced`).
+json ListOrFinding(McpClient& client, const std::string& method, const std::string& key,
+                   std::chrono::milliseconds timeout, bool announced,
+                   std::vector<Finding>& findings) {
+  auto listed = ListAll(client, method, key, timeout);
+  if (listed) return std::move(*listed);
+  if (announced) {
+    findings.push_back(
+        {Severity::kLow, Category::kAudit, method + " failed", listed.error().Describe(), "", 1});
+  }
+  return json::array();
+}
+
 std::string Str(const json& obj, const char* key) {
   return obj.is_object() && obj.contains(key) && obj[key].is_string() ? obj[key].get<std::string>()
                                                                       : std::string();
@@ -265,13 +276,8 @@ void DriveSession(McpClient& client, const AuditOptions& o, Report& report,
     CheckText("server instructions", text, {}, findings);
   }
 
-  json tools = json::array();
-  if (auto listed = ListAll(client, "tools/list", "tools", timeout)) {
-    tools = *listed;
-  } else if (caps.contains("tools")) {
-    findings.push_back(
-        {Severity::kLow, Category::kAudit, "tools/list failed", listed.error().Describe(), "", 1});
-  }
+  const json tools =
+      ListOrFinding(client, "tools/list", "tools", timeout, caps.contains("tools"), findings);
   for (const auto& t : tools) report.tools.push_back(Str(t, "name"));
   for (const auto& t : tools) {
     std::string name = Str(t, "name");
@@ -289,35 +295,27 @@ void DriveSession(McpClient& client, const AuditOptions& o, Report& report,
       CheckText("tool " + name + " " + where, text, others, findings);
     }
   }
-  if (caps.contains("prompts")) {
-    if (auto listed = ListAll(client, "prompts/list", "prompts", timeout)) {
-      for (const auto& p : *listed) {
-        std::string name = Str(p, "name");
-        report.prompts.push_back(name);
-        CheckText("prompt " + name, Str(p, "description"), report.tools, findings);
-        if (p.contains("arguments") && p["arguments"].is_array()) {
-          for (const auto& a : p["arguments"]) {
-            CheckText("prompt " + name + " argument " + Str(a, "name"), Str(a, "description"),
-                      report.tools, findings);
-          }
-        }
+  // Prompts and resources are listed only when the server announced them.
+  auto announced = [&](const std::string& what) {
+    return caps.contains(what)
+               ? ListOrFinding(client, what + "/list", what, timeout, true, findings)
+               : json::array();
+  };
+  for (const auto& p : announced("prompts")) {
+    std::string name = Str(p, "name");
+    report.prompts.push_back(name);
+    CheckText("prompt " + name, Str(p, "description"), report.tools, findings);
+    if (p.contains("arguments") && p["arguments"].is_array()) {
+      for (const auto& a : p["arguments"]) {
+        CheckText("prompt " + name + " argument " + Str(a, "name"), Str(a, "description"),
+                  report.tools, findings);
       }
-    } else {
-      findings.push_back({Severity::kLow, Category::kAudit, "prompts/list failed",
-                          listed.error().Describe(), "", 1});
     }
   }
-  if (caps.contains("resources")) {
-    if (auto listed = ListAll(client, "resources/list", "resources", timeout)) {
-      for (const auto& r : *listed) {
-        std::string uri = Str(r, "uri");
-        report.resources.push_back(uri);
-        CheckText("resource " + uri, Str(r, "description"), report.tools, findings);
-      }
-    } else {
-      findings.push_back({Severity::kLow, Category::kAudit, "resources/list failed",
-                          listed.error().Describe(), "", 1});
-    }
+  for (const auto& r : announced("resources")) {
+    std::string uri = Str(r, "uri");
+    report.resources.push_back(uri);
+    CheckText("resource " + uri, Str(r, "description"), report.tools, findings);
   }
 
   if (!o.exercise) return;

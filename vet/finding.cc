@@ -1,71 +1,52 @@
 #include "vet/finding.h"
 
+#include <iterator>
+
+#include "common/enum_names.h"
+
 namespace gander::vet {
 
-const char* SeverityName(Severity s) {
-  switch (s) {
-    case Severity::kInfo:
-      return "info";
-    case Severity::kLow:
-      return "low";
-    case Severity::kMedium:
-      return "medium";
-    case Severity::kHigh:
-      return "high";
+namespace {
+
+constexpr EnumName<Severity> kSeverityNames[] = {{Severity::kInfo, "info"},
+                                                 {Severity::kLow, "low"},
+                                                 {Severity::kMedium, "medium"},
+                                                 {Severity::kHigh, "high"}};
+
+// A category's word in JSON and its section title in text and Markdown.
+struct CategoryWords {
+  Category value;
+  const char* name;
+  const char* title;
+};
+constexpr CategoryWords kCategoryWords[] = {
+    {Category::kBait, "bait", "Bait files touched"},
+    {Category::kFile, "file", "Files outside the workspace"},
+    {Category::kNetwork, "network", "Hosts contacted or attempted"},
+    {Category::kProcess, "process", "Processes executed"},
+    {Category::kSyscall, "syscall", "Syscalls refused"},
+    {Category::kEnvironment, "environment", "Environment variables"},
+    {Category::kDescription, "description", "Descriptions that instruct the model"},
+    {Category::kAudit, "audit", "The audit itself"}};
+
+const CategoryWords& WordsOf(Category c) {
+  for (const CategoryWords& w : kCategoryWords) {
+    if (w.value == c) return w;
   }
-  return "info";
+  return kCategoryWords[std::size(kCategoryWords) - 1];  // the audit itself
 }
+
+}  // namespace
+
+const char* SeverityName(Severity s) { return NameOf(kSeverityNames, s); }
 
 std::optional<Severity> ParseSeverity(std::string_view name) {
-  for (Severity s : {Severity::kInfo, Severity::kLow, Severity::kMedium, Severity::kHigh}) {
-    if (name == SeverityName(s)) return s;
-  }
-  return std::nullopt;
+  return ValueOf(kSeverityNames, name);
 }
 
-const char* CategoryName(Category c) {
-  switch (c) {
-    case Category::kBait:
-      return "bait";
-    case Category::kFile:
-      return "file";
-    case Category::kNetwork:
-      return "network";
-    case Category::kProcess:
-      return "process";
-    case Category::kSyscall:
-      return "syscall";
-    case Category::kEnvironment:
-      return "environment";
-    case Category::kDescription:
-      return "description";
-    case Category::kAudit:
-      return "audit";
-  }
-  return "audit";
-}
+const char* CategoryName(Category c) { return WordsOf(c).name; }
 
-const char* CategoryTitle(Category c) {
-  switch (c) {
-    case Category::kBait:
-      return "Bait files touched";
-    case Category::kFile:
-      return "Files outside the workspace";
-    case Category::kNetwork:
-      return "Hosts contacted or attempted";
-    case Category::kProcess:
-      return "Processes executed";
-    case Category::kSyscall:
-      return "Syscalls refused";
-    case Category::kEnvironment:
-      return "Environment variables";
-    case Category::kDescription:
-      return "Descriptions that instruct the model";
-    case Category::kAudit:
-      return "The audit itself";
-  }
-  return "";
-}
+const char* CategoryTitle(Category c) { return WordsOf(c).title; }
 
 Severity Highest(const std::vector<Finding>& findings) {
   Severity top = Severity::kInfo;

@@ -54,6 +54,11 @@ def target(expr, legend="", ref="A", instant=False, fmt="time_series"):
     return t
 
 
+def summed(by, expr, legend, ref="A"):
+    """A target: expr summed by the labels in by."""
+    return target(f"sum by ({by}) ({expr})", legend, ref)
+
+
 class Layout:
     """Places panels left to right in a 24-column grid, rows below one another."""
 
@@ -120,6 +125,11 @@ def stat(title, expr, unit="short", description="", legend="", text_mode="value"
     }
 
 
+def summed_series(title, by, expr, legend, **kw):
+    """A time series panel of one query, expr summed by the labels in by."""
+    return timeseries(title, [summed(by, expr, legend)], **kw)
+
+
 def red_above(n):
     return [{"color": "green", "value": None}, {"color": "red", "value": n}]
 
@@ -152,6 +162,16 @@ def templating(extension_multi):
     ]}
 
 
+def link_to(title, uid):
+    """A link to the dashboard uid (whose slug is its uid), keeping the data source, job, host
+    and time range."""
+    return {"title": title, "type": "link",
+            "url": f"/d/{uid}/{uid}?${{datasource:queryparam}}&${{job:queryparam}}"
+                   "&${instance:queryparam}",
+            "targetBlank": False, "icon": "dashboard", "tooltip": "", "asDropdown": False,
+            "includeVars": False, "keepTime": True, "tags": []}
+
+
 def dashboard(uid, title, description, layout, extension_multi, links):
     return {
         "uid": uid, "title": title, "description": description,
@@ -170,6 +190,13 @@ def dashboard(uid, title, description, layout, extension_multi, links):
 
 def overview():
     sel = HOST + ', extension=~"$extension"'
+
+    def per_extension(title, rule, by, legend, **kw):
+        """The recording rule `rule` (a rate per extension) by host, extension and the labels in
+        by; legend follows the extension's name."""
+        return summed_series(title, f"instance, extension, {by}", f"{rule}{{{sel}}}",
+                             "{{extension}} " + legend, **kw)
+
     L = Layout()
     L.row("Fleet")
     L.add(stat("Extensions running", f"sum(gander_extension_running{{{sel}}})"), 4, 4)
@@ -201,20 +228,14 @@ def overview():
           24, 8)
 
     L.row("Security")
-    L.add(timeseries("Denials by extension and domain",
-                     [target(f"sum by (instance, extension, domain, mode) "
-                             f"(extension:gander_denials:rate5m{{{sel}}})",
-                             "{{extension}} {{domain}} ({{mode}})")],
-                     unit="ops",
-                     description="Recording rule extension:gander_denials:rate5m."), 12, 8)
-    L.add(timeseries("File accesses outside workspaces",
-                     [target(f"sum by (instance, extension, path_class, result) "
-                             f"(extension:gander_file_access_outside_workspace:rate5m{{{sel}}})",
-                             "{{extension}} {{path_class}} {{result}}")],
-                     unit="ops",
-                     description="Recording rule "
-                                 "extension:gander_file_access_outside_workspace:rate5m."),
-          12, 8)
+    for title, rule, by, legend in (
+            ("Denials by extension and domain", "extension:gander_denials:rate5m",
+             "domain, mode", "{{domain}} ({{mode}})"),
+            ("File accesses outside workspaces",
+             "extension:gander_file_access_outside_workspace:rate5m", "path_class, result",
+             "{{path_class}} {{result}}")):
+        L.add(per_extension(title, rule, by, legend, unit="ops",
+                            description=f"Recording rule {rule}."), 12, 8)
     L.add(table("Paths outside workspaces",
                 f"topk(25, sum by (instance, extension, path, path_class, access, result) "
                 f"(increase(gander_file_access_outside_workspace_total{{{sel}}}[$__range])) > 0)",
@@ -228,48 +249,37 @@ def overview():
                 ["instance", "extension", "destination", "result"], "attempts",
                 description="Connection attempts the policies do not allow, over the time "
                             "range (`would_deny`: monitor mode, not refused)."), 12, 9)
-    L.add(timeseries("Egress bytes by destination",
-                     [target(f"sum by (instance, extension, destination) "
-                             f"(extension:gander_egress_bytes:rate5m{{{sel}}})",
-                             "{{extension}} -> {{destination}}")],
-                     unit="Bps", description="Bytes sent through the egress broker."), 12, 8)
-    L.add(timeseries("Egress connections by destination",
-                     [target(f"sum by (instance, extension, destination, result) "
-                             f"(extension:gander_egress_connections:rate5m{{{sel}}})",
-                             "{{extension}} -> {{destination}} {{result}}")],
-                     unit="ops"), 12, 8)
+    L.add(per_extension("Egress bytes by destination", "extension:gander_egress_bytes:rate5m",
+                        "destination", "-> {{destination}}", unit="Bps",
+                        description="Bytes sent through the egress broker."), 12, 8)
+    L.add(per_extension("Egress connections by destination",
+                        "extension:gander_egress_connections:rate5m", "destination, result",
+                        "-> {{destination}} {{result}}", unit="ops"), 12, 8)
 
     L.row("Health")
     L.add(timeseries("Restarts and abnormal exits",
-                     [target(f"sum by (instance, extension) "
-                             f"(increase(gander_extension_starts_total{{{sel}}}[15m]))",
+                     [summed("instance, extension",
+                             f"increase(gander_extension_starts_total{{{sel}}}[15m])",
                              "{{extension}} starts", "A"),
-                      target(f"sum by (instance, extension, reason) "
-                             f'(increase(gander_extension_exits_total{{{sel}, reason!="clean"}}[15m]))',
+                      summed("instance, extension, reason",
+                             f'increase(gander_extension_exits_total{{{sel}, reason!="clean"}}[15m])',
                              "{{extension}} exit {{reason}}", "B")],
                      description="Per 15 minutes. GanderExtensionCrashLoop fires at 3 abnormal "
                                  "exits or 10 starts."), 12, 8)
-    L.add(timeseries("Events dropped",
-                     [target(f"sum by (instance, extension, stage) "
-                             f"(extension:gander_events_dropped:rate5m{{{sel}}})",
-                             "{{extension}} {{stage}}")],
-                     unit="ops", description="Any drop is a gap in the audit log."), 12, 8)
-    L.add(timeseries("Label overflow",
-                     [target(f"sum by (instance, metric, label) "
-                             f"(increase(gander_label_overflow_total{{{HOST}}}[$__rate_interval]))",
-                             "{{metric}} {{label}}")],
-                     description="Label values folded into `other` by the per-extension caps "
-                                 "(all extensions of the host)."), 12, 8)
+    L.add(per_extension("Events dropped", "extension:gander_events_dropped:rate5m", "stage",
+                        "{{stage}}", unit="ops", description="Any drop is a gap in the audit log."),
+          12, 8)
+    L.add(summed_series("Label overflow", "instance, metric, label",
+                        f"increase(gander_label_overflow_total{{{HOST}}}[$__rate_interval])",
+                        "{{metric}} {{label}}",
+                        description="Label values folded into `other` by the per-extension caps "
+                                    "(all extensions of the host)."), 12, 8)
     L.add(timeseries("Collector up", [target(f"up{{{HOST}}}", "{{instance}}")],
                      description="1 when Prometheus scraped the collector."), 12, 8)
     return dashboard(
         "gander-overview", "gander / overview",
         "Every gander-wrapped MCP extension: what runs, how it is sandboxed, what it was refused.",
-        L, True,
-        [{"title": "Extension detail", "type": "link", "url": "/d/gander-extension/gander-extension"
-          "?${datasource:queryparam}&${job:queryparam}&${instance:queryparam}",
-          "targetBlank": False, "icon": "dashboard", "tooltip": "", "asDropdown": False,
-          "includeVars": False, "keepTime": True, "tags": []}])
+        L, True, [link_to("Extension detail", "gander-extension")])
 
 
 def extension():
@@ -278,7 +288,11 @@ def extension():
 
     def rate_by(by, metric, legend, ref="A"):
         """The per-second rate of metric for this extension, summed by the labels in by."""
-        return target(f"sum by ({by}) (rate({metric}{{{sel}}}[{rate}]))", legend, ref)
+        return summed(by, f"rate({metric}{{{sel}}}[{rate}])", legend, ref)
+
+    def rate_series(title, by, metric, legend, **kw):
+        """A time series panel of rate_by."""
+        return timeseries(title, [rate_by(by, metric, legend)], **kw)
 
     def in_range(title, columns, metric, value_name, **kw):
         """A table of the label sets of metric that grew over the time range."""
@@ -315,25 +329,25 @@ def extension():
                             "does."), 24, 5)
 
     L.row("Denials")
-    L.add(timeseries("Denials by domain and mechanism",
-                     [rate_by("domain, mechanism, mode", "gander_denials_total",
-                              "{{domain}} / {{mechanism}} ({{mode}})")], unit="ops"), 16, 8)
+    L.add(rate_series("Denials by domain and mechanism", "domain, mechanism, mode",
+                      "gander_denials_total", "{{domain}} / {{mechanism}} ({{mode}})", unit="ops"),
+          16, 8)
     L.add(in_range("Denials in range", ["domain", "mechanism", "mode"], "gander_denials_total",
                    "denials"), 8, 8)
 
     L.row("Files outside the workspace")
-    L.add(timeseries("By class and result",
-                     [rate_by("path_class, result", "gander_file_access_outside_workspace_total",
-                              "{{path_class}} {{result}}")], unit="ops"), 10, 9)
+    L.add(rate_series("By class and result", "path_class, result",
+                      "gander_file_access_outside_workspace_total", "{{path_class}} {{result}}",
+                      unit="ops"), 10, 9)
     L.add(in_range("By path", ["path", "path_class", "access", "result"],
                    "gander_file_access_outside_workspace_total", "accesses",
                    description="Normalised path prefixes over the time range; `other` when the "
                                "cap was reached. Full paths are in the audit log."), 14, 9)
 
     L.row("Network")
-    L.add(timeseries("Connections by destination",
-                     [rate_by("destination, result", "gander_egress_connections_total",
-                              "{{destination}} {{result}}")], unit="ops"), 12, 8)
+    L.add(rate_series("Connections by destination", "destination, result",
+                      "gander_egress_connections_total", "{{destination}} {{result}}", unit="ops"),
+          12, 8)
     L.add(timeseries("Bytes by destination",
                      [rate_by("destination", "gander_egress_bytes_total",
                               "sent to {{destination}}", "A"),
@@ -341,9 +355,9 @@ def extension():
                               "received from {{destination}}", "B")], unit="Bps"), 12, 8)
     L.add(in_range("Destinations in range", ["destination", "result"],
                    "gander_egress_connections_total", "connections"), 12, 7)
-    L.add(timeseries("DNS queries by result",
-                     [rate_by("result", "gander_dns_queries_total", "{{result}}")], unit="ops",
-                     description="Names outside the policy are refused by the stub resolver."),
+    L.add(rate_series("DNS queries by result", "result", "gander_dns_queries_total", "{{result}}",
+                      unit="ops",
+                      description="Names outside the policy are refused by the stub resolver."),
           12, 7)
 
     L.row("Syscalls")
@@ -357,9 +371,8 @@ def extension():
     L.add(in_range("Syscalls in range", ["syscall"], "gander_syscalls_total", "calls"), 8, 8)
 
     L.row("Tool calls")
-    L.add(timeseries("Calls by tool and outcome",
-                     [rate_by("tool, outcome", "gander_tool_calls_total", "{{tool}} {{outcome}}")],
-                     unit="reqps"), 8, 8)
+    L.add(rate_series("Calls by tool and outcome", "tool, outcome", "gander_tool_calls_total",
+                      "{{tool}} {{outcome}}", unit="reqps"), 8, 8)
     L.add(timeseries("Latency by tool (p50, p95)",
                      [target(f"histogram_quantile(0.5, sum by (tool, le) "
                              f"(rate(gander_tool_call_duration_seconds_bucket{{{sel}}}[{rate}])))",
@@ -371,12 +384,11 @@ def extension():
                      [target(f'sum by (tool) (rate(gander_tool_calls_total{{{sel}, outcome!="ok"}}[{rate}])) '
                              f"/ sum by (tool) (rate(gander_tool_calls_total{{{sel}}}[{rate}]))",
                              "{{tool}}")], unit="percentunit"), 8, 8)
-    L.add(timeseries("Secret redactions",
-                     [target(f"sum by (secret, channel) "
-                             f"(increase(gander_secret_redactions_total{{{sel}}}[{rate}]))",
-                             "{{secret}} on {{channel}}")],
-                     description="A secret value in the extension's output was replaced by a "
-                                 "marker."), 24, 6)
+    L.add(summed_series("Secret redactions", "secret, channel",
+                        f"increase(gander_secret_redactions_total{{{sel}}}[{rate}])",
+                        "{{secret}} on {{channel}}",
+                        description="A secret value in the extension's output was replaced by a "
+                                    "marker."), 24, 6)
 
     L.row("Monitoring health")
     L.add(stat("Syscall accounting", f"max by (syscall_accounting) (gander_extension_info{{{sel}}})",
@@ -394,21 +406,16 @@ def extension():
                thresholds=[{"color": "green", "value": None}, {"color": "orange", "value": 1}],
                description="Values folded into `other` on this host over the time range (the "
                            "metric has no extension label)."), 6, 4)
-    L.add(timeseries("Events dropped by stage",
-                     [target(f"sum by (stage) "
-                             f"(increase(gander_events_dropped_total{{{sel}}}[{rate}]))",
-                             "{{stage}}")]), 12, 7)
-    L.add(timeseries("Label overflow by metric and label (host)",
-                     [target(f"sum by (metric, label) "
-                             f"(increase(gander_label_overflow_total{{{HOST}}}[{rate}]))",
-                             "{{metric}} {{label}}")]), 12, 7)
+    L.add(summed_series("Events dropped by stage", "stage",
+                        f"increase(gander_events_dropped_total{{{sel}}}[{rate}])", "{{stage}}"),
+          12, 7)
+    L.add(summed_series("Label overflow by metric and label (host)", "metric, label",
+                        f"increase(gander_label_overflow_total{{{HOST}}}[{rate}])",
+                        "{{metric}} {{label}}"), 12, 7)
     return dashboard(
         "gander-extension", "gander / extension",
         "One gander-wrapped MCP extension in depth.", L, False,
-        [{"title": "Overview", "type": "link", "url": "/d/gander-overview/gander-overview"
-          "?${datasource:queryparam}&${job:queryparam}&${instance:queryparam}",
-          "targetBlank": False, "icon": "dashboard", "tooltip": "", "asDropdown": False,
-          "includeVars": False, "keepTime": True, "tags": []}])
+        [link_to("Overview", "gander-overview")])
 
 
 def main():

@@ -11,6 +11,7 @@
 #include <set>
 #include <sstream>
 
+#include "common/exec_strings.h"
 #include "common/unique_fd.h"
 
 extern char** environ;
@@ -45,14 +46,7 @@ bool Spawn(const std::vector<std::string>& argv, const std::map<std::string, std
     if (eq != std::string::npos) env[kv.substr(0, eq)] = kv.substr(eq + 1);
   }
   for (const auto& [k, v] : envs) env[k] = v;  // Goose: envs on top of its own environment
-  std::vector<std::string> strings;
-  for (const auto& [k, v] : env) strings.push_back(k + "=" + v);
-  std::vector<char*> envp, args;
-  for (auto& s : strings) envp.push_back(s.data());
-  envp.push_back(nullptr);
-  std::vector<std::string> argv_copy = argv;
-  for (auto& s : argv_copy) args.push_back(s.data());
-  args.push_back(nullptr);
+  const ExecStrings envp = ExecStrings::Environment(env), args(argv);
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_adddup2(&actions, in_r.get(), 0);
@@ -62,7 +56,7 @@ bool Spawn(const std::vector<std::string>& argv, const std::map<std::string, std
   posix_spawnattr_t attr;
   posix_spawnattr_init(&attr);
   posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);  // Goose: a process group of its own
-  int rc = posix_spawnp(&child.pid, args[0], &actions, &attr, args.data(), envp.data());
+  int rc = posix_spawnp(&child.pid, args.front(), &actions, &attr, args.get(), envp.get());
   posix_spawn_file_actions_destroy(&actions);
   posix_spawnattr_destroy(&attr);
   return rc == 0;

@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "common/exec_strings.h"
 #include "common/unique_fd.h"
 
 extern char** environ;
@@ -22,11 +23,9 @@ Result<std::string> CaptureOutput(const std::vector<std::string>& argv, const st
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_adddup2(&actions, in_read.get(), 0);
   posix_spawn_file_actions_adddup2(&actions, out_write.get(), 1);
-  std::vector<char*> args;
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
+  const ExecStrings args(argv);
   pid_t pid = 0;
-  int err = posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), environ);
+  int err = posix_spawnp(&pid, args.front(), &actions, nullptr, args.get(), environ);
   posix_spawn_file_actions_destroy(&actions);
   if (err != 0) return Error{err, "spawn " + argv[0]};
   in_read.Reset();

@@ -7,6 +7,7 @@
 #include <sstream>
 #include <string_view>
 
+#include "common/enum_names.h"
 #include "common/path.h"
 
 namespace gander::launcher::install {
@@ -149,19 +150,12 @@ Result<PySpec> ParsePySpec(const std::string& text, bool uv_at_form) {
   return spec;
 }
 
-const char* RunnerName(Runner runner) {
-  switch (runner) {
-    case Runner::kNpx:
-      return "npx";
-    case Runner::kNpmExec:
-      return "npm exec";
-    case Runner::kUvx:
-      return "uvx";
-    case Runner::kPipxRun:
-      return "pipx run";
-  }
-  return "npx";
-}
+constexpr EnumName<Runner> kRunnerNames[] = {{Runner::kNpx, "npx"},
+                                             {Runner::kNpmExec, "npm exec"},
+                                             {Runner::kUvx, "uvx"},
+                                             {Runner::kPipxRun, "pipx run"}};
+
+const char* RunnerName(Runner runner) { return NameOf(kRunnerNames, runner); }
 
 bool NpmSpec::exact() const {
   static const std::regex kExact(R"(^v?\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$)");

@@ -13,6 +13,7 @@
 #include <climits>
 #include <cstdlib>
 
+#include "common/enum_names.h"
 #include "common/install_paths.h"
 #include "common/path.h"
 #include "policies/backend.h"
@@ -309,17 +310,10 @@ void MakeParentDirs(const std::string& file) {
   }
 }
 
-const char* ModeName(RunMode mode) {
-  switch (mode) {
-    case RunMode::kEnforce:
-      return "enforce";
-    case RunMode::kMonitor:
-      return "monitor";
-    case RunMode::kLearn:
-      return "learn";
-  }
-  return "enforce";
-}
+constexpr EnumName<RunMode> kModeNames[] = {
+    {RunMode::kEnforce, "enforce"}, {RunMode::kMonitor, "monitor"}, {RunMode::kLearn, "learn"}};
+
+const char* ModeName(RunMode mode) { return NameOf(kModeNames, mode); }
 
 std::string DefaultAuditLogPath(const std::string& name) {
   std::string state;
