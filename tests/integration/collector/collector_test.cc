@@ -25,6 +25,7 @@
 
 #include "exporters/collector_client.h"
 #include "exporters/collector_wire.h"
+#include "tests/unit/temp_dir_test.h"
 
 namespace gander::exporters {
 namespace {
@@ -99,18 +100,18 @@ events::Event Start() {
   return e;
 }
 
-class CollectorTest : public ::testing::Test {
+class CollectorTest : public unit::TempDirTest {
  protected:
+  CollectorTest() : TempDirTest("collector") {}
   void SetUp() override {
-    char tmpl[] = "/tmp/gander-collector-XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
+    TempDirTest::SetUp();
+    if (HasFatalFailure()) return;
     socket_ = dir_ + "/run/collector.sock";
     port_ = FreePort();
   }
   void TearDown() override {
     if (pid_ > 0) Kill(SIGTERM);
-    fs::remove_all(dir_);
+    TempDirTest::TearDown();
   }
 
   std::vector<std::string> CollectArgs() const {
@@ -231,7 +232,7 @@ class CollectorTest : public ::testing::Test {
     return n;
   }
 
-  std::string dir_, socket_;
+  std::string socket_;
   int port_ = 0;
   pid_t pid_ = -1;
 };

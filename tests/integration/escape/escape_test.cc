@@ -49,7 +49,7 @@
 #include <tuple>
 #include <vector>
 
-#include "escape_fixture.h"
+#include "escape_attempts.h"
 
 namespace {
 
@@ -58,36 +58,28 @@ using namespace gander::escape_suite;  // NOLINT(google-build-using-namespace)
 // ---------------------------------------------------------------------------------------------
 // Escape attempts under the full default profile
 
-class EscapeTest : public SandboxTest, public ::testing::TestWithParam<AttemptParam> {
+class EscapeTest : public AttemptTest, public ::testing::TestWithParam<AttemptParam> {
  protected:
   void SetUp() override {
     Who who = std::get<0>(GetParam());
-    if (std::string why = Prepare(who); !why.empty()) GTEST_SKIP() << why;
-    if (std::string why = MissingForFullSandbox(who); !why.empty()) GTEST_SKIP() << why;
+    if (std::string why = PrepareIn(who, SandboxMode::kNamespaces); !why.empty()) {
+      GTEST_SKIP() << why;
+    }
   }
 };
 
 TEST_P(EscapeTest, AttemptFailsInsideSandbox) {
   const Attempt& a = FindAttempt(std::get<1>(GetParam()));
   if (std::string why = MissingTarget(a, w()); !why.empty()) GTEST_SKIP() << why;
-  RunResult r = Gander(kFullFlags, ProbeCommand(a.args), w().ws, a.leak_fd ? w().leak_fd : -1,
-                       a.stderr_tty, a.hold_stdin);
+  RunResult r = RunAttempt(a, kFullFlags, a.hold_stdin);
   ExpectAttemptFailed(a, w(), r, Context(r));
   if (a.name == std::string("signal_host_process") || a.name == std::string("setns_host_userns")) {
     EXPECT_TRUE(w().VictimAlive());
   }
-  CheckControl(
-      a, who_,
-      [this](const Argv& wr, const Argv& args, int fd, bool tty) {
-        return Direct(wr, args, fd, tty);
-      },
-      w());
+  CheckAttemptControl(a);
 }
 
-INSTANTIATE_TEST_SUITE_P(Escape, EscapeTest,
-                         ::testing::Combine(::testing::Values(Who::kCurrent, Who::kNobody),
-                                            ::testing::ValuesIn(AttemptNames(false))),
-                         AttemptParamName);
+INSTANTIATE_TEST_SUITE_P(Escape, EscapeTest, EveryUserAndAttempt(false), AttemptParamName);
 
 // ---------------------------------------------------------------------------------------------
 // Things that must keep working inside the sandbox (so the failures above are not a sandbox
@@ -96,8 +88,8 @@ INSTANTIATE_TEST_SUITE_P(Escape, EscapeTest,
 class SandboxBasicsTest : public SandboxTest, public ::testing::TestWithParam<Who> {
  protected:
   void SetUp() override {
-    if (std::string why = Prepare(GetParam()); !why.empty()) GTEST_SKIP() << why;
-    if (std::string why = MissingForFullSandbox(GetParam()); !why.empty()) GTEST_SKIP() << why;
+    if (std::string why = PrepareIn(GetParam(), SandboxMode::kNamespaces); !why.empty())
+      GTEST_SKIP() << why;
   }
 
   void ExpectSucceeds(const Argv& flags, const Argv& attempt, const fs::path& workspace) {
@@ -211,7 +203,7 @@ INSTANTIATE_TEST_SUITE_P(Escape, SandboxBasicsTest, ::testing::Values(Who::kCurr
 // ---------------------------------------------------------------------------------------------
 // Degraded mode: no namespaces, Landlock + seccomp only
 
-class DegradedEscapeTest : public SandboxTest, public ::testing::TestWithParam<AttemptParam> {
+class DegradedEscapeTest : public AttemptTest, public ::testing::TestWithParam<AttemptParam> {
  protected:
   void SetUp() override {
     if (std::string why = Prepare(std::get<0>(GetParam())); !why.empty()) GTEST_SKIP() << why;
@@ -227,25 +219,16 @@ class DegradedEscapeTest : public SandboxTest, public ::testing::TestWithParam<A
 TEST_P(DegradedEscapeTest, AttemptFailsWithoutNamespaces) {
   const Attempt& a = FindAttempt(std::get<1>(GetParam()));
   if (std::string why = MissingTarget(a, w()); !why.empty()) GTEST_SKIP() << why;
-  RunResult r = Gander(Flags(), ProbeCommand(a.args), w().ws, a.leak_fd ? w().leak_fd : -1,
-                       a.stderr_tty, a.hold_stdin);
+  RunResult r = RunAttempt(a, Flags(), a.hold_stdin);
   std::string context = Context(r);
   if (a.degraded == Degraded::kDesign) {
     context = "(expectation from DESIGN.md layers 3/5, not the CLI contract)\n" + context;
   }
   ExpectAttemptFailed(a, w(), r, context);
-  CheckControl(
-      a, who_,
-      [this](const Argv& wr, const Argv& args, int fd, bool tty) {
-        return Direct(wr, args, fd, tty);
-      },
-      w());
+  CheckAttemptControl(a);
 }
 
-INSTANTIATE_TEST_SUITE_P(Escape, DegradedEscapeTest,
-                         ::testing::Combine(::testing::Values(Who::kCurrent, Who::kNobody),
-                                            ::testing::ValuesIn(AttemptNames(true))),
-                         AttemptParamName);
+INSTANTIATE_TEST_SUITE_P(Escape, DegradedEscapeTest, EveryUserAndAttempt(true), AttemptParamName);
 
 class DegradedBasicsTest : public SandboxTest, public ::testing::TestWithParam<Who> {
  protected:
@@ -310,8 +293,8 @@ INSTANTIATE_TEST_SUITE_P(Escape, DegradedBasicsTest, ::testing::Values(Who::kCur
 class LifecycleTest : public SandboxTest, public ::testing::TestWithParam<Who> {
  protected:
   void SetUp() override {
-    if (std::string why = Prepare(GetParam()); !why.empty()) GTEST_SKIP() << why;
-    if (std::string why = MissingForFullSandbox(GetParam()); !why.empty()) GTEST_SKIP() << why;
+    if (std::string why = PrepareIn(GetParam(), SandboxMode::kNamespaces); !why.empty())
+      GTEST_SKIP() << why;
   }
 };
 

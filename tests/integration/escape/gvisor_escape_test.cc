@@ -6,7 +6,7 @@
 // which the bundle's linux.seccomp carries into gVisor (sandbox/gvisor/bundle.cc).
 #include <unistd.h>
 
-#include "escape_fixture.h"
+#include "escape_attempts.h"
 
 namespace {
 
@@ -16,7 +16,7 @@ const Argv kGvisorFlags = {"--backend", "gvisor"};
 
 bool RunscInstalled() { return system("command -v runsc >/dev/null 2>&1") == 0; }
 
-class GvisorEscapeTest : public SandboxTest, public ::testing::TestWithParam<AttemptParam> {
+class GvisorEscapeTest : public AttemptTest, public ::testing::TestWithParam<AttemptParam> {
  protected:
   void SetUp() override {
     Who who = std::get<0>(GetParam());
@@ -37,8 +37,7 @@ TEST_P(GvisorEscapeTest, AttemptFailsUnderGvisor) {
   // the sandbox (gander closes every fd but 0-2 before runsc), and gVisor enforces the
   // profile's RLIMIT_NPROC (the forkbomb stops at 1023 with EAGAIN).
   const bool slow = name == "inherited_fd" || name == "forkbomb" || a.hold_stdin;
-  RunResult r = Gander(kGvisorFlags, ProbeCommand(a.args), w().ws, a.leak_fd ? w().leak_fd : -1,
-                       a.stderr_tty, slow);
+  RunResult r = RunAttempt(a, kGvisorFlags, slow);
   if (a.expect_sigsys) {
     // gVisor's kernel refuses the i386/x32 entry itself (ENOSYS) rather than gander's seccomp
     // filter killing with SIGSYS: stated, and what does happen asserted.

@@ -19,6 +19,7 @@
 
 #include "events/event_json.h"
 #include "exporters/fan_out_sink.h"
+#include "tests/unit/temp_dir_test.h"
 
 namespace gander::exporters {
 namespace {
@@ -27,15 +28,13 @@ using events::Event;
 using events::LifecycleEvent;
 using events::LifecyclePhase;
 
-class AuditLogTest : public ::testing::Test {
+class AuditLogTest : public unit::TempDirTest {
  protected:
+  AuditLogTest() : TempDirTest("audit") {}
   void SetUp() override {
-    char tmpl[] = "/tmp/gander-audit-XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
+    TempDirTest::SetUp();
     path_ = dir_ + "/audit.jsonl";
   }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
 
   std::unique_ptr<AuditLog> OpenLog(AuditLogOptions options) {
     options.path = path_;
@@ -65,7 +64,6 @@ class AuditLogTest : public ::testing::Test {
   }
   static bool Exists(const std::string& path) { return access(path.c_str(), F_OK) == 0; }
 
-  std::string dir_;
   std::string path_;
 };
 

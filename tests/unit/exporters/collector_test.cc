@@ -15,9 +15,12 @@
 #include "exporters/collector/metric_store.h"
 #include "exporters/collector/wire_parse.h"
 #include "exporters/collector_wire.h"
+#include "tests/unit/expect_table.h"
 
 namespace gander::exporters::collector {
 namespace {
+
+using gander::unit::ExpectMaps;
 
 using events::Event;
 
@@ -301,11 +304,11 @@ TEST(Wire, LauncherParsesReplies) {
 }
 
 TEST(EventMetrics, ExitReasons) {
-  EXPECT_EQ(ExitReason("exited with status 0"), "clean");
-  EXPECT_EQ(ExitReason("exited with status 1"), "failure");
-  EXPECT_EQ(ExitReason("exited with status 137"), "signal");
-  EXPECT_EQ(ExitReason("could not start: exec: No such file"), "start_failed");
-  EXPECT_EQ(ExitReason("whatever"), "other");
+  ExpectMaps(ExitReason, {{"exited with status 0", "clean"},
+                          {"exited with status 1", "failure"},
+                          {"exited with status 137", "signal"},
+                          {"could not start: exec: No such file", "start_failed"},
+                          {"whatever", "other"}});
 }
 
 TEST(EventMetrics, MapsEventsAndCapsLabels) {

@@ -10,20 +10,16 @@
 #include <filesystem>
 #include <fstream>
 
+#include "tests/unit/temp_dir_test.h"
+
 namespace gander::exporters {
 namespace {
 
 namespace fs = std::filesystem;
 
-class CollectorTokenTest : public ::testing::Test {
+class CollectorTokenTest : public unit::TempDirTest {
  protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/gander-token-XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  std::string dir_;
+  CollectorTokenTest() : TempDirTest("token") {}
 };
 
 TEST_F(CollectorTokenTest, CreatedOncePrivateAndReadBackTheSame) {

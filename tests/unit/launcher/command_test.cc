@@ -10,6 +10,7 @@
 #include <fstream>
 
 #include "launcher/shims.h"
+#include "tests/unit/temp_dir_test.h"
 
 namespace gander::launcher {
 namespace {
@@ -18,14 +19,9 @@ bool Contains(const std::vector<std::string>& v, const std::string& s) {
   return std::find(v.begin(), v.end(), s) != v.end();
 }
 
-class CommandTest : public ::testing::Test {
+class CommandTest : public unit::TempDirTest {
  protected:
-  void SetUp() override {
-    char pattern[] = "/tmp/gander-command-test-XXXXXX";
-    ASSERT_NE(mkdtemp(pattern), nullptr);
-    dir_ = pattern;
-  }
-  void TearDown() override { (void)!system(("rm -rf " + dir_).c_str()); }
+  CommandTest() : TempDirTest("command-test") {}
   std::string Write(const std::string& rel, const std::string& text, mode_t mode) {
     std::string path = dir_ + "/" + rel;
     (void)!system(("mkdir -p $(dirname " + path + ")").c_str());
@@ -33,7 +29,6 @@ class CommandTest : public ::testing::Test {
     chmod(path.c_str(), mode);
     return path;
   }
-  std::string dir_;
 };
 
 TEST(InstallPrefix, RecognisesLayouts) {

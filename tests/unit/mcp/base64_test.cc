@@ -3,17 +3,18 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/unit/expect_table.h"
+
 namespace gander::mcp {
 namespace {
+
+using gander::unit::ExpectMaps;
 
 TEST(Base64, RoundTripsEveryByteAndTheRfcVectors) {
   std::string all;
   for (int i = 0; i < 256; ++i) all += static_cast<char>(i);
   EXPECT_EQ(Base64Decode(Base64Encode(all)), all);
-  EXPECT_EQ(Base64Encode(""), "");
-  EXPECT_EQ(Base64Encode("f"), "Zg==");
-  EXPECT_EQ(Base64Encode("fo"), "Zm8=");
-  EXPECT_EQ(Base64Encode("foobar"), "Zm9vYmFy");
+  ExpectMaps(Base64Encode, {{"", ""}, {"f", "Zg=="}, {"fo", "Zm8="}, {"foobar", "Zm9vYmFy"}});
   EXPECT_EQ(Base64Decode("Zm9v\nYmE="), "fooba");
 }
 

@@ -10,8 +10,12 @@
 #include <string>
 #include <vector>
 
+#include "tests/unit/expect_table.h"
+
 namespace gander::monitor {
 namespace {
+
+using gander::unit::ExpectMaps;
 
 // Roughly the shipped default profile, expanded for HOME=/home/u, WORKSPACE=/home/u/proj.
 policies::ExpandedPolicy DefaultLikePolicy() {
@@ -29,6 +33,11 @@ class PathClassifierTest : public ::testing::Test {
  protected:
   ClassifierRules rules_ =
       ClassifierRules::From(DefaultLikePolicy(), "/home/u/proj", {"/opt/node"});
+
+  // Classify under rules_, for ExpectMaps.
+  auto Classified() const {
+    return [this](const std::string& path) { return Classify(path, rules_); };
+  }
 };
 
 TEST_F(PathClassifierTest, Workspace) {
@@ -37,9 +46,10 @@ TEST_F(PathClassifierTest, Workspace) {
 }
 
 TEST_F(PathClassifierTest, Private) {
-  EXPECT_EQ(Classify("/tmp", rules_), events::PathClass::kPrivate);
-  EXPECT_EQ(Classify("/tmp/npm-1234/x", rules_), events::PathClass::kPrivate);
-  EXPECT_EQ(Classify("/home/u/.cache/node", rules_), events::PathClass::kPrivate);
+  ExpectMaps<events::PathClass>(Classified(),
+                                {{"/tmp", events::PathClass::kPrivate},
+                                 {"/tmp/npm-1234/x", events::PathClass::kPrivate},
+                                 {"/home/u/.cache/node", events::PathClass::kPrivate}});
   EXPECT_EQ(Classify("/home/u/project2/x", rules_), events::PathClass::kPrivate)
       << "a sibling whose name starts like the workspace is not in it";
 }
@@ -63,26 +73,29 @@ TEST_F(PathClassifierTest, AllowedWriteOutsideTheWorkspace) {
 }
 
 TEST_F(PathClassifierTest, System) {
-  EXPECT_EQ(Classify("/proc/1/status", rules_), events::PathClass::kSystem);
-  EXPECT_EQ(Classify("/dev/null", rules_), events::PathClass::kSystem);
-  EXPECT_EQ(Classify("pipe:[1234]", rules_), events::PathClass::kSystem);
-  EXPECT_EQ(Classify("anon_inode:[eventfd]", rules_), events::PathClass::kSystem);
+  ExpectMaps<events::PathClass>(Classified(),
+                                {{"/proc/1/status", events::PathClass::kSystem},
+                                 {"/dev/null", events::PathClass::kSystem},
+                                 {"pipe:[1234]", events::PathClass::kSystem},
+                                 {"anon_inode:[eventfd]", events::PathClass::kSystem}});
 }
 
 TEST_F(PathClassifierTest, Outside) {
-  EXPECT_EQ(Classify("/var/lib/dpkg/status", rules_), events::PathClass::kOutside);
-  EXPECT_EQ(Classify("/", rules_), events::PathClass::kOutside);
-  EXPECT_EQ(Classify("/home", rules_), events::PathClass::kOutside);
-  EXPECT_EQ(Classify("/home/other/.bashrc", rules_), events::PathClass::kOutside);
+  ExpectMaps<events::PathClass>(Classified(),
+                                {{"/var/lib/dpkg/status", events::PathClass::kOutside},
+                                 {"/", events::PathClass::kOutside},
+                                 {"/home", events::PathClass::kOutside},
+                                 {"/home/other/.bashrc", events::PathClass::kOutside}});
   EXPECT_EQ(Classify("/usrlocal", rules_), events::PathClass::kOutside) << "prefix of a name only";
   EXPECT_EQ(Classify("", rules_), events::PathClass::kOutside);
 }
 
 TEST_F(PathClassifierTest, Denied) {
-  EXPECT_EQ(Classify("/home/u/.ssh", rules_), events::PathClass::kDenied);
-  EXPECT_EQ(Classify("/home/u/.ssh/id_ed25519", rules_), events::PathClass::kDenied);
-  EXPECT_EQ(Classify("/home/u/.config/goose/config.yaml", rules_), events::PathClass::kDenied);
-  EXPECT_EQ(Classify("/etc/shadow", rules_), events::PathClass::kDenied);
+  ExpectMaps<events::PathClass>(Classified(),
+                                {{"/home/u/.ssh", events::PathClass::kDenied},
+                                 {"/home/u/.ssh/id_ed25519", events::PathClass::kDenied},
+                                 {"/home/u/.config/goose/config.yaml", events::PathClass::kDenied},
+                                 {"/etc/shadow", events::PathClass::kDenied}});
   EXPECT_EQ(Classify("/etc/shadow-", rules_), events::PathClass::kAllowedReadOnly)
       << "not under /etc/shadow";
   EXPECT_EQ(Classify("/home/u/.config/gcloud", rules_), events::PathClass::kPrivate);
@@ -160,19 +173,21 @@ std::string Label(const std::string& path, const std::vector<std::string>& ancho
   return NormaliseForLabel(path, "/home/u", "/home/u/proj", anchors);
 }
 
+std::string LabelOf(const std::string& path) { return Label(path); }
+
 TEST(NormaliseForLabel, HomeKeepsOneComponentBelowTilde) {
-  EXPECT_EQ(Label("/home/u/.ssh/id_rsa"), "~/.ssh");
-  EXPECT_EQ(Label("/home/u/.ssh"), "~/.ssh");
-  EXPECT_EQ(Label("/home/u/.config/goose/config.yaml"), "~/.config");
-  EXPECT_EQ(Label("/home/u"), "~");
+  ExpectMaps(LabelOf, {{"/home/u/.ssh/id_rsa", "~/.ssh"},
+                       {"/home/u/.ssh", "~/.ssh"},
+                       {"/home/u/.config/goose/config.yaml", "~/.config"},
+                       {"/home/u", "~"}});
   EXPECT_EQ(Label("/home/user2/.ssh/id_rsa"), "/home/user2") << "not our home";
 }
 
 TEST(NormaliseForLabel, OtherPathsKeepTwoComponents) {
-  EXPECT_EQ(Label("/etc/shadow"), "/etc/shadow");
-  EXPECT_EQ(Label("/usr/lib/x/y/z"), "/usr/lib");
-  EXPECT_EQ(Label("/etc"), "/etc");
-  EXPECT_EQ(Label("/"), "/");
+  ExpectMaps(LabelOf, {{"/etc/shadow", "/etc/shadow"},
+                       {"/usr/lib/x/y/z", "/usr/lib"},
+                       {"/etc", "/etc"},
+                       {"/", "/"}});
 }
 
 TEST(NormaliseForLabel, WorkspaceIsOneToken) {
@@ -192,11 +207,11 @@ TEST(NormaliseForLabel, AnchorsKeepDenyRulesDistinct) {
 }
 
 TEST(NormaliseForLabel, PseudoNamesAndOddInput) {
-  EXPECT_EQ(Label("pipe:[1234]"), "pipe:");
-  EXPECT_EQ(Label("anon_inode:[eventfd]"), "anon_inode:");
-  EXPECT_EQ(Label(""), "(other)");
-  EXPECT_EQ(Label("relative/path"), "(other)");
-  EXPECT_EQ(Label(":odd"), "(other)");
+  ExpectMaps(LabelOf, {{"pipe:[1234]", "pipe:"},
+                       {"anon_inode:[eventfd]", "anon_inode:"},
+                       {"", "(other)"},
+                       {"relative/path", "(other)"},
+                       {":odd", "(other)"}});
 }
 
 TEST(NormaliseForLabel, EmptyOrRootHomeAndWorkspaceAreIgnored) {

@@ -9,9 +9,12 @@
 #include <string>
 
 #include "events/event.h"
+#include "tests/unit/expect_table.h"
 
 namespace gander::monitor {
 namespace {
+
+using gander::unit::ExpectMaps;
 
 using namespace std::string_literals;
 
@@ -32,28 +35,33 @@ class PathResolverTest : public ::testing::Test {
     return *r;
   }
 
+  // Resolve with no dirfd and no flags, for ExpectMaps.
+  auto Resolved() const {
+    return [this](const std::string& raw) { return Resolve(raw); };
+  }
+
   FixedProcessView view_;
 };
 
 TEST_F(PathResolverTest, AbsolutePathsAreNormalisedLexically) {
-  EXPECT_EQ(Resolve("/etc/passwd"), "/etc/passwd");
-  EXPECT_EQ(Resolve("//etc///passwd"), "/etc/passwd");
-  EXPECT_EQ(Resolve("/etc/./ssl/../passwd"), "/etc/passwd");
-  EXPECT_EQ(Resolve("/usr/lib/"), "/usr/lib");
-  EXPECT_EQ(Resolve("/"), "/");
+  ExpectMaps(Resolved(), {{"/etc/passwd", "/etc/passwd"},
+                          {"//etc///passwd", "/etc/passwd"},
+                          {"/etc/./ssl/../passwd", "/etc/passwd"},
+                          {"/usr/lib/", "/usr/lib"},
+                          {"/", "/"}});
 }
 
 TEST_F(PathResolverTest, DotDotNeverClimbsAboveTheRoot) {
-  EXPECT_EQ(Resolve("/.."), "/");
-  EXPECT_EQ(Resolve("/../../etc/shadow"), "/etc/shadow");
-  EXPECT_EQ(Resolve("../../../../../../etc"), "/etc");
+  ExpectMaps(
+      Resolved(),
+      {{"/..", "/"}, {"/../../etc/shadow", "/etc/shadow"}, {"../../../../../../etc", "/etc"}});
 }
 
 TEST_F(PathResolverTest, RelativePathsStartAtTheCwd) {
-  EXPECT_EQ(Resolve("src/main.c"), "/home/u/proj/src/main.c");
-  EXPECT_EQ(Resolve("./a/./b//c/../d"), "/home/u/proj/a/b/d");
-  EXPECT_EQ(Resolve("../.ssh/id_rsa"), "/home/u/.ssh/id_rsa");
-  EXPECT_EQ(Resolve("."), "/home/u/proj");
+  ExpectMaps(Resolved(), {{"src/main.c", "/home/u/proj/src/main.c"},
+                          {"./a/./b//c/../d", "/home/u/proj/a/b/d"},
+                          {"../.ssh/id_rsa", "/home/u/.ssh/id_rsa"},
+                          {".", "/home/u/proj"}});
 }
 
 TEST_F(PathResolverTest, RelativePathsStartAtTheDirfd) {
@@ -68,14 +76,14 @@ TEST_F(PathResolverTest, RelativePathAgainstANonDirectoryFdIsEnotdir) {
 }
 
 TEST_F(PathResolverTest, ProcSelfFdIsWhatTheFdPointsAt) {
-  EXPECT_EQ(Resolve("/proc/self/fd/3/id_rsa"), "/home/u/.ssh/id_rsa");
-  EXPECT_EQ(Resolve("/proc/self/fd/4"), "/etc");
-  EXPECT_EQ(Resolve("/proc/thread-self/fd/3/config"), "/home/u/.ssh/config");
+  ExpectMaps(Resolved(), {{"/proc/self/fd/3/id_rsa", "/home/u/.ssh/id_rsa"},
+                          {"/proc/self/fd/4", "/etc"},
+                          {"/proc/thread-self/fd/3/config", "/home/u/.ssh/config"},
+                          {"/proc/self/task/43/fd/4/shadow", "/etc/shadow"},
+                          {"/proc/42/task/42/fd/4/shadow", "/etc/shadow"},
+                          {"/dev/fd/3/known_hosts", "/home/u/.ssh/known_hosts"},
+                          {"/dev/stdout", "/dev/null"}});
   EXPECT_EQ(Resolve("/proc/42/fd/3/id_rsa"), "/home/u/.ssh/id_rsa") << "our own pid";
-  EXPECT_EQ(Resolve("/proc/self/task/43/fd/4/shadow"), "/etc/shadow");
-  EXPECT_EQ(Resolve("/proc/42/task/42/fd/4/shadow"), "/etc/shadow");
-  EXPECT_EQ(Resolve("/dev/fd/3/known_hosts"), "/home/u/.ssh/known_hosts");
-  EXPECT_EQ(Resolve("/dev/stdout"), "/dev/null");
 }
 
 TEST_F(PathResolverTest, DotDotAfterAMagicLinkClimbsFromItsTarget) {
@@ -92,9 +100,9 @@ TEST_F(PathResolverTest, MagicLinksAreFoundThroughRelativePaths) {
 }
 
 TEST_F(PathResolverTest, ProcSelfCwdAndRoot) {
-  EXPECT_EQ(Resolve("/proc/self/cwd/../.ssh/id_rsa"), "/home/u/.ssh/id_rsa");
-  EXPECT_EQ(Resolve("/proc/self/root/etc/shadow"), "/etc/shadow");
-  EXPECT_EQ(Resolve("/proc/thread-self/cwd"), "/home/u/proj");
+  ExpectMaps(Resolved(), {{"/proc/self/cwd/../.ssh/id_rsa", "/home/u/.ssh/id_rsa"},
+                          {"/proc/self/root/etc/shadow", "/etc/shadow"},
+                          {"/proc/thread-self/cwd", "/home/u/proj"}});
 }
 
 TEST_F(PathResolverTest, OtherProcessesAndNonMagicEntriesAreLeftAsWritten) {
@@ -121,10 +129,10 @@ TEST_F(PathResolverTest, ClosedFdIsEnoent) {
 TEST_F(PathResolverTest, ChrootedProcessResolvesWithinItsRoot) {
   view_.root_path = "/jail";
   view_.cwd_path = "/jail/work";
-  EXPECT_EQ(Resolve("/etc/passwd"), "/jail/etc/passwd");
-  EXPECT_EQ(Resolve("/../../x"), "/jail/x");
-  EXPECT_EQ(Resolve("../../../x"), "/jail/x");
-  EXPECT_EQ(Resolve("/proc/self/root"), "/jail");
+  ExpectMaps(Resolved(), {{"/etc/passwd", "/jail/etc/passwd"},
+                          {"/../../x", "/jail/x"},
+                          {"../../../x", "/jail/x"},
+                          {"/proc/self/root", "/jail"}});
   EXPECT_EQ(Resolve("/proc/self/fd/4"), "/etc") << "fd targets are in the view already";
 }
 

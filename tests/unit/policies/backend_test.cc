@@ -85,36 +85,39 @@ TEST(InstallKeyTest, TheDerivedPolicyWins) {
   EXPECT_EQ(b.install, true);
 }
 
+// CheckBackendSupport of the policy `yaml` under `backend`.
+Status SupportUnder(Backend backend, const std::string& yaml) {
+  return CheckBackendSupport(Parse(yaml), backend);
+}
+
 TEST(CheckBackendSupportTest, NativeHonoursEverything) {
-  Policy p = Parse(
-      "version: 1\nnetwork: {allow: [{host: example.com, ports: [443]}]}\n"
-      "secrets: {T: {from: env, as: file}}\n");
-  EXPECT_TRUE(CheckBackendSupport(p, Backend::kNative));
+  EXPECT_TRUE(SupportUnder(Backend::kNative,
+                           "version: 1\nnetwork: {allow: [{host: example.com, ports: [443]}]}\n"
+                           "secrets: {T: {from: env, as: file}}\n"));
 }
 
 TEST(CheckBackendSupportTest, GvisorHonoursTheDefaultShape) {
-  Policy p = Parse(
+  EXPECT_TRUE(SupportUnder(
+      Backend::kGvisor,
       "version: 1\nbackend: gvisor\nfilesystem: {read: [/etc], write: ['${WORKSPACE}'], "
       "private: [/tmp], deny: [~/.ssh]}\nenv: {pass: [LANG]}\n"
       "limits: {processes: 64, open_files: 256, memory: 1GiB}\n"
       "network: {deny: [{host: 10.0.0.0/8}]}\n"
-      "secrets: {T: {from: env, ttl: 1h}, F: {from: env, as: file}}\n");
-  EXPECT_TRUE(CheckBackendSupport(p, Backend::kGvisor));
+      "secrets: {T: {from: env, ttl: 1h}, F: {from: env, as: file}}\n"));
 }
 
 TEST(CheckBackendSupportTest, GvisorHonoursNetworkAllowThroughTheBroker) {
-  Policy p = Parse(
-      "version: 1\nbackend: gvisor\n"
-      "network:\n  allow:\n    - {host: api.github.com, ports: [443]}\n");
-  EXPECT_TRUE(CheckBackendSupport(p, Backend::kGvisor));
+  EXPECT_TRUE(SupportUnder(Backend::kGvisor,
+                           "version: 1\nbackend: gvisor\n"
+                           "network:\n  allow:\n    - {host: api.github.com, ports: [443]}\n"));
 }
 
 TEST(CheckBackendSupportTest, GvisorHonoursSecretsAsFiles) {
   // Mounted read-only at /run/secrets in the bundle (launcher/run.cc), as native.
-  Policy p = Parse(
-      "version: 1\nbackend: gvisor\n"
-      "secrets:\n  TOKEN: {from: env, as: file}\n  KEY: {from: env, as: file}\n");
-  EXPECT_TRUE(CheckBackendSupport(p, Backend::kGvisor));
+  EXPECT_TRUE(
+      SupportUnder(Backend::kGvisor,
+                   "version: 1\nbackend: gvisor\n"
+                   "secrets:\n  TOKEN: {from: env, as: file}\n  KEY: {from: env, as: file}\n"));
 }
 
 TEST(CheckBackendSupportTest, GvisorRefusesNoNamespaces) {

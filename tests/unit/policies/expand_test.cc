@@ -5,9 +5,12 @@
 #include <gtest/gtest.h>
 
 #include "policies/parser.h"
+#include "tests/unit/expect_table.h"
 
 namespace gander::policies {
 namespace {
+
+using gander::unit::ExpectMaps;
 
 using ::testing::ElementsAre;
 
@@ -225,14 +228,14 @@ TEST(ExpandVariablesTest, Syntax) {
 }
 
 TEST(NormalizePathTest, IsPurelyLexical) {
-  EXPECT_EQ(NormalizePath("/"), "/");
-  EXPECT_EQ(NormalizePath("//"), "/");
-  EXPECT_EQ(NormalizePath("/a/b/"), "/a/b");
-  EXPECT_EQ(NormalizePath("/a//b/./c/."), "/a/b/c");
-  EXPECT_EQ(NormalizePath("/a/b/../../.."), "/");
-  EXPECT_EQ(NormalizePath("/../etc"), "/etc");
-  EXPECT_EQ(NormalizePath("/a/.../b"), "/a/.../b");
-  EXPECT_EQ(NormalizePath("/a/..b/c.."), "/a/..b/c..");
+  ExpectMaps(NormalizePath, {{"/", "/"},
+                             {"//", "/"},
+                             {"/a/b/", "/a/b"},
+                             {"/a//b/./c/.", "/a/b/c"},
+                             {"/a/b/../../..", "/"},
+                             {"/../etc", "/etc"},
+                             {"/a/.../b", "/a/.../b"},
+                             {"/a/..b/c..", "/a/..b/c.."}});
 }
 
 }  // namespace

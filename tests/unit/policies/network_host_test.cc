@@ -6,8 +6,12 @@
 #include <string>
 #include <vector>
 
+#include "tests/unit/expect_table.h"
+
 namespace gander::policies {
 namespace {
+
+using gander::unit::ExpectMaps;
 
 HostKind KindOf(const std::string& host) {
   Result<HostKind> kind = ClassifyHost(host);
@@ -22,56 +26,57 @@ std::string ErrorOf(const std::string& host) {
 }
 
 TEST(ClassifyHostTest, Names) {
-  EXPECT_EQ(KindOf("localhost"), HostKind::kName);
-  EXPECT_EQ(KindOf("api.github.com"), HostKind::kName);
-  EXPECT_EQ(KindOf("xn--bcher-kva.example"), HostKind::kName);
-  EXPECT_EQ(KindOf("a-b.c0"), HostKind::kName);
-  EXPECT_EQ(KindOf("1password.com"), HostKind::kName);
+  ExpectMaps<HostKind>(KindOf, {{"localhost", HostKind::kName},
+                                {"api.github.com", HostKind::kName},
+                                {"xn--bcher-kva.example", HostKind::kName},
+                                {"a-b.c0", HostKind::kName},
+                                {"1password.com", HostKind::kName}});
   EXPECT_EQ(KindOf(std::string(63, 'a') + ".com"), HostKind::kName);
 }
 
 TEST(ClassifyHostTest, Wildcards) {
   EXPECT_EQ(KindOf("*.github.com"), HostKind::kWildcard);
   EXPECT_EQ(KindOf("*.com"), HostKind::kWildcard);
-  EXPECT_EQ(ErrorOf("*"), "'*' is not a DNS name, *.suffix, IP address or CIDR block");
-  EXPECT_EQ(ErrorOf("*."), "'*.': expected '*.' followed by a DNS name");
-  EXPECT_EQ(ErrorOf("*.*.com"), "'*.*.com': expected '*.' followed by a DNS name");
-  EXPECT_EQ(ErrorOf("a.*.com"), "'a.*.com' is not a DNS name, *.suffix, IP address or CIDR block");
-  EXPECT_EQ(ErrorOf("*github.com"),
-            "'*github.com' is not a DNS name, *.suffix, IP address or CIDR block");
+  ExpectMaps(
+      ErrorOf,
+      {{"*", "'*' is not a DNS name, *.suffix, IP address or CIDR block"},
+       {"*.", "'*.': expected '*.' followed by a DNS name"},
+       {"*.*.com", "'*.*.com': expected '*.' followed by a DNS name"},
+       {"a.*.com", "'a.*.com' is not a DNS name, *.suffix, IP address or CIDR block"},
+       {"*github.com", "'*github.com' is not a DNS name, *.suffix, IP address or CIDR block"}});
 }
 
 TEST(ClassifyHostTest, Addresses) {
-  EXPECT_EQ(KindOf("127.0.0.1"), HostKind::kAddress);
-  EXPECT_EQ(KindOf("169.254.169.254"), HostKind::kAddress);
-  EXPECT_EQ(KindOf("::1"), HostKind::kAddress);
-  EXPECT_EQ(KindOf("2001:db8::8a2e:370:7334"), HostKind::kAddress);
-  EXPECT_EQ(KindOf("::ffff:10.0.0.1"), HostKind::kAddress);
-  EXPECT_EQ(ErrorOf("256.1.1.1"),
-            "'256.1.1.1' is not a DNS name, *.suffix, IP address or CIDR block");
-  EXPECT_EQ(ErrorOf("1.2.3"), "'1.2.3' is not a DNS name, *.suffix, IP address or CIDR block");
-  EXPECT_EQ(ErrorOf("2001:db8:::1"), "'2001:db8:::1' is not a valid IPv6 address");
-  EXPECT_EQ(ErrorOf("[::1]"), "'[::1]' is not a valid IPv6 address");
-  EXPECT_EQ(ErrorOf("fe80::1%eth0"), "'fe80::1%eth0' is not a valid IPv6 address");
+  ExpectMaps<HostKind>(KindOf, {{"127.0.0.1", HostKind::kAddress},
+                                {"169.254.169.254", HostKind::kAddress},
+                                {"::1", HostKind::kAddress},
+                                {"2001:db8::8a2e:370:7334", HostKind::kAddress},
+                                {"::ffff:10.0.0.1", HostKind::kAddress}});
+  ExpectMaps(ErrorOf,
+             {{"256.1.1.1", "'256.1.1.1' is not a DNS name, *.suffix, IP address or CIDR block"},
+              {"1.2.3", "'1.2.3' is not a DNS name, *.suffix, IP address or CIDR block"},
+              {"2001:db8:::1", "'2001:db8:::1' is not a valid IPv6 address"},
+              {"[::1]", "'[::1]' is not a valid IPv6 address"},
+              {"fe80::1%eth0", "'fe80::1%eth0' is not a valid IPv6 address"}});
 }
 
 TEST(ClassifyHostTest, Cidrs) {
-  EXPECT_EQ(KindOf("10.0.0.0/8"), HostKind::kCidr);
-  EXPECT_EQ(KindOf("0.0.0.0/0"), HostKind::kCidr);
-  EXPECT_EQ(KindOf("192.168.1.7/32"), HostKind::kCidr);
-  EXPECT_EQ(KindOf("2001:db8::/32"), HostKind::kCidr);
-  EXPECT_EQ(KindOf("::/0"), HostKind::kCidr);
-  EXPECT_EQ(KindOf("::1/128"), HostKind::kCidr);
-  EXPECT_EQ(ErrorOf("10.0.0.0/33"), "'10.0.0.0/33': prefix length must be 0-32");
-  EXPECT_EQ(ErrorOf("::/129"), "'::/129': prefix length must be 0-128");
-  EXPECT_EQ(ErrorOf("10.0.0.0/"), "'10.0.0.0/': prefix length must be 0-32");
-  EXPECT_EQ(ErrorOf("10.0.0.0/-1"), "'10.0.0.0/-1': prefix length must be 0-32");
-  EXPECT_EQ(ErrorOf("10.0.0.0/8x"), "'10.0.0.0/8x': prefix length must be 0-32");
-  EXPECT_EQ(ErrorOf("10.0.0.1/8"), "'10.0.0.1/8': address has bits set beyond the /8 prefix");
-  EXPECT_EQ(ErrorOf("2001:db8::1/64"),
-            "'2001:db8::1/64': address has bits set beyond the /64 prefix");
-  EXPECT_EQ(ErrorOf("example.com/24"),
-            "'example.com/24': 'example.com' is not an IPv4 or IPv6 address");
+  ExpectMaps<HostKind>(KindOf, {{"10.0.0.0/8", HostKind::kCidr},
+                                {"0.0.0.0/0", HostKind::kCidr},
+                                {"192.168.1.7/32", HostKind::kCidr},
+                                {"2001:db8::/32", HostKind::kCidr},
+                                {"::/0", HostKind::kCidr},
+                                {"::1/128", HostKind::kCidr}});
+  ExpectMaps(
+      ErrorOf,
+      {{"10.0.0.0/33", "'10.0.0.0/33': prefix length must be 0-32"},
+       {"::/129", "'::/129': prefix length must be 0-128"},
+       {"10.0.0.0/", "'10.0.0.0/': prefix length must be 0-32"},
+       {"10.0.0.0/-1", "'10.0.0.0/-1': prefix length must be 0-32"},
+       {"10.0.0.0/8x", "'10.0.0.0/8x': prefix length must be 0-32"},
+       {"10.0.0.1/8", "'10.0.0.1/8': address has bits set beyond the /8 prefix"},
+       {"2001:db8::1/64", "'2001:db8::1/64': address has bits set beyond the /64 prefix"},
+       {"example.com/24", "'example.com/24': 'example.com' is not an IPv4 or IPv6 address"}});
 }
 
 TEST(ClassifyHostTest, RejectsMalformedNames) {

@@ -8,9 +8,12 @@
 #include <string>
 
 #include "policies/loader.h"
+#include "tests/unit/expect_table.h"
 
 namespace gander::policies {
 namespace {
+
+using gander::unit::ExpectMaps;
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
@@ -114,9 +117,8 @@ TEST(ParsePolicyErrorTest, EmptyDocument) {
   const std::string expected =
       "my.yaml:1:1: empty policy (expected a mapping starting with "
       "'version: 1')";
-  EXPECT_EQ(ParseError(""), expected);
-  EXPECT_EQ(ParseError("# nothing but a comment\n"), expected);
-  EXPECT_EQ(ParseError("---\n"), expected);
+  ExpectMaps(ParseError,
+             {{"", expected}, {"# nothing but a comment\n", expected}, {"---\n", expected}});
 }
 
 TEST(ParsePolicyErrorTest, NotAMapping) {
@@ -135,9 +137,9 @@ TEST(ParsePolicyErrorTest, SyntaxErrorHasItsPosition) {
 // Inputs on which yaml-cpp 0.7's LoadAll loops forever, allocating (jbeder/yaml-cpp#1040),
 // and others known to have hung yaml-cpp parsers: each must end with an error, quickly.
 TEST(ParsePolicyErrorTest, InputsThatHangYamlCpp) {
-  EXPECT_EQ(ParseError(","), "my.yaml:1:1: YAML syntax error: unexpected character");
-  EXPECT_EQ(ParseError(",version: 1\n"), "my.yaml:1:1: YAML syntax error: unexpected character");
-  EXPECT_EQ(ParseError("\n  ,\n"), "my.yaml:2:3: YAML syntax error: unexpected character");
+  ExpectMaps(ParseError, {{",", "my.yaml:1:1: YAML syntax error: unexpected character"},
+                          {",version: 1\n", "my.yaml:1:1: YAML syntax error: unexpected character"},
+                          {"\n  ,\n", "my.yaml:2:3: YAML syntax error: unexpected character"}});
   for (const char* yaml :
        {"version: 1\n---\n,\n", "[:", "{:", "{# ke\ny{:", "- !+(.,.)", "version: 1\n, a: b\n"}) {
     EXPECT_NE(ParseError(yaml), "") << yaml;
@@ -145,25 +147,25 @@ TEST(ParsePolicyErrorTest, InputsThatHangYamlCpp) {
 }
 
 TEST(ParsePolicyErrorTest, SecondDocument) {
-  EXPECT_EQ(ParseError("version: 1\n---\nversion: 1\n"),
-            "my.yaml:2:1: a policy file holds one YAML document, found a second");
-  EXPECT_EQ(ParseError("version: 1\n...\nversion: 1\n"),
-            "my.yaml:3:1: a policy file holds one YAML document, found a second");
-  EXPECT_EQ(ParseError("--- # a comment\nversion: 1\n--- \nversion: 1\n"),
-            "my.yaml:3:1: a policy file holds one YAML document, found a second");
+  ExpectMaps(ParseError, {{"version: 1\n---\nversion: 1\n",
+                           "my.yaml:2:1: a policy file holds one YAML document, found a second"},
+                          {"version: 1\n...\nversion: 1\n",
+                           "my.yaml:3:1: a policy file holds one YAML document, found a second"},
+                          {"--- # a comment\nversion: 1\n--- \nversion: 1\n",
+                           "my.yaml:3:1: a policy file holds one YAML document, found a second"}});
   // Junk after a flow mapping ends the first document: the second pass must see it.
   EXPECT_NE(ParseError("{version: 1} ,\n"), "");
   EXPECT_NE(ParseError("{version: 1}\n]\n"), "");
 }
 
 TEST(ParsePolicyErrorTest, Version) {
-  EXPECT_EQ(ParseError("filesystem: {}\n"),
-            "my.yaml:1:1: missing required key 'version' in policy (expected 'version: 1')");
-  EXPECT_EQ(ParseError("version: 2\n"),
-            "my.yaml:1:10: version: unsupported policy version '2' (expected 1)");
-  EXPECT_EQ(ParseError("version: \"1\"\n"),
-            "my.yaml:1:10: version: unsupported policy version '1' (expected 1)");
-  EXPECT_EQ(ParseError("version:\n"), "my.yaml:1:1: version: expected 1");
+  ExpectMaps(
+      ParseError,
+      {{"filesystem: {}\n",
+        "my.yaml:1:1: missing required key 'version' in policy (expected 'version: 1')"},
+       {"version: 2\n", "my.yaml:1:10: version: unsupported policy version '2' (expected 1)"},
+       {"version: \"1\"\n", "my.yaml:1:10: version: unsupported policy version '1' (expected 1)"},
+       {"version:\n", "my.yaml:1:1: version: expected 1"}});
 }
 
 // Issue 16 item 4: the private tmpfs bounds, parsed strictly like the other limits.
@@ -177,17 +179,18 @@ TEST(ParsePolicyErrorTest, TmpfsBoundsAreStrict) {
 }
 
 TEST(ParsePolicyErrorTest, UnknownKeysAtEveryLevel) {
-  EXPECT_EQ(ParseError("version: 1\nfilesytem: {}\n"),
-            "my.yaml:2:1: unknown key 'filesytem' in policy (expected one of: version, extends, "
-            "filesystem, env, limits, network, monitor, secrets, backend, install, syscalls)");
-  EXPECT_EQ(ParseError("version: 1\nfilesystem:\n  reed: [/usr]\n"),
-            "my.yaml:3:3: unknown key 'reed' in filesystem (expected one of: read, exec, write, "
-            "private, deny)");
-  EXPECT_EQ(ParseError("version: 1\nenv: {passs: [A]}\n"),
-            "my.yaml:2:7: unknown key 'passs' in env (expected one of: pass, set)");
-  EXPECT_EQ(ParseError("version: 1\nlimits:\n  memroy: 1GiB\n"),
-            "my.yaml:3:3: unknown key 'memroy' in limits (expected one of: processes, "
-            "open_files, file_size, memory, tmpfs_size, tmpfs_inodes, core_dumps)");
+  ExpectMaps(ParseError,
+             {{"version: 1\nfilesytem: {}\n",
+               "my.yaml:2:1: unknown key 'filesytem' in policy (expected one of: version, extends, "
+               "filesystem, env, limits, network, monitor, secrets, backend, install, syscalls)"},
+              {"version: 1\nfilesystem:\n  reed: [/usr]\n",
+               "my.yaml:3:3: unknown key 'reed' in filesystem (expected one of: read, exec, write, "
+               "private, deny)"},
+              {"version: 1\nenv: {passs: [A]}\n",
+               "my.yaml:2:7: unknown key 'passs' in env (expected one of: pass, set)"},
+              {"version: 1\nlimits:\n  memroy: 1GiB\n",
+               "my.yaml:3:3: unknown key 'memroy' in limits (expected one of: processes, "
+               "open_files, file_size, memory, tmpfs_size, tmpfs_inodes, core_dumps)"}});
   EXPECT_EQ(
       ParseError("version: 1\nnetwork:\n  allowed: []\n"),
       "my.yaml:3:3: unknown key 'allowed' in network (expected one of: allow, deny, deny_errno)");
@@ -203,13 +206,13 @@ TEST(ParsePolicyErrorTest, UnknownKeysAtEveryLevel) {
 }
 
 TEST(ParsePolicyErrorTest, DuplicateAndNonScalarKeys) {
-  EXPECT_EQ(ParseError("version: 1\nversion: 1\n"),
-            "my.yaml:2:1: duplicate key 'version' in policy");
-  EXPECT_EQ(ParseError("version: 1\nfilesystem:\n  read: []\n  read: []\n"),
-            "my.yaml:4:3: duplicate key 'read' in filesystem");
-  EXPECT_EQ(ParseError("version: 1\nenv:\n  set: {A: x, A: y}\n"),
-            "my.yaml:3:15: duplicate key 'A' in env.set");
-  EXPECT_EQ(ParseError("version: 1\n[a]: 1\n"), "my.yaml:2:1: policy: expected a key name");
+  ExpectMaps(
+      ParseError,
+      {{"version: 1\nversion: 1\n", "my.yaml:2:1: duplicate key 'version' in policy"},
+       {"version: 1\nfilesystem:\n  read: []\n  read: []\n",
+        "my.yaml:4:3: duplicate key 'read' in filesystem"},
+       {"version: 1\nenv:\n  set: {A: x, A: y}\n", "my.yaml:3:15: duplicate key 'A' in env.set"},
+       {"version: 1\n[a]: 1\n", "my.yaml:2:1: policy: expected a key name"}});
 }
 
 TEST(ParsePolicyErrorTest, SectionTypes) {
@@ -217,110 +220,117 @@ TEST(ParsePolicyErrorTest, SectionTypes) {
             "my.yaml:2:13: filesystem: expected a mapping with keys: read, exec, write, private, "
             "deny");
   // A missing value is reported at its key, not at whatever follows it.
-  EXPECT_EQ(ParseError("version: 1\nfilesystem:\nenv: {}\n"),
-            "my.yaml:2:1: filesystem: expected a mapping with keys: read, exec, write, private, "
-            "deny");
-  EXPECT_EQ(ParseError("version: 1\nlimits: 5\n"),
-            "my.yaml:2:9: limits: expected a mapping with keys: processes, open_files, "
-            "file_size, memory, tmpfs_size, tmpfs_inodes, core_dumps");
-  EXPECT_EQ(ParseError("version: 1\nmonitor: opens\n"),
-            "my.yaml:2:10: monitor: expected a mapping with keys: files, audit_log, "
-            "audit_log_max_size, audit_log_files, osv_endpoint");
-  EXPECT_EQ(ParseError("version: 1\nmonitor:\n"),
-            "my.yaml:2:1: monitor: expected a mapping with keys: files, audit_log, "
-            "audit_log_max_size, audit_log_files, osv_endpoint");
+  ExpectMaps(ParseError,
+             {{"version: 1\nfilesystem:\nenv: {}\n",
+               "my.yaml:2:1: filesystem: expected a mapping with keys: read, exec, write, private, "
+               "deny"},
+              {"version: 1\nlimits: 5\n",
+               "my.yaml:2:9: limits: expected a mapping with keys: processes, open_files, "
+               "file_size, memory, tmpfs_size, tmpfs_inodes, core_dumps"},
+              {"version: 1\nmonitor: opens\n",
+               "my.yaml:2:10: monitor: expected a mapping with keys: files, audit_log, "
+               "audit_log_max_size, audit_log_files, osv_endpoint"},
+              {"version: 1\nmonitor:\n",
+               "my.yaml:2:1: monitor: expected a mapping with keys: files, audit_log, "
+               "audit_log_max_size, audit_log_files, osv_endpoint"}});
 }
 
 TEST(ParsePolicyErrorTest, PathLists) {
-  EXPECT_EQ(ParseError("version: 1\nfilesystem:\n  read: /usr\n"),
-            "my.yaml:3:9: filesystem.read: expected a list of path strings");
-  EXPECT_EQ(ParseError("version: 1\nfilesystem:\n  read:\n  exec: []\n"),
-            "my.yaml:3:3: filesystem.read: expected a list of path strings");
-  EXPECT_EQ(ParseError("version: 1\nfilesystem:\n  exec: [/usr, {a: b}]\n"),
-            "my.yaml:3:16: filesystem.exec[1]: expected a path string");
-  EXPECT_EQ(ParseError("version: 1\nfilesystem:\n  deny: [~]\n"),
-            "my.yaml:3:10: filesystem.deny[0]: expected a path string (a bare ~ is YAML null; "
-            "write \"~\" or ~/...)");
-  EXPECT_EQ(ParseError("version: 1\nfilesystem:\n  write: [\"\"]\n"),
-            "my.yaml:3:11: filesystem.write[0]: empty path");
-  EXPECT_EQ(ParseError("version: 1\nfilesystem:\n  read: [usr/lib]\n"),
-            "my.yaml:3:10: filesystem.read[0]: 'usr/lib' is not absolute (expected /..., ~/... "
-            "or ${VAR}/...)");
-  EXPECT_EQ(ParseError("version: 1\nfilesystem:\n  private: [~bob/x]\n"),
-            "my.yaml:3:13: filesystem.private[0]: '~bob/x': ~user paths are not supported (use "
-            "~/ or ${HOME})");
-  EXPECT_EQ(ParseError("version: 1\nfilesystem:\n  read: [\"/a\\0b\"]\n"),
-            "my.yaml:3:10: filesystem.read[0]: contains a NUL character");
+  ExpectMaps(ParseError,
+             {{"version: 1\nfilesystem:\n  read: /usr\n",
+               "my.yaml:3:9: filesystem.read: expected a list of path strings"},
+              {"version: 1\nfilesystem:\n  read:\n  exec: []\n",
+               "my.yaml:3:3: filesystem.read: expected a list of path strings"},
+              {"version: 1\nfilesystem:\n  exec: [/usr, {a: b}]\n",
+               "my.yaml:3:16: filesystem.exec[1]: expected a path string"},
+              {"version: 1\nfilesystem:\n  deny: [~]\n",
+               "my.yaml:3:10: filesystem.deny[0]: expected a path string (a bare ~ is YAML null; "
+               "write \"~\" or ~/...)"},
+              {"version: 1\nfilesystem:\n  write: [\"\"]\n",
+               "my.yaml:3:11: filesystem.write[0]: empty path"},
+              {"version: 1\nfilesystem:\n  read: [usr/lib]\n",
+               "my.yaml:3:10: filesystem.read[0]: 'usr/lib' is not absolute (expected /..., ~/... "
+               "or ${VAR}/...)"},
+              {"version: 1\nfilesystem:\n  private: [~bob/x]\n",
+               "my.yaml:3:13: filesystem.private[0]: '~bob/x': ~user paths are not supported (use "
+               "~/ or ${HOME})"},
+              {"version: 1\nfilesystem:\n  read: [\"/a\\0b\"]\n",
+               "my.yaml:3:10: filesystem.read[0]: contains a NUL character"}});
 }
 
 TEST(ParsePolicyErrorTest, VariableSyntaxIsCheckedWhenParsing) {
-  EXPECT_EQ(ParseError("version: 1\nfilesystem:\n  read: [\"${WORKSPACE\"]\n"),
-            "my.yaml:3:10: filesystem.read[0]: unterminated '${' in '${WORKSPACE'");
-  EXPECT_EQ(ParseError("version: 1\nfilesystem:\n  read: [\"/a/$HOME\"]\n"),
-            "my.yaml:3:10: filesystem.read[0]: a lone '$' in '/a/$HOME' (write ${NAME} for a "
-            "variable or $$ for a literal $)");
-  EXPECT_EQ(ParseError("version: 1\nfilesystem:\n  read: [\"${1X}/a\"]\n"),
-            "my.yaml:3:10: filesystem.read[0]: invalid variable name '${1X}' in '${1X}/a' "
-            "(expected [A-Za-z_][A-Za-z0-9_]*)");
-  EXPECT_EQ(ParseError("version: 1\nenv:\n  set: {A: \"${}\"}\n"),
-            "my.yaml:3:12: env.set.A: invalid variable name '${}' in '${}' (expected "
-            "[A-Za-z_][A-Za-z0-9_]*)");
-  EXPECT_EQ(ParseError("version: 1\nfilesystem:\n  read: [\"/cost$$/x\"]\n"), "");
+  ExpectMaps(ParseError,
+             {{"version: 1\nfilesystem:\n  read: [\"${WORKSPACE\"]\n",
+               "my.yaml:3:10: filesystem.read[0]: unterminated '${' in '${WORKSPACE'"},
+              {"version: 1\nfilesystem:\n  read: [\"/a/$HOME\"]\n",
+               "my.yaml:3:10: filesystem.read[0]: a lone '$' in '/a/$HOME' (write ${NAME} for a "
+               "variable or $$ for a literal $)"},
+              {"version: 1\nfilesystem:\n  read: [\"${1X}/a\"]\n",
+               "my.yaml:3:10: filesystem.read[0]: invalid variable name '${1X}' in '${1X}/a' "
+               "(expected [A-Za-z_][A-Za-z0-9_]*)"},
+              {"version: 1\nenv:\n  set: {A: \"${}\"}\n",
+               "my.yaml:3:12: env.set.A: invalid variable name '${}' in '${}' (expected "
+               "[A-Za-z_][A-Za-z0-9_]*)"},
+              {"version: 1\nfilesystem:\n  read: [\"/cost$$/x\"]\n", ""}});
 }
 
 TEST(ParsePolicyErrorTest, Extends) {
-  EXPECT_EQ(ParseError("version: 1\nextends: [a]\n"),
-            "my.yaml:2:10: extends: expected a profile name or a path to a .yaml file");
-  EXPECT_EQ(ParseError("version: 1\nextends: my profile\n"),
-            "my.yaml:2:10: extends: 'my profile' is neither a profile name ([A-Za-z0-9_-]+) nor "
-            "a path (containing '/' or ending in .yaml)");
-  EXPECT_EQ(ParseError("version: 1\nextends: node-20_x\n"), "");
-  EXPECT_EQ(ParseError("version: 1\nextends: base.yaml\n"), "");
-  EXPECT_EQ(ParseError("version: 1\nextends: ../x/base\n"), "");
+  ExpectMaps(ParseError,
+             {{"version: 1\nextends: [a]\n",
+               "my.yaml:2:10: extends: expected a profile name or a path to a .yaml file"},
+              {"version: 1\nextends: my profile\n",
+               "my.yaml:2:10: extends: 'my profile' is neither a profile name ([A-Za-z0-9_-]+) nor "
+               "a path (containing '/' or ending in .yaml)"},
+              {"version: 1\nextends: node-20_x\n", ""},
+              {"version: 1\nextends: base.yaml\n", ""},
+              {"version: 1\nextends: ../x/base\n", ""}});
 }
 
 TEST(ParsePolicyErrorTest, Env) {
-  EXPECT_EQ(ParseError("version: 1\nenv:\n  pass: PATH\n"),
-            "my.yaml:3:9: env.pass: expected a list of variable names");
-  EXPECT_EQ(ParseError("version: 1\nenv:\n  pass: [PATH, NODE-OPTIONS]\n"),
-            "my.yaml:3:16: env.pass[1]: 'NODE-OPTIONS' is not a valid variable name (expected "
-            "[A-Za-z_][A-Za-z0-9_]*)");
-  EXPECT_EQ(ParseError("version: 1\nenv:\n  pass: [[A]]\n"),
-            "my.yaml:3:10: env.pass[0]: expected a variable name");
-  EXPECT_EQ(ParseError("version: 1\nenv:\n  set: [A=1]\n"),
-            "my.yaml:3:8: env.set: expected a mapping of variable names to strings");
-  EXPECT_EQ(ParseError("version: 1\nenv:\n  set:\n    9LIVES: x\n"),
-            "my.yaml:4:5: env.set: '9LIVES' is not a valid variable name (expected "
-            "[A-Za-z_][A-Za-z0-9_]*)");
-  EXPECT_EQ(ParseError("version: 1\nenv:\n  set:\n    A: [1, 2]\n"),
-            "my.yaml:4:8: env.set.A: expected a string (write \"\" for an empty value)");
-  EXPECT_EQ(ParseError("version: 1\nenv:\n  set:\n    A:\n    B: x\n"),
-            "my.yaml:4:5: env.set.A: expected a string (write \"\" for an empty value)");
-  EXPECT_EQ(ParseError("version: 1\nenv:\n  set:\n    A: \"\"\n    B: 42\n"), "");
+  ExpectMaps(
+      ParseError,
+      {{"version: 1\nenv:\n  pass: PATH\n",
+        "my.yaml:3:9: env.pass: expected a list of variable names"},
+       {"version: 1\nenv:\n  pass: [PATH, NODE-OPTIONS]\n",
+        "my.yaml:3:16: env.pass[1]: 'NODE-OPTIONS' is not a valid variable name (expected "
+        "[A-Za-z_][A-Za-z0-9_]*)"},
+       {"version: 1\nenv:\n  pass: [[A]]\n", "my.yaml:3:10: env.pass[0]: expected a variable name"},
+       {"version: 1\nenv:\n  set: [A=1]\n",
+        "my.yaml:3:8: env.set: expected a mapping of variable names to strings"},
+       {"version: 1\nenv:\n  set:\n    9LIVES: x\n",
+        "my.yaml:4:5: env.set: '9LIVES' is not a valid variable name (expected "
+        "[A-Za-z_][A-Za-z0-9_]*)"},
+       {"version: 1\nenv:\n  set:\n    A: [1, 2]\n",
+        "my.yaml:4:8: env.set.A: expected a string (write \"\" for an empty value)"},
+       {"version: 1\nenv:\n  set:\n    A:\n    B: x\n",
+        "my.yaml:4:5: env.set.A: expected a string (write \"\" for an empty value)"},
+       {"version: 1\nenv:\n  set:\n    A: \"\"\n    B: 42\n", ""}});
 }
 
 TEST(ParsePolicyErrorTest, Limits) {
-  EXPECT_EQ(ParseError("version: 1\nlimits: {processes: 0}\n"),
-            "my.yaml:2:21: limits.processes: expected a positive integer, got '0'");
-  EXPECT_EQ(ParseError("version: 1\nlimits: {processes: -5}\n"),
-            "my.yaml:2:21: limits.processes: expected a positive integer, got '-5'");
-  EXPECT_EQ(ParseError("version: 1\nlimits: {open_files: \"64\"}\n"),
-            "my.yaml:2:22: limits.open_files: expected a positive integer, got '64'");
-  EXPECT_EQ(ParseError("version: 1\nlimits: {open_files: 1.5}\n"),
-            "my.yaml:2:22: limits.open_files: expected a positive integer, got '1.5'");
-  EXPECT_EQ(ParseError("version: 1\nlimits: {processes: 99999999999999999999999}\n"),
-            "my.yaml:2:21: limits.processes: expected a positive integer, got "
-            "'99999999999999999999999'");
-  EXPECT_EQ(ParseError("version: 1\nlimits: {processes: [1]}\n"),
-            "my.yaml:2:21: limits.processes: expected a positive integer");
-  EXPECT_EQ(ParseError("version: 1\nlimits:\n  memory: 12XB\n"),
-            "my.yaml:3:11: limits.memory: '12XB': unknown unit 'XB' (expected B, KiB, MiB, GiB, "
-            "TiB, or K, M, G, T for the same)");
-  EXPECT_EQ(ParseError("version: 1\nlimits:\n  file_size: 0MiB\n"),
-            "my.yaml:3:14: limits.file_size: expected a positive size (bytes, or a number with a "
-            "unit: 64MiB, 1GiB), got 0");
-  EXPECT_EQ(ParseError("version: 1\nlimits:\n  core_dumps: yes\n"),
-            "my.yaml:3:15: limits.core_dumps: expected true or false");
+  ExpectMaps(
+      ParseError,
+      {{"version: 1\nlimits: {processes: 0}\n",
+        "my.yaml:2:21: limits.processes: expected a positive integer, got '0'"},
+       {"version: 1\nlimits: {processes: -5}\n",
+        "my.yaml:2:21: limits.processes: expected a positive integer, got '-5'"},
+       {"version: 1\nlimits: {open_files: \"64\"}\n",
+        "my.yaml:2:22: limits.open_files: expected a positive integer, got '64'"},
+       {"version: 1\nlimits: {open_files: 1.5}\n",
+        "my.yaml:2:22: limits.open_files: expected a positive integer, got '1.5'"},
+       {"version: 1\nlimits: {processes: 99999999999999999999999}\n",
+        "my.yaml:2:21: limits.processes: expected a positive integer, got "
+        "'99999999999999999999999'"},
+       {"version: 1\nlimits: {processes: [1]}\n",
+        "my.yaml:2:21: limits.processes: expected a positive integer"},
+       {"version: 1\nlimits:\n  memory: 12XB\n",
+        "my.yaml:3:11: limits.memory: '12XB': unknown unit 'XB' (expected B, KiB, MiB, GiB, "
+        "TiB, or K, M, G, T for the same)"},
+       {"version: 1\nlimits:\n  file_size: 0MiB\n",
+        "my.yaml:3:14: limits.file_size: expected a positive size (bytes, or a number with a "
+        "unit: 64MiB, 1GiB), got 0"},
+       {"version: 1\nlimits:\n  core_dumps: yes\n",
+        "my.yaml:3:15: limits.core_dumps: expected true or false"}});
 }
 
 TEST(ParsePolicyTest, OsvEndpoint) {
@@ -348,47 +358,49 @@ TEST(ParsePolicyTest, InstallPhase) {
 }
 
 TEST(ParsePolicyErrorTest, Monitor) {
-  EXPECT_EQ(ParseError("version: 1\nmonitor:\n  files: everything\n"),
-            "my.yaml:3:10: monitor.files: 'everything': unknown files monitoring mode (expected "
-            "one of: off, opens, all)");
-  EXPECT_EQ(ParseError("version: 1\nmonitor: {files: Opens}\n"),
-            "my.yaml:2:18: monitor.files: 'Opens': unknown files monitoring mode (expected one "
-            "of: off, opens, all)");
-  EXPECT_EQ(ParseError("version: 1\nmonitor: {files: [opens]}\n"),
-            "my.yaml:2:18: monitor.files: expected one of: off, opens, all");
-  EXPECT_EQ(ParseError("version: 1\nmonitor:\n  files:\n"),
-            "my.yaml:3:3: monitor.files: expected one of: off, opens, all");
-  EXPECT_EQ(ParseError("version: 1\nmonitor:\n  audit_log: audit.jsonl\n"),
-            "my.yaml:3:14: monitor.audit_log: 'audit.jsonl' is not absolute (expected /..., "
-            "~/... or ${VAR}/...)");
-  EXPECT_EQ(ParseError("version: 1\nmonitor:\n  audit_log: ~\n"),
-            "my.yaml:3:3: monitor.audit_log: expected a path string (/..., ~/... or ${VAR}/...)");
-  EXPECT_EQ(ParseError("version: 1\nmonitor:\n  audit_log: [/a]\n"),
-            "my.yaml:3:14: monitor.audit_log: expected a path string (/..., ~/... or "
-            "${VAR}/...)");
-  EXPECT_EQ(ParseError("version: 1\nmonitor:\n  audit_log: \"~bob/a.jsonl\"\n"),
-            "my.yaml:3:14: monitor.audit_log: '~bob/a.jsonl': ~user paths are not supported "
-            "(use ~/ or ${HOME})");
-  EXPECT_EQ(ParseError("version: 1\nmonitor:\n  audit_log: \"${STATE/a.jsonl\"\n"),
-            "my.yaml:3:14: monitor.audit_log: unterminated '${' in '${STATE/a.jsonl'");
-  EXPECT_EQ(ParseError("version: 1\nmonitor:\n  audit_log_max_size: 16MB\n"),
-            "my.yaml:3:23: monitor.audit_log_max_size: '16MB': decimal unit 'MB' is ambiguous; "
-            "use KiB, MiB, GiB or TiB (powers of 1024)");
-  EXPECT_EQ(ParseError("version: 1\nmonitor:\n  audit_log_max_size: 0\n"),
-            "my.yaml:3:23: monitor.audit_log_max_size: expected a positive size (bytes, or a "
-            "number with a unit: 64MiB, 1GiB), got 0");
-  EXPECT_EQ(ParseError("version: 1\nmonitor:\n  audit_log_max_size: big\n"),
-            "my.yaml:3:23: monitor.audit_log_max_size: 'big' is not a size (expected bytes, or a "
-            "number with a unit: 512MiB, 2GiB)");
-  EXPECT_EQ(ParseError("version: 1\nmonitor:\n  audit_log_files: 0\n"),
-            "my.yaml:3:20: monitor.audit_log_files: expected a positive integer, got '0'");
-  EXPECT_EQ(ParseError("version: 1\nmonitor:\n  audit_log_files: \"4\"\n"),
-            "my.yaml:3:20: monitor.audit_log_files: expected a positive integer, got '4'");
-  EXPECT_EQ(ParseError("version: 1\nmonitor:\n  audit_log_files: 1001\n"),
-            "my.yaml:3:20: monitor.audit_log_files: at most 1000 rotated files are kept, got "
-            "'1001'");
-  EXPECT_EQ(ParseError("version: 1\nmonitor:\n  files: all\n  files: off\n"),
-            "my.yaml:4:3: duplicate key 'files' in monitor");
+  ExpectMaps(
+      ParseError,
+      {{"version: 1\nmonitor:\n  files: everything\n",
+        "my.yaml:3:10: monitor.files: 'everything': unknown files monitoring mode (expected "
+        "one of: off, opens, all)"},
+       {"version: 1\nmonitor: {files: Opens}\n",
+        "my.yaml:2:18: monitor.files: 'Opens': unknown files monitoring mode (expected one "
+        "of: off, opens, all)"},
+       {"version: 1\nmonitor: {files: [opens]}\n",
+        "my.yaml:2:18: monitor.files: expected one of: off, opens, all"},
+       {"version: 1\nmonitor:\n  files:\n",
+        "my.yaml:3:3: monitor.files: expected one of: off, opens, all"},
+       {"version: 1\nmonitor:\n  audit_log: audit.jsonl\n",
+        "my.yaml:3:14: monitor.audit_log: 'audit.jsonl' is not absolute (expected /..., "
+        "~/... or ${VAR}/...)"},
+       {"version: 1\nmonitor:\n  audit_log: ~\n",
+        "my.yaml:3:3: monitor.audit_log: expected a path string (/..., ~/... or ${VAR}/...)"},
+       {"version: 1\nmonitor:\n  audit_log: [/a]\n",
+        "my.yaml:3:14: monitor.audit_log: expected a path string (/..., ~/... or "
+        "${VAR}/...)"},
+       {"version: 1\nmonitor:\n  audit_log: \"~bob/a.jsonl\"\n",
+        "my.yaml:3:14: monitor.audit_log: '~bob/a.jsonl': ~user paths are not supported "
+        "(use ~/ or ${HOME})"},
+       {"version: 1\nmonitor:\n  audit_log: \"${STATE/a.jsonl\"\n",
+        "my.yaml:3:14: monitor.audit_log: unterminated '${' in '${STATE/a.jsonl'"},
+       {"version: 1\nmonitor:\n  audit_log_max_size: 16MB\n",
+        "my.yaml:3:23: monitor.audit_log_max_size: '16MB': decimal unit 'MB' is ambiguous; "
+        "use KiB, MiB, GiB or TiB (powers of 1024)"},
+       {"version: 1\nmonitor:\n  audit_log_max_size: 0\n",
+        "my.yaml:3:23: monitor.audit_log_max_size: expected a positive size (bytes, or a "
+        "number with a unit: 64MiB, 1GiB), got 0"},
+       {"version: 1\nmonitor:\n  audit_log_max_size: big\n",
+        "my.yaml:3:23: monitor.audit_log_max_size: 'big' is not a size (expected bytes, or a "
+        "number with a unit: 512MiB, 2GiB)"},
+       {"version: 1\nmonitor:\n  audit_log_files: 0\n",
+        "my.yaml:3:20: monitor.audit_log_files: expected a positive integer, got '0'"},
+       {"version: 1\nmonitor:\n  audit_log_files: \"4\"\n",
+        "my.yaml:3:20: monitor.audit_log_files: expected a positive integer, got '4'"},
+       {"version: 1\nmonitor:\n  audit_log_files: 1001\n",
+        "my.yaml:3:20: monitor.audit_log_files: at most 1000 rotated files are kept, got "
+        "'1001'"},
+       {"version: 1\nmonitor:\n  files: all\n  files: off\n",
+        "my.yaml:4:3: duplicate key 'files' in monitor"}});
 }
 
 TEST(FilesMonitoringTest, WordsRoundTrip) {
@@ -410,37 +422,39 @@ TEST(FilesMonitoringTest, WordsRoundTrip) {
 }
 
 TEST(ParsePolicyErrorTest, Network) {
-  EXPECT_EQ(ParseError("version: 1\nnetwork:\n  allow: {host: a.com}\n"),
-            "my.yaml:3:10: network.allow: expected a list of rules like {host: example.com, "
-            "ports: [443]}");
-  EXPECT_EQ(ParseError("version: 1\nnetwork:\n  allow: [a.com]\n"),
-            "my.yaml:3:11: network.allow[0]: expected a mapping with keys: host, ports, protocol");
-  EXPECT_EQ(ParseError("version: 1\nnetwork:\n  allow:\n    - ports: [443]\n"),
-            "my.yaml:4:7: network.allow[0]: missing required key 'host'");
-  EXPECT_EQ(ParseError("version: 1\nnetwork:\n  allow:\n    - host: a.com\n"),
-            "my.yaml:4:7: network.allow[0]: missing required key 'ports' (allow rules list their "
-            "ports)");
-  EXPECT_EQ(ParseError("version: 1\nnetwork:\n  allow:\n    - {host: a.com, ports: []}\n"),
-            "my.yaml:4:28: network.allow[0].ports: expected a non-empty list of port numbers "
-            "(1-65535)");
-  EXPECT_EQ(ParseError("version: 1\nnetwork:\n  deny:\n    - {host: a.com, ports: [22, 0]}\n"),
-            "my.yaml:4:33: network.deny[0].ports[1]: expected a port number (1-65535), got '0'");
-  EXPECT_EQ(ParseError("version: 1\nnetwork:\n  allow:\n    - {host: a.com, ports: [65536]}\n"),
-            "my.yaml:4:29: network.allow[0].ports[0]: expected a port number (1-65535), got "
-            "'65536'");
-  EXPECT_EQ(ParseError("version: 1\nnetwork:\n  allow:\n    - {host: a.com, ports: [https]}\n"),
-            "my.yaml:4:29: network.allow[0].ports[0]: expected a port number (1-65535), got "
-            "'https'");
-  EXPECT_EQ(ParseError("version: 1\nnetwork:\n  allow:\n    - {host: a.com, ports: [443]}\n"
-                       "    - {host: \"a b.com\", ports: [443]}\n"),
-            "my.yaml:5:14: network.allow[1].host: 'a b.com' is not a DNS name, *.suffix, IP "
-            "address or CIDR block");
-  EXPECT_EQ(ParseError("version: 1\nnetwork:\n  deny:\n    - {host: 10.1.0.0/8}\n"),
-            "my.yaml:4:14: network.deny[0].host: '10.1.0.0/8': address has bits set beyond the "
-            "/8 prefix");
-  EXPECT_EQ(ParseError("version: 1\nnetwork:\n  deny:\n    - {host: [a]}\n"),
-            "my.yaml:4:14: network.deny[0].host: expected a DNS name, *.suffix, IP address or "
-            "CIDR block");
+  ExpectMaps(
+      ParseError,
+      {{"version: 1\nnetwork:\n  allow: {host: a.com}\n",
+        "my.yaml:3:10: network.allow: expected a list of rules like {host: example.com, "
+        "ports: [443]}"},
+       {"version: 1\nnetwork:\n  allow: [a.com]\n",
+        "my.yaml:3:11: network.allow[0]: expected a mapping with keys: host, ports, protocol"},
+       {"version: 1\nnetwork:\n  allow:\n    - ports: [443]\n",
+        "my.yaml:4:7: network.allow[0]: missing required key 'host'"},
+       {"version: 1\nnetwork:\n  allow:\n    - host: a.com\n",
+        "my.yaml:4:7: network.allow[0]: missing required key 'ports' (allow rules list their "
+        "ports)"},
+       {"version: 1\nnetwork:\n  allow:\n    - {host: a.com, ports: []}\n",
+        "my.yaml:4:28: network.allow[0].ports: expected a non-empty list of port numbers "
+        "(1-65535)"},
+       {"version: 1\nnetwork:\n  deny:\n    - {host: a.com, ports: [22, 0]}\n",
+        "my.yaml:4:33: network.deny[0].ports[1]: expected a port number (1-65535), got '0'"},
+       {"version: 1\nnetwork:\n  allow:\n    - {host: a.com, ports: [65536]}\n",
+        "my.yaml:4:29: network.allow[0].ports[0]: expected a port number (1-65535), got "
+        "'65536'"},
+       {"version: 1\nnetwork:\n  allow:\n    - {host: a.com, ports: [https]}\n",
+        "my.yaml:4:29: network.allow[0].ports[0]: expected a port number (1-65535), got "
+        "'https'"},
+       {"version: 1\nnetwork:\n  allow:\n    - {host: a.com, ports: [443]}\n"
+        "    - {host: \"a b.com\", ports: [443]}\n",
+        "my.yaml:5:14: network.allow[1].host: 'a b.com' is not a DNS name, *.suffix, IP "
+        "address or CIDR block"},
+       {"version: 1\nnetwork:\n  deny:\n    - {host: 10.1.0.0/8}\n",
+        "my.yaml:4:14: network.deny[0].host: '10.1.0.0/8': address has bits set beyond the "
+        "/8 prefix"},
+       {"version: 1\nnetwork:\n  deny:\n    - {host: [a]}\n",
+        "my.yaml:4:14: network.deny[0].host: expected a DNS name, *.suffix, IP address or "
+        "CIDR block"}});
 }
 
 TEST(ParseSizeTest, AcceptsBytesAndBinaryUnits) {
