@@ -271,7 +271,11 @@ void CollectorClient::AppendDropNotice() {
   Append(std::move(notice), true);
 }
 
-void CollectorClient::Flush() {
+void CollectorClient::Flush() { Service(false); }
+
+void CollectorClient::OnReadable() { Service(true); }
+
+void CollectorClient::Service(bool read_replies) {
   if (fallback_) {
     fallback_->Flush();
     return;
@@ -294,7 +298,9 @@ void CollectorClient::Flush() {
       return;
     }
   }
-  ReadReplies();
+  // Replies only come when poll says so (OnReadable): a read per flush would be one more
+  // syscall per event on the extension's path, answered EAGAIN nearly always.
+  if (read_replies) ReadReplies();
   if (connected_) WriteOut();
 }
 
@@ -366,7 +372,7 @@ void CollectorClient::Finish(std::chrono::milliseconds budget) {
   AppendDropNotice();
   bool synced = false;
   while (!fallback() && Clock::now() < deadline) {
-    Flush();
+    OnReadable();
     // Everything is sent: ask for the acknowledgement now rather than at the collector's
     // next persist interval (up to 100 ms of exit latency otherwise).
     if (connected_ && !synced && out_.empty() && !backlog_.empty()) {
