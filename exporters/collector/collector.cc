@@ -250,9 +250,16 @@ Status Collector::Impl::Run() {
     }
     persist_now_ = false;
     if (std::exchange(applied_this_turn_, false) && options_.coalesce.count() > 0 && !stop_) {
-      // The coalesce nap (CollectorOptions::coalesce): only a stop request ends it early.
-      pollfd stop[] = {{signal_fd_.get(), POLLIN, 0}, {stop_fd_.get(), POLLIN, 0}};
-      if (poll(stop, 2, static_cast<int>(options_.coalesce.count())) > 0) stop_ = true;
+      // The coalesce nap (CollectorOptions::coalesce). A stop request ends it, and so does a
+      // connection: a launcher that starts (it waits for our welcome) or one that is exiting
+      // and rings after its sync (CollectorClient::Finish), so that neither waits for the nap.
+      pollfd nap[] = {{signal_fd_.get(), POLLIN, 0},
+                      {stop_fd_.get(), POLLIN, 0},
+                      {listen_fd_.get(), POLLIN, 0}};
+      if (poll(nap, 3, static_cast<int>(options_.coalesce.count())) > 0 &&
+          (nap[0].revents || nap[1].revents)) {
+        stop_ = true;
+      }
     }
   }
   Persist();
