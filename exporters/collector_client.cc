@@ -132,19 +132,28 @@ CollectorClient::~CollectorClient() {
   if (fallback_) fallback_->Flush();
 }
 
-bool CollectorClient::TryConnect() {
+// A non-blocking connection to the collector's socket.
+static Result<UniqueFd> ConnectToCollector(const std::string& path) {
   sockaddr_un addr{};
   addr.sun_family = AF_UNIX;
-  if (options_.socket_path.size() >= sizeof(addr.sun_path)) {
-    last_error_ = Error{ENAMETOOLONG, "collector socket path " + options_.socket_path};
-    return false;
+  if (path.size() >= sizeof(addr.sun_path)) {
+    return Error{ENAMETOOLONG, "collector socket path " + path};
   }
-  options_.socket_path.copy(addr.sun_path, sizeof(addr.sun_path) - 1);
+  path.copy(addr.sun_path, sizeof(addr.sun_path) - 1);
   UniqueFd sock(socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
   if (!sock || connect(sock.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
-    last_error_ = ErrnoError("connect " + options_.socket_path);
+    return ErrnoError("connect " + path);
+  }
+  return sock;
+}
+
+bool CollectorClient::TryConnect() {
+  auto connected = ConnectToCollector(options_.socket_path);
+  if (!connected) {
+    last_error_ = std::move(connected).error();
     return false;
   }
+  UniqueFd sock = std::move(connected).value();
   // The socket takes the stable fd's number (closing the timer's duplicate there).
   if (dup3(sock.get(), stable_fd_.get(), O_CLOEXEC) < 0) {
     last_error_ = ErrnoError("dup3");
@@ -271,7 +280,11 @@ void CollectorClient::AppendDropNotice() {
   Append(std::move(notice), true);
 }
 
-void CollectorClient::Flush() {
+void CollectorClient::Flush() { Service(false); }
+
+void CollectorClient::OnReadable() { Service(true); }
+
+void CollectorClient::Service(bool read_replies) {
   if (fallback_) {
     fallback_->Flush();
     return;
@@ -294,7 +307,9 @@ void CollectorClient::Flush() {
       return;
     }
   }
-  ReadReplies();
+  // Replies only come when poll says so (OnReadable): a read per flush would be one more
+  // syscall per event on the extension's path, answered EAGAIN nearly always.
+  if (read_replies) ReadReplies();
   if (connected_) WriteOut();
 }
 
@@ -366,13 +381,16 @@ void CollectorClient::Finish(std::chrono::milliseconds budget) {
   AppendDropNotice();
   bool synced = false;
   while (!fallback() && Clock::now() < deadline) {
-    Flush();
+    OnReadable();
     // Everything is sent: ask for the acknowledgement now rather than at the collector's
     // next persist interval (up to 100 ms of exit latency otherwise).
     if (connected_ && !synced && out_.empty() && !backlog_.empty()) {
       std::string sync = wire::EncodeSync(next_seq_ - 1);
       synced = send(stable_fd_.get(), sync.data(), sync.size(), MSG_NOSIGNAL) ==
                static_cast<ssize_t>(sync.size());
+      // The collector may be in its coalesce nap, not reading our socket: a connection, closed
+      // at once, ends the nap (CollectorOptions::coalesce), so the exit does not wait for it.
+      if (synced) (void)ConnectToCollector(options_.socket_path);
     }
     if (connected_ && backlog_.empty() && out_.empty()) {
       std::string bye = wire::EncodeBye(next_seq_ - 1);

@@ -7,8 +7,9 @@
 // backlog is full, new events are dropped and the loss travels to the collector as an
 // `events_dropped` record (stage `backlog`) once there is room.
 //
-// Never blocks after Create(): the supervisor's poll loop watches fd() for POLLIN and calls
-// Flush() every turn (BoundedEventQueue::Drain does). fd() stays the same number for the
+// Never blocks after Create(): the supervisor's poll loop watches fd() for POLLIN and then
+// calls OnReadable(), and calls Flush() every turn that published events
+// (BoundedEventQueue::Drain does). fd() stays the same number for the
 // client's life: it is the connected socket (acks, hang-up) or, while disconnected, a timer
 // that becomes readable when the next reconnection attempt is due.
 //
@@ -69,8 +70,10 @@ class CollectorClient : public events::EventSink {
   ~CollectorClient() override;
 
   void Publish(const events::Event& event) override;
-  // Non-blocking: reads acknowledgements, sends what waits, reconnects when due.
+  // Non-blocking: sends what waits, reconnects when due.
   void Flush() override;
+  // When poll reports fd() readable: reads acknowledgements (or the hang-up), then as Flush.
+  void OnReadable();
   // At exit: waits up to `budget` for the collector to acknowledge everything, then says bye.
   // What is still unacknowledged is written to the audit log directly (it is then missing
   // from the metrics; a warning names how many).
@@ -97,6 +100,7 @@ class CollectorClient : public events::EventSink {
   bool TryConnect();
   void Disconnect(Error why);
   void EnterFallback(Error why);
+  void Service(bool read_replies);
   void ReadReplies();
   void WriteOut();
   void TrimAcknowledged(uint64_t seq);

@@ -21,6 +21,7 @@
 #include <map>
 #include <unordered_map>
 #include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include "common/unique_fd.h"
@@ -101,8 +102,9 @@ class Collector::Impl {
   std::unordered_map<std::string, std::unique_ptr<AuditLog>> audit_logs_;  // by path
   std::unordered_map<std::string, uint64_t> audit_lost_;                   // seen so far
   std::unordered_map<std::string, std::string> audit_owner_;               // path -> extension
-  bool persist_now_ = false;  // a launcher asked for its acknowledgement (sync)
-  size_t unpersisted_ = 0;    // records applied since
+  bool persist_now_ = false;        // a launcher asked for its acknowledgement (sync)
+  bool applied_this_turn_ = false;  // a record was applied: the turn ends with the coalesce nap
+  size_t unpersisted_ = 0;          // records applied since
   bool dirty_ = false;
   Clock::time_point last_persist_ = Clock::now();
   std::string last_persist_error_;
@@ -247,6 +249,18 @@ Status Collector::Impl::Run() {
       Persist();
     }
     persist_now_ = false;
+    if (std::exchange(applied_this_turn_, false) && options_.coalesce.count() > 0 && !stop_) {
+      // The coalesce nap (CollectorOptions::coalesce). A stop request ends it, and so does a
+      // connection: a launcher that starts (it waits for our welcome) or one that is exiting
+      // and rings after its sync (CollectorClient::Finish), so that neither waits for the nap.
+      pollfd nap[] = {{signal_fd_.get(), POLLIN, 0},
+                      {stop_fd_.get(), POLLIN, 0},
+                      {listen_fd_.get(), POLLIN, 0}};
+      if (poll(nap, 3, static_cast<int>(options_.coalesce.count())) > 0 &&
+          (nap[0].revents || nap[1].revents)) {
+        stop_ = true;
+      }
+    }
   }
   Persist();
   unlink(MetricsAddressPath(options_.socket_path).c_str());
@@ -409,6 +423,7 @@ void Collector::Impl::HandleLine(Connection& c, std::string_view line) {
   c.applied = l.seq;
   ++unpersisted_;
   dirty_ = true;
+  applied_this_turn_ = true;
 }
 
 AuditLog* Collector::Impl::AuditLogFor(const wire::Hello& hello) {

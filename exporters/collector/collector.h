@@ -33,6 +33,14 @@ struct CollectorOptions {
   LabelLimits limits;
   std::chrono::milliseconds persist_interval{100};
   size_t persist_after_records = 16384;  // persist (and ack) sooner when this many wait
+  // After a turn that applied records, the loop stops reading the launchers' sockets for this
+  // long: what they send meanwhile waits in the kernel's socket buffers (it survives a
+  // launcher's SIGKILL: it is in the collector's socket already) and is read in one batch, so
+  // that a steady stream of events wakes the collector once per `coalesce`, not once per
+  // event; a launcher's send into a socket nobody waits on wakes no one. A new connection ends
+  // the nap: a launcher starting, or one ringing because it waits for its final
+  // acknowledgement. 0: read as they come.
+  std::chrono::milliseconds coalesce{5};
   size_t max_connections = 256;
   int64_t forget_launchers_after_s = 7 * 24 * 3600;
   bool write_audit_logs = true;

@@ -40,6 +40,7 @@ int main(int argc, char** argv) {
   o.listen = gander::exporters::kDefaultMetricsListen;
   std::string log_level = "info", log_file;
   int64_t persist_ms = o.persist_interval.count();
+  int64_t coalesce_ms = o.coalesce.count();
   app.add_option(
       "--socket", o.socket_path,
       "Unix socket for launchers (default " + gander::exporters::DefaultCollectorSocket() + ")");
@@ -59,6 +60,11 @@ int main(int argc, char** argv) {
                "exit, as nothing is left to serve)");
   app.add_option("--persist-interval-ms", persist_ms,
                  "Longest time between state saves (and acknowledgements)")
+      ->capture_default_str();
+  app.add_option("--coalesce-ms", coalesce_ms,
+                 "After reading events, leave the launchers' sockets unread this long, so that "
+                 "a steady stream is read in batches (0: read every record as it comes)")
+      ->check(CLI::Range(int64_t{0}, int64_t{1000}))
       ->capture_default_str();
   app.add_option("--max-paths", o.limits.path, "Path label values per extension")
       ->capture_default_str();
@@ -86,6 +92,7 @@ int main(int argc, char** argv) {
   if (listen->count() == 0) o.listen_ports_to_try = 64;
   o.exit_when_orphaned = !stay;
   o.persist_interval = std::chrono::milliseconds(persist_ms);
+  o.coalesce = std::chrono::milliseconds(coalesce_ms);
 
   // Before any thread exists (the exposer's inherit the mask): SIGTERM/SIGINT arrive on the
   // collector's signalfd.

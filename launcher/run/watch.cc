@@ -260,7 +260,7 @@ std::optional<monitor::SupervisorOptions> SuperviseFirst(Session& s, Redaction& 
   if (auto* collector = s.sinks->collector.get()) {
     // Acknowledgements, a lost connection, or the reconnection timer.
     supervise.watches.push_back({collector->fd(), [collector](short) {
-                                   collector->Flush();
+                                   collector->OnReadable();
                                    return true;
                                  }});
   }

@@ -130,9 +130,10 @@ class CollectorTest : public unit::TempDirTest {
   }
 
   // `gander collect ...` (through the CLI, as a user would), waiting for its socket.
-  void StartCollector() {
+  void StartCollector(const std::vector<std::string>& extra = {}) {
     std::vector<std::string> args = {GANDER_BIN, "collect"};
     for (auto& a : CollectArgs()) args.push_back(a);
+    for (auto& a : extra) args.push_back(a);
     pid_ = fork();
     ASSERT_GE(pid_, 0);
     if (pid_ == 0) {
@@ -218,7 +219,7 @@ class CollectorTest : public unit::TempDirTest {
     return WaitUntil(
         [&] {
           pollfd p{client.fd(), POLLIN, 0};
-          poll(&p, 1, 5);
+          if (poll(&p, 1, 5) > 0) client.OnReadable();
           client.Flush();
           return client.backlog() == 0;
         },
@@ -276,6 +277,33 @@ TEST_F(CollectorTest, SigkillMidStreamLosesNothingAndCountsNothingTwice) {
   // The audit log is at least once: a record written just before a SIGKILL, whose
   // acknowledgement never left, is written again when resent.
   EXPECT_GE(AuditLines(), static_cast<size_t>(kEvents + 1));
+}
+
+// The collector's coalesce nap leaves the launchers' sockets unread: an exiting launcher's
+// sync waits in its socket, and the launcher rings (a connection) so that its exit does not
+// wait out the nap. Here the nap (1 s) is longer than the exit's budget: without the ring the
+// acknowledgement comes too late and the launcher writes its records itself.
+TEST_F(CollectorTest, AnExitingLauncherEndsTheCollectorsNap) {
+  StartCollector({"--coalesce-ms", "1000"});
+  auto client = Client();
+  ASSERT_TRUE(client->connected()) << client->last_error()->Describe();
+  client->Publish(Start());
+  ASSERT_TRUE(Drain(*client));
+  for (int i = 1; i <= 20; ++i) client->Publish(Read(i));
+  client->Flush();  // applied at once, then the collector naps
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        return ValueOf(Scrape(),
+                       "gander_syscalls_total{extension=\"itest\",syscall=\"read\","
+                       "phase=\"run\"}") == 18;
+      },
+      10s));
+  client->Publish(Read(21));
+  client->Flush();  // unread: the collector naps
+  client->Finish(700ms);
+  EXPECT_FALSE(client->fallback()) << client->last_error()->Describe();
+  EXPECT_EQ(client->stats().written_directly, 0u);
+  EXPECT_EQ(client->backlog(), 0u);
 }
 
 TEST_F(CollectorTest, EventsSentWhileTheCollectorIsDownArriveAfterItRestarts) {
