@@ -311,12 +311,16 @@ void BuildRoot(const ChildPlan& plan) {
     Fail(sync, ChildStep::kRootReadOnly, err);
 }
 
-// Sends the seccomp listener to the parent over the sync socket (SCM_RIGHTS). No ack is
-// awaited: both fds are close-on-exec, and a notification raised by the execve that follows
-// simply waits until the supervisor polls the listener.
-int SendListener(int sync, int listener) {
+// Sends the seccomp listener to the parent over the sync socket (SCM_RIGHTS), with the
+// extension's pid (as the init sees it): known to the supervisor before any notification of
+// the extension, so that the extension's own exit is told apart even when it comes before the
+// init's start report (`self`: taken before the filter, under which even getpid may wait for
+// the supervisor, which has no listener yet). No ack is awaited: both fds are close-on-exec,
+// and a notification raised by the execve that follows simply waits until the supervisor
+// polls the listener.
+int SendListener(int sync, int listener, pid_t self) {
   unsigned char wire[kChildReportBytes];
-  EncodeChildReport({ChildStep::kListener, 0, 0}, wire);
+  EncodeChildReport({ChildStep::kListener, 0, static_cast<int>(self)}, wire);
   return SendFd(sync, wire, sizeof(wire), listener);
 }
 
@@ -324,6 +328,7 @@ int SendListener(int sync, int listener) {
 // process rather than the init so that the init keeps /proc for cleanup, and so that seccomp
 // comes last (bubblewrap's order). With notification the listener goes to the parent.
 int RestrictSelf(const SandboxSpec& spec, int sync, ChildStep* step) {
+  const pid_t self = getpid();
   *step = ChildStep::kNoNewPrivs;
   if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return errno;
   if (spec.landlock.abi > 0) {
@@ -342,7 +347,7 @@ int RestrictSelf(const SandboxSpec& spec, int sync, ChildStep* step) {
     if (listener < 0) return errno;
     if (spec.seccomp.notify) {
       *step = ChildStep::kListener;
-      if (int err = SendListener(sync, static_cast<int>(listener))) return err;
+      if (int err = SendListener(sync, static_cast<int>(listener), self)) return err;
     }
   }
   return 0;

@@ -192,6 +192,9 @@ Result<SandboxProcess> StartSandbox(const SandboxSpec& spec, StartFailure* failu
   }
   if (report.step == ChildStep::kListener && fd >= 0) {
     process.listener = UniqueFd(fd);
+    // The extension's exit may be notified before the start report is read (a busy host
+    // can leave the init unscheduled while the extension runs and exits).
+    if (report.detail > 0) process.extension_pid = report.detail;
     return process;
   }
   if (fd >= 0) close(fd);

@@ -78,7 +78,7 @@ void UndoWorkspaceWrites(Session& s) {
 events::Event ExtensionExit(const Prepared& p, const sandbox::SandboxProcess& sandbox, int status) {
   events::Event exit = Lifecycle(p.name, events::LifecyclePhase::kStop, "");
   // The init reports the extension's pid as it sees it: inside the pid namespace, if any.
-  if (sandbox.extension_pid > 0) {
+  if (sandbox.started && sandbox.extension_pid > 0) {
     (sandbox.namespaces ? exit.sandbox_pid : exit.pid) = sandbox.extension_pid;
   }
   events::ProcessEvent process{.action = events::ProcessAction::kExit, .path = p.command.exec_path};
