@@ -32,7 +32,7 @@ grep -E "$progress" "$sanitize_log" >&2
 
 step "all tiers"
 log="$build/ctest.log"
-ctest --test-dir "$build" -V --output-on-failure --timeout 900 >"$log" 2>&1
+ctest --test-dir "$build" -V --output-on-failure --timeout 900 -j"${TEST_JOBS:-3}" >"$log" 2>&1
 [[ $? -eq 0 ]] || fail "all tiers (ctest; log: $log)"
 grep -E "$progress" "$log" >&2
 

@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(
-  build-essential cmake pkg-config git
+  build-essential cmake pkg-config git lld  # lld: the linker (CMakeLists.txt, GANDER_LLD)
   libseccomp-dev libcap-dev libyaml-cpp-dev libspdlog-dev libcli11-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   nlohmann-json3-dev libsimdjson-dev prometheus-cpp-dev

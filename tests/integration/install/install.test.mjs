@@ -61,6 +61,21 @@ after(() => {
 
 // --- fixture --------------------------------------------------------------------------------
 
+// The fixture packed once for the whole file (`npm pack` takes seconds), copied into each world.
+let packedTarball;
+function packedFixture() {
+  if (!packedTarball) {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "gander-install-pack-"));
+    process.on("exit", () => fs.rmSync(dir, { recursive: true, force: true }));
+    execFileSync("npm", ["pack", "--silent", "--pack-destination", dir], {
+      cwd: path.join(here, "fixtures", "evil-package"),
+      stdio: ["ignore", "ignore", "inherit"],
+    });
+    packedTarball = path.join(dir, "gander-evil-fixture-1.0.0.tgz");
+  }
+  return packedTarball;
+}
+
 // A world: a home with a planted key and .bashrc, the gander binary and the packed fixture in a
 // 0755 directory (so uid 65534 can use them), owned by whoever runs gander.
 function makeWorld(who, { pack = true } = {}) {
@@ -76,10 +91,7 @@ function makeWorld(who, { pack = true } = {}) {
   fs.chmodSync(path.join(bin, "gander"), 0o755);
   const tarball = path.join(bin, "gander-evil-fixture-1.0.0.tgz");
   if (pack) {
-    execFileSync("npm", ["pack", "--silent", "--pack-destination", bin], {
-      cwd: path.join(here, "fixtures", "evil-package"),
-      stdio: ["ignore", "ignore", "inherit"],
-    });
+    fs.copyFileSync(packedFixture(), tarball);
     fs.chmodSync(tarball, 0o644);
   }
   if (who === "uid65534") execFileSync("chown", ["-R", "65534:65534", home, ws]);
