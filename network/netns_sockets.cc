@@ -154,23 +154,28 @@ int DatagramRelaySocket(const sockaddr_storage& addr, socklen_t len) {
   return fd;
 }
 
-// A listener whose accept queue is full for good: backlog 0 holds one connection (the kernel
-// admits while the queue holds no more than the backlog), which is never accepted; every later
-// SYN is dropped, whatever the syncookies setting. The client is closed at once: its connection
-// stays queued. One connection rather than two (backlog 1): each is a loopback handshake and a
-// close at every start. Async-signal-safe.
+// A listener whose accept queue is full for good: backlog 1 holds two connections (the kernel
+// admits while the queue holds no more than the backlog), which are never accepted; every later
+// SYN is dropped, whatever the syncookies setting. The two clients are closed at once: their
+// connections stay queued. Not backlog 0 with one connection: before Linux 6.13 (and the
+// stable kernels that took "tcp/dccp: allow a connection when sk_max_ack_backlog is zero") a
+// zero backlog counts the half-open queue as full, so the filling connect itself is dropped
+// (syncookies off: the start stalls) or cookied with a "SYN flooding" kernel log line at every
+// start. Async-signal-safe.
 int ParkingListener(int family) {
-  int fd = LoopbackSocket(family, 0, /*reuseport=*/true);
+  int fd = LoopbackSocket(family, 1, /*reuseport=*/true);
   if (fd < 0) return -1;
   sockaddr_storage ss{};
   socklen_t len = sizeof(ss);
   getsockname(fd, reinterpret_cast<sockaddr*>(&ss), &len);
-  int client = socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  bool ok = client >= 0 && connect(client, reinterpret_cast<sockaddr*>(&ss), len) == 0;
-  if (client >= 0) close(client);
-  if (!ok) {
-    close(fd);
-    return -1;
+  for (int i = 0; i < 2; ++i) {
+    int client = socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    bool ok = client >= 0 && connect(client, reinterpret_cast<sockaddr*>(&ss), len) == 0;
+    if (client >= 0) close(client);
+    if (!ok) {
+      close(fd);
+      return -1;
+    }
   }
   return fd;
 }

@@ -59,10 +59,10 @@ int AddLoopbackAddress(const sockaddr_storage& addr);
 // namespace), the address added to loopback first when it is not local. Async-signal-safe.
 int DatagramRelaySocket(const sockaddr_storage& addr, socklen_t len);
 
-// A listener whose accept queue is full for good: backlog 0 holds one connection (the kernel
-// admits while the queue holds no more than the backlog), which is never accepted; every later
-// SYN is dropped, whatever the syncookies setting. The client is closed at once: its connection
-// stays queued. Async-signal-safe.
+// A listener whose accept queue is full for good: backlog 1 holds two connections (the kernel
+// admits while the queue holds no more than the backlog), which are never accepted; every later
+// SYN is dropped, whatever the syncookies setting. The two clients are closed at once: their
+// connections stay queued. Async-signal-safe.
 int ParkingListener(int family);
 
 }  // namespace gander::network
