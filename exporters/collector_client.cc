@@ -364,10 +364,18 @@ void CollectorClient::WriteOut() {
       const Record& r = backlog_[next_send_++];
       out_ += wire::EncodeRecord(r.seq, r.event, r.backlog_gap ? wire::kStageBacklog : "");
     }
-    if (out_.empty()) return;
+    if (out_.empty()) {
+      rang_ = false;
+      return;
+    }
     ssize_t n = send(stable_fd_.get(), out_.data(), out_.size(), MSG_NOSIGNAL);
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;  // the next ack wakes us
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      // The socket's buffer is full: the collector may be in its coalesce nap. Ring once, so
+      // that what is left here (only in our memory) is taken soon. The next ack wakes us.
+      if (!std::exchange(rang_, true)) (void)ConnectToCollector(options_.socket_path);
+      return;
+    }
     if (n < 0) {
       Disconnect(ErrnoError("write to collector"));
       return;

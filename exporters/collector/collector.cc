@@ -104,6 +104,7 @@ class Collector::Impl {
   std::unordered_map<std::string, std::string> audit_owner_;               // path -> extension
   bool persist_now_ = false;        // a launcher asked for its acknowledgement (sync)
   bool applied_this_turn_ = false;  // a record was applied: the turn ends with the coalesce nap
+  bool behind_ = false;             // a connection had more than a turn's read: no nap
   size_t unpersisted_ = 0;          // records applied since
   bool dirty_ = false;
   Clock::time_point last_persist_ = Clock::now();
@@ -249,10 +250,13 @@ Status Collector::Impl::Run() {
       Persist();
     }
     persist_now_ = false;
-    if (std::exchange(applied_this_turn_, false) && options_.coalesce.count() > 0 && !stop_) {
+    if (std::exchange(applied_this_turn_, false) && !std::exchange(behind_, false) &&
+        options_.coalesce.count() > 0 && !stop_) {
       // The coalesce nap (CollectorOptions::coalesce). A stop request ends it, and so does a
-      // connection: a launcher that starts (it waits for our welcome) or one that is exiting
-      // and rings after its sync (CollectorClient::Finish), so that neither waits for the nap.
+      // connection: a launcher that starts (it waits for our welcome), one that is exiting
+      // and rings after its sync (CollectorClient::Finish), so that neither waits for the nap,
+      // and one whose socket buffer is full (it rings at EAGAIN): what it could not send is
+      // only in its memory, and a SIGKILL would lose it while its own audit log has it.
       pollfd nap[] = {{signal_fd_.get(), POLLIN, 0},
                       {stop_fd_.get(), POLLIN, 0},
                       {listen_fd_.get(), POLLIN, 0}};
@@ -324,6 +328,7 @@ void Collector::Impl::ReadFrom(Connection& c) {
       HandleLine(c, std::string_view(c.in).substr(start, nl - start));
     }
     if (c.closing) return;
+    if (total >= kMaxReadPerTurn) behind_ = true;  // a flood: read on at once, no nap
     c.in.erase(0, start);
     if (c.in.size() > wire::kMaxLineBytes) {
       Drop(c, "line longer than " + std::to_string(wire::kMaxLineBytes) + " bytes");

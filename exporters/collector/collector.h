@@ -39,7 +39,8 @@ struct CollectorOptions {
   // that a steady stream of events wakes the collector once per `coalesce`, not once per
   // event; a launcher's send into a socket nobody waits on wakes no one. A new connection ends
   // the nap: a launcher starting, or one ringing because it waits for its final
-  // acknowledgement. 0: read as they come.
+  // acknowledgement or its socket's buffer is full. No nap after a turn that read a
+  // connection's maximum (a flood). 0: read as they come.
   std::chrono::milliseconds coalesce{5};
   size_t max_connections = 256;
   int64_t forget_launchers_after_s = 7 * 24 * 3600;

@@ -11,6 +11,7 @@
 #include "policies/fingerprint.h"
 #include "policies/loader.h"
 #include "policies/parser.h"
+#include "tests/unit/temp_dir_test.h"
 
 namespace gander::policies {
 namespace {
@@ -93,11 +94,14 @@ TEST(SyscallsKeyTest, DiffNamesAddedAndRemovedSyscalls) {
   EXPECT_EQ(none.front(), "+ syscalls.allow (2 names)");
 }
 
-class SyscallsMergeTest : public ::testing::Test {
+// A directory of each test's own: ctest runs these tests side by side (scripts/check.sh), and
+// one shared directory had each SetUp rewrite base.yaml while another test read it.
+class SyscallsMergeTest : public unit::TempDirTest {
  protected:
+  SyscallsMergeTest() : TempDirTest("syscalls-merge") {}
   void SetUp() override {
-    dir_ = ::testing::TempDir() + "/syscalls_test";
-    std::filesystem::create_directories(dir_);
+    TempDirTest::SetUp();
+    if (HasFatalFailure()) return;
     std::ofstream(dir_ + "/base.yaml") << "version: 1\nsyscalls: {allow: [read, write, close]}\n";
     std::ofstream(dir_ + "/open.yaml") << "version: 1\n";
   }
@@ -106,7 +110,6 @@ class SyscallsMergeTest : public ::testing::Test {
     if (!leaf) return leaf.error();
     return ResolveExtends(*leaf, {});
   }
-  std::string dir_;
 };
 
 TEST_F(SyscallsMergeTest, ADerivedPolicyWithoutAListKeepsTheBases) {
