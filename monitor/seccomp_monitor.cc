@@ -78,6 +78,20 @@ events::FileAccess OpenAccess(uint64_t flags, events::FileAccess fallback) {
   return fallback;
 }
 
+// "/proc/N/root/X" -> "X" ("/" for "/proc/N/root"); nullopt for any other path.
+std::optional<std::string> InsideProcRoot(const std::optional<std::string>& path) {
+  if (!path || !path->starts_with("/proc/")) return std::nullopt;
+  std::string_view rest = std::string_view(*path).substr(6);
+  size_t slash = rest.find('/');
+  if (slash != std::string_view::npos && rest.substr(slash).starts_with("/root") &&
+      rest.find_first_not_of("0123456789") == slash &&
+      (rest.size() == slash + 5 || rest[slash + 5] == '/')) {
+    std::string inside(rest.substr(slash + 5));
+    return inside.empty() ? "/" : inside;
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 // Is a file event worth a line in the audit log outside learn mode? Everything outside the
@@ -241,16 +255,8 @@ void SeccompMonitor::DecideFile(const Notification& n, const policies::WatchedSy
       ClassifiedPath classified =
           ResolveAndClassify(text, dirfd_path, *view, config_.rules, {.empty_path = empty_path});
       // Every process of the sandbox shares one root: /proc/N/root/X is X.
-      if (classified.path && classified.path->starts_with("/proc/")) {
-        std::string_view rest = std::string_view(*classified.path).substr(6);
-        size_t slash = rest.find('/');
-        if (slash != std::string_view::npos && rest.substr(slash).starts_with("/root") &&
-            rest.find_first_not_of("0123456789") == slash &&
-            (rest.size() == slash + 5 || rest[slash + 5] == '/')) {
-          std::string inside(rest.substr(slash + 5));
-          classified =
-              ResolveAndClassify(inside.empty() ? "/" : inside, std::nullopt, *view, config_.rules);
-        }
+      if (std::optional<std::string> inside = InsideProcRoot(classified.path)) {
+        classified = ResolveAndClassify(*inside, std::nullopt, *view, config_.rules);
       }
       // A symlink where the user can plant one (the workspace, private or writable
       // directories) is followed one step in the sandbox's view, so a link to ~/.ssh shows
@@ -303,31 +309,36 @@ void SeccompMonitor::DecideFile(const Notification& n, const policies::WatchedSy
     }
   }
   if (w.first.access == events::FileAccess::kExec) {
-    events::Event e = BaseEvent(n.pid);
-    events::ProcessEvent exec;
-    exec.action = events::ProcessAction::kExec;
-    bool truncated = false;
-    exec.path = memory_.ReadString(n.pid, n.args[w.first.path], PATH_MAX, &truncated).value_or("");
-    uint64_t argv = n.args[w.first.path + 1];
-    for (size_t i = 0; argv != 0 && i <= events::kMaxArgvEntries; ++i) {
-      uint64_t pointer = 0;
-      if (!memory_.ReadBytes(n.pid, argv + i * sizeof(pointer), &pointer, sizeof(pointer)) ||
-          pointer == 0) {
-        break;
-      }
-      if (i == events::kMaxArgvEntries) {
-        exec.argv_truncated = true;
-        break;
-      }
-      bool cut = false;
-      exec.argv.push_back(
-          memory_.ReadString(n.pid, pointer, events::kMaxArgBytes, &cut).value_or(""));
-      exec.argv_truncated |= cut;
-    }
-    e.payload = std::move(exec);
-    events.push_back(std::move(e));
+    events.push_back(ExecEvent(n, w));
     identities_.erase(n.pid);  // the image is about to change
   }
+}
+
+// The process event of an exec: the path and up to kMaxArgvEntries arguments as passed.
+events::Event SeccompMonitor::ExecEvent(const Notification& n, const policies::WatchedSyscall& w) {
+  events::Event e = BaseEvent(n.pid);
+  events::ProcessEvent exec;
+  exec.action = events::ProcessAction::kExec;
+  bool truncated = false;
+  exec.path = memory_.ReadString(n.pid, n.args[w.first.path], PATH_MAX, &truncated).value_or("");
+  uint64_t argv = n.args[w.first.path + 1];
+  for (size_t i = 0; argv != 0 && i <= events::kMaxArgvEntries; ++i) {
+    uint64_t pointer = 0;
+    if (!memory_.ReadBytes(n.pid, argv + i * sizeof(pointer), &pointer, sizeof(pointer)) ||
+        pointer == 0) {
+      break;
+    }
+    if (i == events::kMaxArgvEntries) {
+      exec.argv_truncated = true;
+      break;
+    }
+    bool cut = false;
+    exec.argv.push_back(
+        memory_.ReadString(n.pid, pointer, events::kMaxArgBytes, &cut).value_or(""));
+    exec.argv_truncated |= cut;
+  }
+  e.payload = std::move(exec);
+  return e;
 }
 
 void SeccompMonitor::DecideExit(const Notification& n, std::vector<events::Event>& events) {

@@ -128,6 +128,7 @@ class SeccompMonitor {
  private:
   events::Event BaseEvent(pid_t pid);
   Response Deny(const Notification& n, int error, std::vector<events::Event>& events);
+  events::Event ExecEvent(const Notification& n, const policies::WatchedSyscall& w);
   void DecideFile(const Notification& n, const policies::WatchedSyscall& w,
                   std::vector<events::Event>& events);
   void DecideExit(const Notification& n, std::vector<events::Event>& events);

@@ -73,16 +73,138 @@ int ExitStatus(const siginfo_t& info) {
   return 128 + info.si_status;  // CLD_KILLED, CLD_DUMPED
 }
 
-}  // namespace
-
-int Supervise(const SupervisorOptions& options) {
-  // gander's own termination signals arrive through a signalfd, in the loop.
+// gander's own termination signals arrive through a signalfd, in the loop.
+UniqueFd BlockTerminationSignals() {
   sigset_t signals;
   sigemptyset(&signals);
   for (int sig : {SIGTERM, SIGINT, SIGHUP}) sigaddset(&signals, sig);
   sigprocmask(SIG_BLOCK, &signals, nullptr);
   signal(SIGPIPE, SIG_IGN);  // a closed stdout shows up as EPIPE
-  UniqueFd signal_fd(signalfd(-1, &signals, SFD_CLOEXEC | SFD_NONBLOCK));
+  return UniqueFd(signalfd(-1, &signals, SFD_CLOEXEC | SFD_NONBLOCK));
+}
+
+// The poll set of one loop turn, in this order; the watches follow from kCount on.
+enum { kClientIn, kChildIn, kChildOut, kClientOut, kChildErr, kClientErr, kPidfd, kSignal, kCount };
+
+// The three relays between Goose and the extension, and gander's end of the extension's stdin.
+struct Relays {
+  relay::LineRelay& up;    // Goose -> extension
+  relay::LineRelay& down;  // extension -> Goose
+  relay::LineRelay& err;
+  const bool relay_err;
+  UniqueFd& child_in;
+};
+
+// The extension being watched: what to signal and reap, where its output comes from, and
+// whether (and with which status) it has ended.
+struct Running {
+  int pidfd;
+  pid_t kill_group;
+  int child_out_fd;
+  int child_err_fd;
+  bool exited = false;
+  int status = 0;
+  int64_t drain_deadline = kNever;
+};
+
+// Moves bytes as far as this turn's poll results allow, each direction in turn.
+void RelayTurn(const std::vector<pollfd>& fds, Relays& r, int64_t now,
+               const std::function<void(int64_t)>& client_gone) {
+  if (fds[kClientIn].revents) {
+    bool was_open = !r.up.input_closed();
+    r.up.OnReadable();
+    if (was_open && r.up.input_closed()) client_gone(now);
+  }
+  if (fds[kChildIn].revents & (POLLERR | POLLHUP)) {
+    r.up.BreakOutput();  // the extension closed its stdin: Goose's bytes have nowhere to go
+  } else if (fds[kChildIn].revents) {
+    r.up.OnWritable();
+  }
+  // Goose's stdin is done and every byte reached the extension: pass the EOF on.
+  if (r.up.Finished() && r.child_in) r.child_in.Reset();
+  if (fds[kChildOut].revents) r.down.OnReadable();
+  if (fds[kClientOut].revents & (POLLERR | POLLHUP)) {
+    r.down.BreakOutput();
+  } else if (fds[kClientOut].revents) {
+    r.down.OnWritable();
+  }
+  if (r.down.output_broken() && !r.up.input_closed()) client_gone(now);  // Goose went away
+  if (r.relay_err) {
+    if (fds[kChildErr].revents) r.err.OnReadable();
+    if (fds[kClientErr].revents & (POLLERR | POLLHUP)) {
+      r.err.BreakOutput();
+    } else if (fds[kClientErr].revents) {
+      r.err.OnWritable();
+    }
+    r.err.OnTimer(now);
+    if (r.err.WantsWrite()) r.err.OnWritable();
+  }
+  r.down.OnTimer(now);
+  // Bytes made ready by this turn's reads go out now rather than after another poll.
+  if (r.down.WantsWrite() && !fds[kClientOut].revents) r.down.OnWritable();
+  if (r.up.WantsWrite() && r.child_in && !fds[kChildIn].revents) r.up.OnWritable();
+}
+
+// Acts on RestartControl::requested (supervisor.h) at the end of a loop turn.
+void RestartExtension(RestartControl& rc, Relays& r, Running& ext, Shutdown& shutdown,
+                      std::vector<Watch>& watches, int64_t now) {
+  std::string reason = std::move(*rc.requested);
+  rc.requested.reset();
+  // The old extension goes first, whole (its sandbox's pid namespace with it, or its
+  // process group without one), and what watched it with it.
+  syscall(SYS_pidfd_send_signal, ext.pidfd, SIGKILL, nullptr, 0);
+  if (ext.kill_group > 0) kill(-ext.kill_group, SIGKILL);
+  siginfo_t info{};
+  waitid(static_cast<idtype_t>(P_PIDFD), ext.pidfd, &info, WEXITED);
+  std::erase_if(watches, [](const Watch& w) { return w.extension; });
+  std::optional<ExtensionHandles> fresh = rc.start ? rc.start() : std::nullopt;
+  if (!fresh) {
+    ext.exited = true;  // nothing left to relay for: end as if it had exited
+    ext.status = ExitStatus(info);
+    ext.drain_deadline = now;
+    if (rc.on_restart) rc.on_restart(reason, false);
+    return;
+  }
+  ++rc.restarts;
+  std::string errors = rc.rpc ? rc.rpc->FailInFlight("gander: the extension was restarted (" +
+                                                     reason + "); the request was not completed")
+                              : "";
+  std::string replay = rc.rpc ? rc.rpc->HandshakeReplay() : "";
+  r.down.SwitchInput(fresh->child_out);
+  r.down.Inject(errors);
+  if (r.relay_err) r.err.SwitchInput(fresh->child_err);
+  r.child_in.Reset(fresh->child_in);
+  r.up.SwitchOutput(fresh->child_in, replay);
+  ext.pidfd = fresh->pidfd;
+  ext.kill_group = fresh->kill_group;
+  shutdown.Retarget(fresh->pidfd, fresh->kill_group);
+  for (Watch& w : fresh->watches) {
+    w.extension = true;
+    watches.push_back(std::move(w));
+  }
+  ext.child_out_fd = fresh->child_out;
+  ext.child_err_fd = fresh->child_err;
+  if (rc.on_restart) rc.on_restart(reason, true);
+}
+
+// Flushes what is still buffered for Goose (stdout may be a blocking pipe: wait for room),
+// then closes it so Goose sees the extension is gone even while gander finishes its own work.
+void FlushToClient(Relays& r) {
+  for (relay::LineRelay* out : {&r.down, &r.err}) {
+    if (out == &r.err && !r.relay_err) continue;
+    out->CloseInput();
+    while (out->WantsWrite()) {
+      pollfd p{out->out(), POLLOUT, 0};
+      if (poll(&p, 1, 1000) <= 0 || (p.revents & (POLLERR | POLLHUP))) break;
+      out->OnWritable();
+    }
+  }
+}
+
+}  // namespace
+
+int Supervise(const SupervisorOptions& options) {
+  UniqueFd signal_fd = BlockTerminationSignals();
 
   UniqueFd child_in(options.child_in);
   relay::LineRelay up(options.client_in, options.child_in, options.up,  // Goose -> extension
@@ -91,18 +213,13 @@ int Supervise(const SupervisorOptions& options) {
                         options.server_observer, options.stdout_rewriter);
   relay::LineRelay err(options.child_err, options.client_err, options.err, nullptr,
                        options.stderr_rewriter);
-  const bool relay_err = options.child_err >= 0;
-  int pidfd = options.pidfd;
-  pid_t kill_group = options.kill_group;
-  int child_out_fd = options.child_out;
-  int child_err_fd = options.child_err;
+  Relays relays{up, down, err, options.child_err >= 0, child_in};
+  const bool relay_err = relays.relay_err;
+  Running ext{options.pidfd, options.kill_group, options.child_out, options.child_err};
   Shutdown shutdown(options.pidfd, options.kill_group, options.terminate);
-  bool exited = false;
-  int status = 0;
-  int64_t drain_deadline = kNever;
 
   bool eof_pending = false;  // the client left before the extension started (options.started)
-  auto client_gone = [&](int64_t now) {
+  std::function<void(int64_t)> client_gone = [&](int64_t now) {
     if (options.started && !options.started()) {
       eof_pending = true;
       return;
@@ -114,31 +231,20 @@ int Supervise(const SupervisorOptions& options) {
 
   std::vector<Watch> watches = options.watches;
   std::vector<pollfd> fds;
-  while (!exited || !outputs_done()) {
-    enum {
-      kClientIn,
-      kChildIn,
-      kChildOut,
-      kClientOut,
-      kChildErr,
-      kClientErr,
-      kPidfd,
-      kSignal,
-      kCount
-    };
+  while (!ext.exited || !outputs_done()) {
     fds.assign({
         {up.WantsRead() ? options.client_in : -1, POLLIN, 0},
         {up.WantsWrite() && child_in ? child_in.get() : -1, POLLOUT, 0},
-        {down.WantsRead() ? child_out_fd : -1, POLLIN, 0},
+        {down.WantsRead() ? ext.child_out_fd : -1, POLLIN, 0},
         {down.WantsWrite() ? options.client_out : -1, POLLOUT, 0},
-        {relay_err && err.WantsRead() ? child_err_fd : -1, POLLIN, 0},
+        {relay_err && err.WantsRead() ? ext.child_err_fd : -1, POLLIN, 0},
         {relay_err && err.WantsWrite() ? options.client_err : -1, POLLOUT, 0},
-        {exited ? -1 : pidfd, POLLIN, 0},
+        {ext.exited ? -1 : ext.pidfd, POLLIN, 0},
         {signal_fd.get(), POLLIN, 0},
     });
     for (const Watch& w : watches) fds.push_back({w.fd, POLLIN, 0});
     int64_t now = MonotonicMs();
-    int64_t deadline = std::min({shutdown.NextDeadline(), drain_deadline, down.HoldDeadline(),
+    int64_t deadline = std::min({shutdown.NextDeadline(), ext.drain_deadline, down.HoldDeadline(),
                                  relay_err ? err.HoldDeadline() : kNever});
     int timeout = deadline == kNever ? -1 : static_cast<int>(std::max<int64_t>(0, deadline - now));
     int ready = poll(fds.data(), fds.size(), timeout);
@@ -146,39 +252,7 @@ int Supervise(const SupervisorOptions& options) {
     now = MonotonicMs();
     if (options.before_relay) options.before_relay();
 
-    if (fds[kClientIn].revents) {
-      bool was_open = !up.input_closed();
-      up.OnReadable();
-      if (was_open && up.input_closed()) client_gone(now);
-    }
-    if (fds[kChildIn].revents & (POLLERR | POLLHUP)) {
-      up.BreakOutput();  // the extension closed its stdin: Goose's bytes have nowhere to go
-    } else if (fds[kChildIn].revents) {
-      up.OnWritable();
-    }
-    // Goose's stdin is done and every byte reached the extension: pass the EOF on.
-    if (up.Finished() && child_in) child_in.Reset();
-    if (fds[kChildOut].revents) down.OnReadable();
-    if (fds[kClientOut].revents & (POLLERR | POLLHUP)) {
-      down.BreakOutput();
-    } else if (fds[kClientOut].revents) {
-      down.OnWritable();
-    }
-    if (down.output_broken() && !up.input_closed()) client_gone(now);  // Goose went away
-    if (relay_err) {
-      if (fds[kChildErr].revents) err.OnReadable();
-      if (fds[kClientErr].revents & (POLLERR | POLLHUP)) {
-        err.BreakOutput();
-      } else if (fds[kClientErr].revents) {
-        err.OnWritable();
-      }
-      err.OnTimer(now);
-      if (err.WantsWrite()) err.OnWritable();
-    }
-    down.OnTimer(now);
-    // Bytes made ready by this turn's reads go out now rather than after another poll.
-    if (down.WantsWrite() && !fds[kClientOut].revents) down.OnWritable();
-    if (up.WantsWrite() && child_in && !fds[kChildIn].revents) up.OnWritable();
+    RelayTurn(fds, relays, now, client_gone);
 
     if (fds[kSignal].revents) {
       signalfd_siginfo info;
@@ -189,12 +263,12 @@ int Supervise(const SupervisorOptions& options) {
     }
     if (fds[kPidfd].revents) {
       siginfo_t info{};
-      if (waitid(static_cast<idtype_t>(P_PIDFD), pidfd, &info, WEXITED) == 0) {
-        exited = true;
-        status = ExitStatus(info);
+      if (waitid(static_cast<idtype_t>(P_PIDFD), ext.pidfd, &info, WEXITED) == 0) {
+        ext.exited = true;
+        ext.status = ExitStatus(info);
         // Every writer of the extension's stdout is gone with the init's namespace; without
         // one, an escaped grandchild could hold it open: do not wait for it forever.
-        drain_deadline = now + 1000;
+        ext.drain_deadline = now + 1000;
       }
     }
     for (size_t i = 0; i < watches.size(); ++i) {
@@ -208,66 +282,19 @@ int Supervise(const SupervisorOptions& options) {
       eof_pending = false;
       client_gone(now);
     }
-    if (RestartControl* rc = options.restart; rc && rc->requested && !exited) {
-      std::string reason = std::move(*rc->requested);
-      rc->requested.reset();
-      // The old extension goes first, whole (its sandbox's pid namespace with it, or its
-      // process group without one), and what watched it with it.
-      syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, nullptr, 0);
-      if (kill_group > 0) kill(-kill_group, SIGKILL);
-      siginfo_t info{};
-      waitid(static_cast<idtype_t>(P_PIDFD), pidfd, &info, WEXITED);
-      std::erase_if(watches, [](const Watch& w) { return w.extension; });
-      std::optional<ExtensionHandles> fresh = rc->start ? rc->start() : std::nullopt;
-      if (!fresh) {
-        exited = true;  // nothing left to relay for: end as if it had exited
-        status = ExitStatus(info);
-        drain_deadline = now;
-        if (rc->on_restart) rc->on_restart(reason, false);
-      } else {
-        ++rc->restarts;
-        std::string errors =
-            rc->rpc ? rc->rpc->FailInFlight("gander: the extension was restarted (" + reason +
-                                            "); the request was not completed")
-                    : "";
-        std::string replay = rc->rpc ? rc->rpc->HandshakeReplay() : "";
-        down.SwitchInput(fresh->child_out);
-        down.Inject(errors);
-        if (relay_err) err.SwitchInput(fresh->child_err);
-        child_in.Reset(fresh->child_in);
-        up.SwitchOutput(fresh->child_in, replay);
-        pidfd = fresh->pidfd;
-        kill_group = fresh->kill_group;
-        shutdown.Retarget(fresh->pidfd, fresh->kill_group);
-        for (Watch& w : fresh->watches) {
-          w.extension = true;
-          watches.push_back(std::move(w));
-        }
-        child_out_fd = fresh->child_out;
-        child_err_fd = fresh->child_err;
-        if (rc->on_restart) rc->on_restart(reason, true);
-      }
+    if (RestartControl* rc = options.restart; rc && rc->requested && !ext.exited) {
+      RestartExtension(*rc, relays, ext, shutdown, watches, now);
     }
     shutdown.Fire(now);
-    if (exited && now >= drain_deadline) break;
+    if (ext.exited && now >= ext.drain_deadline) break;
   }
-  // Flush what is still buffered for Goose (stdout may be a blocking pipe: wait for room), then
-  // close it so Goose sees the extension is gone even while gander finishes its own work.
-  for (relay::LineRelay* r : {&down, &err}) {
-    if (r == &err && !relay_err) continue;
-    r->CloseInput();
-    while (r->WantsWrite()) {
-      pollfd p{r->out(), POLLOUT, 0};
-      if (poll(&p, 1, 1000) <= 0 || (p.revents & (POLLERR | POLLHUP))) break;
-      r->OnWritable();
-    }
-  }
+  FlushToClient(relays);
   if (options.on_relay_done) options.on_relay_done(up.stats(), down.stats(), err.stats());
   if (int null = open("/dev/null", O_WRONLY | O_CLOEXEC); null >= 0) {
     dup2(null, options.client_out);
     close(null);
   }
-  return status;
+  return ext.status;
 }
 
 }  // namespace gander::monitor

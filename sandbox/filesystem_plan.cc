@@ -202,25 +202,28 @@ const std::vector<std::string>& CpuTopologyFiles() {
   return files;
 }
 
-FilesystemPlan PlanFilesystem(const FilesystemInputs& in, bool with_mount_namespace,
-                              const PathProbe& probe, const DirLister& lister) {
-  FilesystemPlan plan;
-  const auto& policy = in.policy;
-  // Denied paths count under their own name and under their canonical one.
-  std::vector<std::string> deny = policy.deny;
-  for (const auto& d : policy.deny) {
+namespace {
+
+using DeniedTest = std::function<bool(const std::string&)>;
+using AccessMap = std::map<std::string, Access>;
+
+// Denied paths count under their own name and under their canonical one.
+std::vector<std::string> DeniedWithCanonical(const std::vector<std::string>& policy_deny,
+                                             const PathProbe& probe) {
+  std::vector<std::string> deny = policy_deny;
+  for (const auto& d : policy_deny) {
     PathInfo info = probe(d);
     if (info.exists && !info.canonical.empty() && info.canonical != d) {
       deny.push_back(info.canonical);
     }
   }
-  auto denied = [&](const std::string& path) {
-    return std::any_of(deny.begin(), deny.end(),
-                       [&](const std::string& d) { return IsWithin(path, d); });
-  };
+  return deny;
+}
 
-  // 1. What each allowed path grants; a path listed twice gets the union.
-  std::map<std::string, Access> grants;
+// Step 1 of PlanFilesystem: what each allowed path grants; a path listed twice gets the union.
+AccessMap GrantPaths(const FilesystemInputs& in, const DeniedTest& denied, FilesystemPlan& plan) {
+  const auto& policy = in.policy;
+  AccessMap grants;
   auto grant = [&](const std::vector<std::string>& paths, Access a) {
     for (const auto& path : paths) {
       if (denied(path)) {
@@ -236,14 +239,28 @@ FilesystemPlan PlanFilesystem(const FilesystemInputs& in, bool with_mount_namesp
   grant(policy.exec, {.write = false, .exec = true});
   grant(policy.write, {.write = true, .exec = false});
   grant(in.extra_exec, {.write = false, .exec = true});
+  return grants;
+}
 
-  // 2. Binds are made at canonical paths. A granted path that goes through a symlink
-  //    (/bin -> usr/bin on merged-/usr systems, /bin/sh -> dash) keeps its first symlink
-  //    component in the view, as a symlink, so the path still resolves to the bind.
-  //    A symlink in a directory the sandbox may write can have been planted by the extension
-  //    on an earlier run: a grant through one is left out, never followed (a write grant would
-  //    make whatever the link names, /etc say, writable at the next start; a read grant would
-  //    show it).
+// The first symlink component of `path` ("" when none is).
+std::string FirstSymlinkComponent(const std::string& path, const PathProbe& probe) {
+  for (size_t slash = path.find('/', 1);; slash = path.find('/', slash + 1)) {
+    std::string prefix = path.substr(0, slash);
+    if (probe(prefix).is_symlink) return prefix;
+    if (slash == std::string::npos) break;
+  }
+  return "";
+}
+
+// Step 2 of PlanFilesystem: binds are made at canonical paths. A granted path that goes
+// through a symlink (/bin -> usr/bin on merged-/usr systems, /bin/sh -> dash) keeps its first
+// symlink component in the view, as a symlink, so the path still resolves to the bind.
+// A symlink in a directory the sandbox may write can have been planted by the extension
+// on an earlier run: a grant through one is left out, never followed (a write grant would
+// make whatever the link names, /etc say, writable at the next start; a read grant would
+// show it).
+AccessMap BindGrants(const AccessMap& grants, const PathProbe& probe, const DeniedTest& denied,
+                     std::vector<MountOp>& ops, FilesystemPlan& plan) {
   auto sandbox_writable = [&](const std::string& dir) {
     for (const auto& [g, a] : grants) {
       if (!a.write) continue;
@@ -253,9 +270,8 @@ FilesystemPlan PlanFilesystem(const FilesystemInputs& in, bool with_mount_namesp
     }
     return false;
   };
-  std::vector<MountOp> ops;
   std::set<std::string> links;
-  std::map<std::string, Access> binds;
+  AccessMap binds;
   for (const auto& [path, access] : grants) {
     PathInfo info = probe(path);
     if (!info.exists) {
@@ -264,15 +280,7 @@ FilesystemPlan PlanFilesystem(const FilesystemInputs& in, bool with_mount_namesp
     }
     const std::string& canonical = info.canonical.empty() ? path : info.canonical;
     if (canonical != path) {
-      std::string link;  // the first symlink component of path
-      for (size_t slash = path.find('/', 1);; slash = path.find('/', slash + 1)) {
-        std::string prefix = path.substr(0, slash);
-        if (probe(prefix).is_symlink) {
-          link = prefix;
-          break;
-        }
-        if (slash == std::string::npos) break;
-      }
+      const std::string link = FirstSymlinkComponent(path, probe);
       const std::string parent = link.empty() ? "" : link.substr(0, link.rfind('/'));
       if (!link.empty() && sandbox_writable(parent.empty() ? "/" : parent)) {
         // Read and exec grants too: a planted link would show whatever it names (another
@@ -298,26 +306,32 @@ FilesystemPlan PlanFilesystem(const FilesystemInputs& in, bool with_mount_namesp
     b.write |= access.write;
     b.exec |= access.exec;
   }
+  return binds;
+}
 
-  // 2b. Protected paths (home_guard.h): a write bind on or inside one is read-only; a write
-  //     bind that contains one is split around it (CarveWrites). Both the mount view and
-  //     Landlock follow from the split binds.
-  ProtectBinds(in.protected_paths, probe, lister, denied, binds, plan);
-  // 2c. The workspace's code-running entries (workspace_guard.h), read-only over themselves.
-  if (with_mount_namespace) BindReadOnlyEntries(in.read_only_entries, probe, denied, binds, plan);
-
-  // 3. Private tmpfs paths, unless an explicit rule already shows the host path there.
+// Step 3 of PlanFilesystem: private tmpfs paths, unless an explicit rule already shows the
+// host path there.
+std::vector<std::string> PrivatePaths(const std::vector<std::string>& private_,
+                                      const AccessMap& binds, FilesystemPlan& plan) {
   std::vector<std::string> privates;
-  for (const auto& path : policy.private_) {
+  for (const auto& path : private_) {
     if (binds.count(path)) {
       plan.notes.push_back(path + ": private, but also granted: the grant wins");
       continue;
     }
     privates.push_back(path);
   }
+  return privates;
+}
 
-  // 4. Mounts: a bind for each granted path, except a path whose nearest enclosing bind
-  //    already grants the same (a mount would change nothing).
+// Step 4 of PlanFilesystem: a bind for each granted path, except a path whose nearest
+// enclosing bind already grants the same (a mount would change nothing); then the private
+// tmpfs, /proc, /dev, the cgroups and the CPU topology files no bind shows, sorted parents
+// first. Returns those topology files.
+std::vector<std::string> PlanMounts(const AccessMap& binds,
+                                    const std::vector<std::string>& privates,
+                                    const std::vector<CgroupMount>& cgroups, const PathProbe& probe,
+                                    std::vector<MountOp>& ops) {
   for (const auto& [path, access] : binds) {
     const std::pair<const std::string, Access>* enclosing = nullptr;
     for (const auto& entry : binds) {
@@ -339,7 +353,7 @@ FilesystemPlan PlanFilesystem(const FilesystemInputs& in, bool with_mount_namesp
   for (const auto& path : privates) ops.push_back({MountOp::Kind::kTmpfs, "", path, true});
   ops.push_back({MountOp::Kind::kProc, "", "/proc"});
   ops.push_back({MountOp::Kind::kDev, "", "/dev"});
-  for (const auto& cg : in.cgroups) {
+  for (const auto& cg : cgroups) {
     ops.push_back({MountOp::Kind::kCgroup, cg.type, cg.mountpoint, false, false, cg.options});
   }
   std::vector<std::string> topology;
@@ -352,12 +366,17 @@ FilesystemPlan PlanFilesystem(const FilesystemInputs& in, bool with_mount_namesp
   std::stable_sort(ops.begin(), ops.end(), [](const MountOp& a, const MountOp& b) {
     return std::make_pair(Depth(a.target), a.target) < std::make_pair(Depth(b.target), b.target);
   });
+  return topology;
+}
 
-  // 5. Masks over denied paths that a bind would otherwise show (inside a private tmpfs
-  //    they are absent anyway). They go last, deepest last. A denied path inside another
-  //    denied directory needs none: that directory's mask (or its absence) hides it already,
-  //    and a mount there would fail, its target gone under the outer mask (learn mode denies
-  //    gander's state directory and the audit log inside it).
+// Step 5 of PlanFilesystem: masks over denied paths that a bind would otherwise show (inside
+// a private tmpfs they are absent anyway). They go last, deepest last. A denied path inside
+// another denied directory needs none: that directory's mask (or its absence) hides it
+// already, and a mount there would fail, its target gone under the outer mask (learn mode
+// denies gander's state directory and the audit log inside it).
+std::vector<MountOp> PlanMasks(const std::vector<std::string>& deny,
+                               const std::vector<MountOp>& ops, const PathProbe& probe,
+                               FilesystemPlan& plan) {
   auto inside_other_denied = [&](const std::string& path) {
     return std::any_of(deny.begin(), deny.end(), [&](const std::string& d) {
       return d != path && IsWithin(path, d) && !probe(d).is_symlink;
@@ -385,11 +404,23 @@ FilesystemPlan PlanFilesystem(const FilesystemInputs& in, bool with_mount_namesp
   std::stable_sort(masks.begin(), masks.end(), [](const MountOp& a, const MountOp& b) {
     return Depth(a.target) < Depth(b.target);
   });
+  return masks;
+}
 
-  // 6. Landlock mirrors the view: the same grants by path.
-  for (const auto& [path, access] : binds) {
+// What is left of a view to mirror in Landlock once the mounts are planned (step 6).
+struct LandlockInputs {
+  const std::vector<std::string>& deny;
+  const AccessMap& binds;
+  const std::vector<std::string>& privates;
+  const std::vector<std::string>& topology;
+};
+
+// Step 6 of PlanFilesystem: Landlock mirrors the view: the same grants by path.
+void PlanLandlock(const FilesystemInputs& in, bool with_mount_namespace, const LandlockInputs& v,
+                  const PathProbe& probe, const DirLister& lister, FilesystemPlan& plan) {
+  for (const auto& [path, access] : v.binds) {
     std::vector<std::string> inside;
-    for (const auto& d : deny) {
+    for (const auto& d : v.deny) {
       if (d != path && IsWithin(d, path) && probe(d).exists) inside.push_back(d);
     }
     if (with_mount_namespace || inside.empty()) {
@@ -401,7 +432,7 @@ FilesystemPlan PlanFilesystem(const FilesystemInputs& in, bool with_mount_namesp
   if (with_mount_namespace) {
     // Listing directories is harmless inside a view built from the policy (`ls /`).
     plan.rules.push_back({"/", ll::kReadDir});
-    for (const auto& path : privates) plan.rules.push_back({path, ll::kWrite});
+    for (const auto& path : v.privates) plan.rules.push_back({path, ll::kWrite});
     plan.rules.push_back({"/proc", ll::kRead});
     plan.rules.push_back({"/dev", ll::kRead});
     for (const char* dev : {"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"}) {
@@ -410,9 +441,7 @@ FilesystemPlan PlanFilesystem(const FilesystemInputs& in, bool with_mount_namesp
     plan.rules.push_back({"/dev/shm", ll::kWrite});
     for (const auto& path : CgroupReadPaths(in.cgroups, true))
       plan.rules.push_back({path, ll::kRead});
-    for (const auto& file : topology) plan.rules.push_back({file, ll::kRead});
-    ops.insert(ops.end(), masks.begin(), masks.end());
-    plan.mounts = std::move(ops);
+    for (const auto& file : v.topology) plan.rules.push_back({file, ll::kRead});
   } else {
     for (const auto& [path, host_dir] : in.private_host_dirs) {
       plan.rules.push_back({host_dir, ll::kWrite});
@@ -428,7 +457,36 @@ FilesystemPlan PlanFilesystem(const FilesystemInputs& in, bool with_mount_namesp
     }
     for (const auto& path : CgroupReadPaths(in.cgroups, false))
       plan.rules.push_back({path, ll::kRead});
-    for (const auto& file : topology) plan.rules.push_back({file, ll::kRead});
+    for (const auto& file : v.topology) plan.rules.push_back({file, ll::kRead});
+  }
+}
+
+}  // namespace
+
+FilesystemPlan PlanFilesystem(const FilesystemInputs& in, bool with_mount_namespace,
+                              const PathProbe& probe, const DirLister& lister) {
+  FilesystemPlan plan;
+  const std::vector<std::string> deny = DeniedWithCanonical(in.policy.deny, probe);
+  auto denied = [&](const std::string& path) {
+    return std::any_of(deny.begin(), deny.end(),
+                       [&](const std::string& d) { return IsWithin(path, d); });
+  };
+  const AccessMap grants = GrantPaths(in, denied, plan);
+  std::vector<MountOp> ops;  // the symlinks of step 2, then the mounts of step 4
+  AccessMap binds = BindGrants(grants, probe, denied, ops, plan);
+  // 2b. Protected paths (home_guard.h): a write bind on or inside one is read-only; a write
+  //     bind that contains one is split around it (CarveWrites). Both the mount view and
+  //     Landlock follow from the split binds.
+  ProtectBinds(in.protected_paths, probe, lister, denied, binds, plan);
+  // 2c. The workspace's code-running entries (workspace_guard.h), read-only over themselves.
+  if (with_mount_namespace) BindReadOnlyEntries(in.read_only_entries, probe, denied, binds, plan);
+  const std::vector<std::string> privates = PrivatePaths(in.policy.private_, binds, plan);
+  const std::vector<std::string> topology = PlanMounts(binds, privates, in.cgroups, probe, ops);
+  std::vector<MountOp> masks = PlanMasks(deny, ops, probe, plan);
+  PlanLandlock(in, with_mount_namespace, {deny, binds, privates, topology}, probe, lister, plan);
+  if (with_mount_namespace) {
+    ops.insert(ops.end(), masks.begin(), masks.end());
+    plan.mounts = std::move(ops);
   }
   return plan;
 }
