@@ -63,7 +63,7 @@ SANITIZE_SKIP = ^(Escape/EscapeTest\.|Gvisor/|Cgroup/)
 # compile and link than -g.
 sanitize: deps
 	cmake -S . -B $(BUILD)-asan -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG=-g1 \
-	  -DGANDER_SANITIZE=ON >/dev/null
+	  -DGANDER_SANITIZE=ON -DGANDER_LLD=ON >/dev/null
 	cmake --build $(BUILD)-asan -j$(JOBS)
 	ctest --test-dir $(BUILD)-asan -L 'unit|integration' -E '$(SANITIZE_SKIP)' --output-on-failure \
 	  -j$(TEST_JOBS) $(CTEST_FLAGS)
