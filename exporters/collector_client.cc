@@ -182,6 +182,7 @@ void CollectorClient::Disconnect(Error why) {
   out_.clear();
   in_.clear();
   next_send_ = 0;
+  rang_ = false;
   if (timer_) dup3(timer_.get(), stable_fd_.get(), O_CLOEXEC);  // closes the socket
   next_attempt_ = Clock::now() + options_.retry_interval;
   ArmTimer(options_.retry_interval);
@@ -356,6 +357,9 @@ void CollectorClient::TrimAcknowledged(uint64_t seq) {
     ++stats_.acked;
   }
   next_send_ = next_send_ > popped ? next_send_ - popped : 0;
+  // The collector is reading: a buffer that fills again is rung for again (at most once per
+  // acknowledgement, so a collector slower than us is not rung at every send).
+  if (popped > 0) rang_ = false;
 }
 
 void CollectorClient::WriteOut() {

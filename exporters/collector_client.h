@@ -125,7 +125,7 @@ class CollectorClient : public events::EventSink {
   size_t next_send_ = 0;  // index in backlog_ of the first record not yet in out_
   uint64_t next_seq_ = 1;
   std::string out_;    // encoded lines not yet written
-  bool rang_ = false;  // rung at the EAGAIN that left out_ unwritten (WriteOut)
+  bool rang_ = false;  // rung at an EAGAIN (WriteOut); again after an ack or a reconnection
   std::string in_;     // partial reply line
   bool running_ = false;
   uint64_t pending_drops_ = 0;

@@ -57,9 +57,11 @@ struct SandboxSpec {
 
 // What the parent learns from a started sandbox.
 struct SandboxProcess {
-  pid_t pid = -1;            // the sandbox init, in gander's pid namespace
-  UniqueFd pidfd;            // pidfd of the init: poll for exit, send signals
-  pid_t extension_pid = -1;  // as seen from gander (meaningful without a pid namespace)
+  pid_t pid = -1;  // the sandbox init, in gander's pid namespace
+  UniqueFd pidfd;  // pidfd of the init: poll for exit, send signals
+  // The extension's pid as the init sees it (in the sandbox's pid namespace, if any): from the
+  // listener's report (before the extension's first notification), then the start report.
+  pid_t extension_pid = -1;
   bool namespaces = false;
   // With seccomp notification: the listener, received before the extension's execve. The
   // start is then confirmed (or its failure reported) later on `sync`: see ReadStartReport.

@@ -250,8 +250,9 @@ Status Collector::Impl::Run() {
       Persist();
     }
     persist_now_ = false;
-    if (std::exchange(applied_this_turn_, false) && !std::exchange(behind_, false) &&
-        options_.coalesce.count() > 0 && !stop_) {
+    const bool behind = std::exchange(behind_, false);
+    if (std::exchange(applied_this_turn_, false) && !behind && options_.coalesce.count() > 0 &&
+        !stop_) {
       // The coalesce nap (CollectorOptions::coalesce). A stop request ends it, and so does a
       // connection: a launcher that starts (it waits for our welcome), one that is exiting
       // and rings after its sync (CollectorClient::Finish), so that neither waits for the nap,
@@ -292,6 +293,10 @@ void Collector::Impl::Accept() {
                         std::to_string(cred.pid) + ")");
       continue;
     }
+    // A launcher's ring (CollectorClient: connect and hang up, to end the nap) has hung up
+    // already: nothing to serve, and it must not take the slot of a launcher that starts.
+    char first;
+    if (recv(fd.get(), &first, 1, MSG_PEEK | MSG_DONTWAIT) == 0) continue;
     if (connections_.size() >= options_.max_connections) {
       std::string e = wire::EncodeError("too many launchers connected");
       (void)!send(fd.get(), e.data(), e.size(), MSG_NOSIGNAL);
