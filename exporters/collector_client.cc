@@ -8,7 +8,6 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/timerfd.h>
-#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -16,6 +15,7 @@
 #include <thread>
 #include <utility>
 
+#include "common/unix_socket.h"
 #include "exporters/collector_paths.h"
 #include "exporters/collector_token.h"
 
@@ -134,17 +134,7 @@ CollectorClient::~CollectorClient() {
 
 // A non-blocking connection to the collector's socket.
 static Result<UniqueFd> ConnectToCollector(const std::string& path) {
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  if (path.size() >= sizeof(addr.sun_path)) {
-    return Error{ENAMETOOLONG, "collector socket path " + path};
-  }
-  path.copy(addr.sun_path, sizeof(addr.sun_path) - 1);
-  UniqueFd sock(socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
-  if (!sock || connect(sock.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
-    return ErrnoError("connect " + path);
-  }
-  return sock;
+  return ConnectUnix(path, SOCK_NONBLOCK);
 }
 
 bool CollectorClient::TryConnect() {

@@ -3,7 +3,6 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include <cmath>
@@ -17,6 +16,7 @@
 
 #include "common/split.h"
 #include "common/unique_fd.h"
+#include "common/unix_socket.h"
 #include "exporters/collector_paths.h"
 
 namespace gander::launcher {
@@ -244,12 +244,9 @@ std::string LastEventTime(const std::string& audit_log_path) {
 
 CollectorPeer FindCollectorPeer(const std::string& socket_path) {
   CollectorPeer peer;
-  UniqueFd fd(socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  if (!fd || socket_path.size() >= sizeof addr.sun_path) return peer;
-  socket_path.copy(addr.sun_path, socket_path.size());
-  if (connect(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) return peer;
+  auto connected = ConnectUnix(socket_path);
+  if (!connected) return peer;
+  UniqueFd fd = std::move(connected).value();
   ucred cred{};
   socklen_t len = sizeof cred;
   if (getsockopt(fd.get(), SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0) return peer;

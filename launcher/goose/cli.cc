@@ -1,7 +1,5 @@
 #include "launcher/goose/cli.h"
 
-#include <sys/socket.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -11,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "common/unix_socket.h"
 #include "exporters/collector_paths.h"
 #include "launcher/goose/config.h"
 #include "launcher/goose/probe.h"
@@ -65,20 +64,7 @@ bool CommandFound(const std::string& cmd) {
   return false;
 }
 
-bool CollectorReachable(const std::string& socket_path) {
-  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return false;
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  if (socket_path.size() >= sizeof addr.sun_path) {
-    close(fd);
-    return false;
-  }
-  socket_path.copy(addr.sun_path, socket_path.size());
-  bool ok = connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
-  close(fd);
-  return ok;
-}
+bool CollectorReachable(const std::string& socket_path) { return ConnectUnix(socket_path).ok(); }
 
 // The live check: the wrapped entry started as Goose starts it (goose_probe.h); on failure its
 // last stderr lines and what gander refused meanwhile, each with the change that allows it.
