@@ -7,8 +7,8 @@
 // handful of events touches a few KiB, not capacity x sizeof(Event) (8192 slots were 4.5 MB
 // of page faults per start, a third of a /bin/true run's CPU; issue 20).
 //
-// Single-threaded: Push and Drain are called from the same thread (the poll loop); nothing
-// here is synchronised.
+// Not synchronised: Push and Drain are called with the supervisor loop's lock held (the poll
+// loop's turn, or the seccomp listener's thread: monitor/watch_thread.h), one thread at a time.
 //
 // A gap is never silent: the sink receives a lifecycle `events_dropped` event (detail: how
 // many, in decimal) at the place in the stream where events were lost.

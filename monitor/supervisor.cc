@@ -12,9 +12,12 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdint>
+#include <memory>
+#include <mutex>
 
 #include "common/clock.h"
 #include "common/unique_fd.h"
+#include "monitor/watch_thread.h"
 #include "relay/line_relay.h"
 #include "relay/rpc_monitor.h"
 
@@ -145,9 +148,38 @@ void RelayTurn(const std::vector<pollfd>& fds, Relays& r, int64_t now,
   if (r.up.WantsWrite() && r.child_in && !fds[kChildIn].revents) r.up.OnWritable();
 }
 
+// The watches served by threads of their own (Watch::own_thread), and the loop's lock, which
+// the loop holds except while it waits in poll.
+struct Threads {
+  explicit Threads(const std::function<void()>* after) : after_turn(after) {}
+  std::mutex lock;
+  std::vector<std::unique_ptr<WatchThread>> running;  // destroyed after `held` lets go
+  std::unique_lock<std::mutex> held{lock};
+  const std::function<void()>* after_turn;
+
+  // Moves each own_thread watch of `watches` to a thread; one that gets none stays polled.
+  void Start(std::vector<Watch>& watches) {
+    std::erase_if(watches, [this](Watch& w) {
+      if (!w.own_thread || w.fd < 0) return false;
+      auto t = WatchThread::TryStart(w, lock, after_turn);
+      if (!t) return false;
+      running.push_back(std::move(t));
+      return true;
+    });
+  }
+  // Stops the threads of the extension's watches (all of them when `all`).
+  void Stop(bool all) {
+    std::erase_if(running, [&](std::unique_ptr<WatchThread>& t) {
+      if (!all && !t->extension()) return false;
+      t->Stop(held);
+      return true;
+    });
+  }
+};
+
 // Acts on RestartControl::requested (supervisor.h) at the end of a loop turn.
 void RestartExtension(RestartControl& rc, Relays& r, Running& ext, Shutdown& shutdown,
-                      std::vector<Watch>& watches, int64_t now) {
+                      std::vector<Watch>& watches, Threads& threads, int64_t now) {
   std::string reason = std::move(*rc.requested);
   rc.requested.reset();
   // The old extension goes first, whole (its sandbox's pid namespace with it, or its
@@ -156,6 +188,7 @@ void RestartExtension(RestartControl& rc, Relays& r, Running& ext, Shutdown& shu
   if (ext.kill_group > 0) kill(-ext.kill_group, SIGKILL);
   siginfo_t info{};
   waitid(static_cast<idtype_t>(P_PIDFD), ext.pidfd, &info, WEXITED);
+  threads.Stop(false);
   std::erase_if(watches, [](const Watch& w) { return w.extension; });
   std::optional<ExtensionHandles> fresh = rc.start ? rc.start() : std::nullopt;
   if (!fresh) {
@@ -178,10 +211,9 @@ void RestartExtension(RestartControl& rc, Relays& r, Running& ext, Shutdown& shu
   ext.pidfd = fresh->pidfd;
   ext.kill_group = fresh->kill_group;
   shutdown.Retarget(fresh->pidfd, fresh->kill_group);
-  for (Watch& w : fresh->watches) {
-    w.extension = true;
-    watches.push_back(std::move(w));
-  }
+  for (Watch& w : fresh->watches) w.extension = true;
+  threads.Start(fresh->watches);
+  for (Watch& w : fresh->watches) watches.push_back(std::move(w));
   ext.child_out_fd = fresh->child_out;
   ext.child_err_fd = fresh->child_err;
   if (rc.on_restart) rc.on_restart(reason, true);
@@ -230,6 +262,8 @@ int Supervise(const SupervisorOptions& options) {
   auto outputs_done = [&] { return down.Finished() && (!relay_err || err.Finished()); };
 
   std::vector<Watch> watches = options.watches;
+  Threads threads(&options.after_turn);
+  threads.Start(watches);
   std::vector<pollfd> fds;
   while (!ext.exited || !outputs_done()) {
     fds.assign({
@@ -247,8 +281,11 @@ int Supervise(const SupervisorOptions& options) {
     int64_t deadline = std::min({shutdown.NextDeadline(), ext.drain_deadline, down.HoldDeadline(),
                                  relay_err ? err.HoldDeadline() : kNever});
     int timeout = deadline == kNever ? -1 : static_cast<int>(std::max<int64_t>(0, deadline - now));
+    threads.held.unlock();  // the watch threads' turns come only while this one waits
     int ready = poll(fds.data(), fds.size(), timeout);
-    if (ready < 0 && errno != EINTR) break;
+    int poll_errno = errno;
+    threads.held.lock();
+    if (ready < 0 && poll_errno != EINTR) break;
     now = MonotonicMs();
     if (options.before_relay) options.before_relay();
 
@@ -283,11 +320,12 @@ int Supervise(const SupervisorOptions& options) {
       client_gone(now);
     }
     if (RestartControl* rc = options.restart; rc && rc->requested && !ext.exited) {
-      RestartExtension(*rc, relays, ext, shutdown, watches, now);
+      RestartExtension(*rc, relays, ext, shutdown, watches, threads, now);
     }
     shutdown.Fire(now);
     if (ext.exited && now >= ext.drain_deadline) break;
   }
+  threads.Stop(true);  // before the end's events: nothing runs beside this thread from here on
   FlushToClient(relays);
   if (options.on_relay_done) options.on_relay_done(up.stats(), down.stats(), err.stats());
   if (int null = open("/dev/null", O_WRONLY | O_CLOEXEC); null >= 0) {

@@ -1,4 +1,5 @@
-// The supervisor loop: one poll loop that relays stdio between Goose and the extension,
+// The supervisor loop: one poll loop (and the threads of Watch::own_thread, which take turns
+// with it under one lock) that relays stdio between Goose and the extension,
 // watches the sandbox init through its pidfd, turns gander's own signals and stdin EOF into
 // the shutdown sequence Goose expects, and returns the extension's exit status.
 #pragma once
@@ -24,6 +25,12 @@ struct Watch {
   // broker): dropped at a restart, before the fresh extension is started, so the caller may
   // then free what the callback uses. ExtensionHandles::watches get it set.
   bool extension = false;
+  // Served by a thread of its own rather than the loop's poll (monitor/watch_thread.h): the
+  // callback, then after_turn, run there with the loop's lock held, so one thread at a time
+  // touches what they share. For the seccomp listener, whose every notification waits. Only
+  // for an extension's watches (`extension`): a restart lets go of the lock while it stops
+  // them, so another thread's callback could run in the middle of it.
+  bool own_thread = false;
 };
 
 }  // namespace gander::monitor

@@ -162,11 +162,16 @@ std::optional<std::vector<monitor::Watch>> WatchExtension(Session& s, Extension&
   }
   x.seccomp_monitor = std::make_unique<monitor::SeccompMonitor>(*x.unotify, s.memory, s.processes,
                                                                 std::move(config), s.queue);
-  // POLLHUP: no process uses the filter any more (the sandbox is gone).
-  watches.push_back({x.unotify->fd(), [ex = &x](short revents) {
-                       if (revents & POLLIN) return ex->seccomp_monitor->HandleOne();
-                       return false;
-                     }});
+  // POLLHUP: no process uses the filter any more (the sandbox is gone). A thread of its own
+  // waits on the listener alone (Watch::own_thread): every notification's round trip skips
+  // the loop's whole poll set.
+  watches.push_back({.fd = x.unotify->fd(),
+                     .on_ready =
+                         [ex = &x](short revents) {
+                           if (revents & POLLIN) return ex->seccomp_monitor->HandleOne();
+                           return false;
+                         },
+                     .own_thread = true});
   return watches;
 }
 

@@ -204,10 +204,28 @@ TEST_F(SupervisorRelay, RestartBehindTheRelay) {
   o.server_observer = &rpc.server_side();
   RestartControl rc;
   rc.rpc = &rpc;
+  // The fresh extension's listener, served by a thread of its own (as gander's is).
+  int fresh_listener = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  std::atomic<int> fresh_listener_calls{0};
+  std::atomic<bool> fresh_listener_off_main{false};
+  int after_turns_seen_by_fresh = -1;
+  int after_turns = 0;
+  o.after_turn = [&] { ++after_turns; };  // under the loop's lock, on either thread
+  const std::thread::id main_thread = std::this_thread::get_id();
   rc.start = [&]() -> std::optional<ExtensionHandles> {
     children_.push_back(Spawn());
     const Spawned& s = children_.back();
-    return ExtensionHandles{s.in, s.out, s.err, s.pidfd, -1, {}};
+    Watch fresh{fresh_listener, [&](short) {
+                  uint64_t v;
+                  if (read(fresh_listener, &v, sizeof(v)) == sizeof(v)) {
+                    fresh_listener_off_main = std::this_thread::get_id() != main_thread;
+                    after_turns_seen_by_fresh = after_turns;
+                    ++fresh_listener_calls;
+                  }
+                  return true;
+                }};
+    fresh.own_thread = true;
+    return ExtensionHandles{s.in, s.out, s.err, s.pidfd, -1, {fresh}};
   };
   std::vector<std::string> restarts;
   rc.on_restart = [&](const std::string& why, bool ok) {
@@ -230,7 +248,7 @@ TEST_F(SupervisorRelay, RestartBehindTheRelay) {
                          ++old_listener_calls;
                          return true;
                        },
-                       /*extension=*/true});
+                       /*extension=*/true, /*own_thread=*/true});
 
   std::string out;
   std::thread client([&] {
@@ -248,6 +266,8 @@ TEST_F(SupervisorRelay, RestartBehindTheRelay) {
     ReadUntil(
         client_out_r_, [](const std::string& s) { return Contains(s, "\"id\":1,\"error\""); }, out);
     ASSERT_EQ(write(old_listener, &one, sizeof(one)), 8);
+    ASSERT_EQ(write(fresh_listener, &one, sizeof(one)), 8);
+    for (int i = 0; i < 1000 && fresh_listener_calls == 0; ++i) usleep(10000);
     Send(Call(3, "echo"));
     ReadUntil(
         client_out_r_, [](const std::string& s) { return Contains(s, "\"id\": 3"); }, out);
@@ -258,7 +278,11 @@ TEST_F(SupervisorRelay, RestartBehindTheRelay) {
   client.join();
   close(trigger);
   close(old_listener);
+  close(fresh_listener);
   EXPECT_EQ(old_listener_calls, 0) << "the old extension's watch outlived it";
+  EXPECT_EQ(fresh_listener_calls, 1) << "the fresh extension's threaded watch never ran";
+  EXPECT_TRUE(fresh_listener_off_main);
+  EXPECT_GT(after_turns, after_turns_seen_by_fresh) << "after_turn follows a threaded callback";
   EXPECT_EQ(status, 0);
   ASSERT_EQ(children_.size(), 2u);
   EXPECT_EQ(restarts, std::vector<std::string>{"token expired:ok"});

@@ -1,0 +1,68 @@
+#include "monitor/watch_thread.h"
+
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdint>
+#include <system_error>
+
+namespace gander::monitor {
+
+std::unique_ptr<WatchThread> WatchThread::TryStart(Watch watch, std::mutex& lock,
+                                                   const std::function<void()>* after_turn) {
+  UniqueFd stop(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+  if (!stop) return nullptr;
+  std::unique_ptr<WatchThread> t(
+      new WatchThread(std::move(watch), lock, after_turn, std::move(stop)));
+  try {
+    t->thread_ = std::thread([raw = t.get()] { raw->Run(); });
+  } catch (const std::system_error&) {  // EAGAIN: no thread to be had (RLIMIT_NPROC)
+    return nullptr;
+  }
+  return t;
+}
+
+WatchThread::WatchThread(Watch watch, std::mutex& lock, const std::function<void()>* after_turn,
+                         UniqueFd stop)
+    : watch_(std::move(watch)), lock_(lock), after_turn_(after_turn), stop_(std::move(stop)) {}
+
+void WatchThread::Run() {
+  pollfd fds[2] = {{watch_.fd, POLLIN, 0}, {stop_.get(), POLLIN, 0}};
+  for (;;) {
+    int ready = poll(fds, 2, -1);
+    if (ready < 0) {
+      if (errno == EINTR) continue;
+      return;  // not with two fds on the stack; the watch ends as a hung-up one would
+    }
+    if (fds[1].revents) return;
+    std::lock_guard<std::mutex> held(lock_);
+    if (stopping_.load()) return;  // Stop was called while this thread waited for the lock
+    bool more = watch_.on_ready(fds[0].revents);
+    if (after_turn_ && *after_turn_) (*after_turn_)();
+    if (!more) return;
+  }
+}
+
+void WatchThread::AskToStop() {
+  stopping_.store(true);
+  uint64_t one = 1;
+  (void)!write(stop_.get(), &one, sizeof(one));
+}
+
+void WatchThread::Stop(std::unique_lock<std::mutex>& held) {
+  if (!thread_.joinable()) return;
+  AskToStop();
+  held.unlock();  // the thread may be waiting for it: it then sees `stopping_` and returns
+  thread_.join();
+  held.lock();
+}
+
+WatchThread::~WatchThread() {
+  if (!thread_.joinable()) return;
+  AskToStop();  // not stopped by its owner, who holds no lock then
+  thread_.join();
+}
+
+}  // namespace gander::monitor

@@ -1,0 +1,53 @@
+// A watch served by a thread of its own (Watch::own_thread): the thread waits on the watch's
+// fd alone and runs its callback, then the loop's after_turn, with the supervisor loop's lock
+// held. The loop holds that lock for its whole turn and lets go of it only while it waits in
+// poll, so the loop's state (the relay, the tool-call tracker, the event queue and its sinks,
+// the egress broker) is still touched by one thread at a time, in the same steps as before.
+//
+// Why: the seccomp listener is one fd among a dozen in the loop's poll set, which the kernel
+// registers and unregisters at every wait (a microsecond or two per notification on a VM);
+// waited on alone, with SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP, the notifying thread hands the CPU
+// straight to this one and back.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include "common/unique_fd.h"
+#include "monitor/supervisor.h"
+
+namespace gander::monitor {
+
+class WatchThread {
+ public:
+  // Starts the thread; nullptr when no thread (or its stop eventfd) can be had: the caller
+  // then polls the watch in its loop as before.
+  static std::unique_ptr<WatchThread> TryStart(Watch watch, std::mutex& lock,
+                                               const std::function<void()>* after_turn);
+  WatchThread(const WatchThread&) = delete;
+  WatchThread& operator=(const WatchThread&) = delete;
+  // Stops the thread. Called with `lock` held (by `held`): it is let go of while the thread
+  // finishes its callback, and held again on return. The callback is not called after this.
+  void Stop(std::unique_lock<std::mutex>& held);
+  ~WatchThread();
+
+  bool extension() const { return watch_.extension; }
+
+ private:
+  WatchThread(Watch watch, std::mutex& lock, const std::function<void()>* after_turn,
+              UniqueFd stop);
+  void Run();
+  void AskToStop();
+
+  Watch watch_;
+  std::mutex& lock_;
+  const std::function<void()>* after_turn_;  // may be empty
+  UniqueFd stop_;                            // an eventfd: readable once Stop is called
+  std::atomic<bool> stopping_{false};
+  std::thread thread_;
+};
+
+}  // namespace gander::monitor
