@@ -24,12 +24,13 @@
 
 namespace gander::launcher {
 
-PrivateDirs::~PrivateDirs() {
-  for (const std::string& base : {base_, small_base_}) {
-    if (base.empty()) continue;
+void PrivateDirs::Remove() {
+  for (std::string* base : {&base_, &small_base_}) {
+    if (base->empty()) continue;
     nftw(
-        base.c_str(), [](const char* path, const struct stat*, int, FTW*) { return remove(path); },
+        base->c_str(), [](const char* path, const struct stat*, int, FTW*) { return remove(path); },
         16, FTW_DEPTH | FTW_PHYS);
+    base->clear();
   }
 }
 

@@ -306,6 +306,25 @@ TEST_F(CollectorTest, AnExitingLauncherEndsTheCollectorsNap) {
   EXPECT_EQ(client->backlog(), 0u);
 }
 
+// The launcher asks for its final acknowledgement before it tears its sandbox down
+// (StartFinish), then waits for it (Finish): an event published in between is synced (and
+// rung for) again, so that it does not wait out the nap either.
+TEST_F(CollectorTest, AnEventAfterTheFirstFinalSyncIsSyncedAgain) {
+  StartCollector({"--coalesce-ms", "1000"});
+  auto client = Client();
+  ASSERT_TRUE(client->connected()) << client->last_error()->Describe();
+  client->Publish(Start());
+  ASSERT_TRUE(Drain(*client));
+  client->Publish(Read(1));
+  client->StartFinish();
+  ASSERT_TRUE(Drain(*client));  // acknowledged, then the collector naps
+  client->Publish(Read(2));
+  client->Finish(700ms);
+  EXPECT_FALSE(client->fallback()) << client->last_error()->Describe();
+  EXPECT_EQ(client->stats().written_directly, 0u);
+  EXPECT_EQ(client->backlog(), 0u);
+}
+
 TEST_F(CollectorTest, EventsSentWhileTheCollectorIsDownArriveAfterItRestarts) {
   StartCollector();
   auto client = Client();
