@@ -173,6 +173,7 @@ void CollectorClient::Disconnect(Error why) {
   in_.clear();
   next_send_ = 0;
   rang_ = false;
+  synced_ = 0;
   if (timer_) dup3(timer_.get(), stable_fd_.get(), O_CLOEXEC);  // closes the socket
   next_attempt_ = Clock::now() + options_.retry_interval;
   ArmTimer(options_.retry_interval);
@@ -378,22 +379,35 @@ void CollectorClient::WriteOut() {
   }
 }
 
+// Everything is sent: ask for the acknowledgement now rather than at the collector's next
+// persist interval (up to 100 ms of exit latency otherwise), once per sequence number.
+void CollectorClient::AskSync() {
+  const uint64_t last = next_seq_ - 1;
+  if (!connected_ || !out_.empty() || backlog_.empty() || synced_ == last) return;
+  std::string sync = wire::EncodeSync(last);
+  if (send(stable_fd_.get(), sync.data(), sync.size(), MSG_NOSIGNAL) !=
+      static_cast<ssize_t>(sync.size())) {
+    return;
+  }
+  synced_ = last;
+  // The collector may be in its coalesce nap, not reading our socket: a connection, closed at
+  // once, ends the nap (CollectorOptions::coalesce), so the exit does not wait for it.
+  (void)ConnectToCollector(options_.socket_path);
+}
+
+void CollectorClient::StartFinish() {
+  AppendDropNotice();
+  if (fallback()) return;
+  OnReadable();
+  AskSync();
+}
+
 void CollectorClient::Finish(std::chrono::milliseconds budget) {
   auto deadline = Clock::now() + budget;
   AppendDropNotice();
-  bool synced = false;
   while (!fallback() && Clock::now() < deadline) {
     OnReadable();
-    // Everything is sent: ask for the acknowledgement now rather than at the collector's
-    // next persist interval (up to 100 ms of exit latency otherwise).
-    if (connected_ && !synced && out_.empty() && !backlog_.empty()) {
-      std::string sync = wire::EncodeSync(next_seq_ - 1);
-      synced = send(stable_fd_.get(), sync.data(), sync.size(), MSG_NOSIGNAL) ==
-               static_cast<ssize_t>(sync.size());
-      // The collector may be in its coalesce nap, not reading our socket: a connection, closed
-      // at once, ends the nap (CollectorOptions::coalesce), so the exit does not wait for it.
-      if (synced) (void)ConnectToCollector(options_.socket_path);
-    }
+    AskSync();
     if (connected_ && backlog_.empty() && out_.empty()) {
       std::string bye = wire::EncodeBye(next_seq_ - 1);
       (void)send(stable_fd_.get(), bye.data(), bye.size(), MSG_NOSIGNAL);

@@ -74,6 +74,10 @@ class CollectorClient : public events::EventSink {
   void Flush() override;
   // When poll reports fd() readable: reads acknowledgements (or the hang-up), then as Flush.
   void OnReadable();
+  // At exit, non-blocking: sends what waits and asks the collector to acknowledge everything
+  // now (a `sync`) rather than at its next persist, so that it persists while the launcher
+  // tears its sandbox down. Finish() waits for the answer (and syncs again for what came since).
+  void StartFinish();
   // At exit: waits up to `budget` for the collector to acknowledge everything, then says bye.
   // What is still unacknowledged is written to the audit log directly (it is then missing
   // from the metrics; a warning names how many).
@@ -107,6 +111,7 @@ class CollectorClient : public events::EventSink {
   void ArmTimer(std::chrono::milliseconds after);
   void Append(events::Event event, bool backlog_gap);
   void AppendDropNotice();
+  void AskSync();
 
   CollectorClientOptions options_;
   UniqueFd stable_fd_;  // the socket, or a dup of timer_ while disconnected
@@ -124,9 +129,10 @@ class CollectorClient : public events::EventSink {
   size_t backlog_bytes_ = 0;
   size_t next_send_ = 0;  // index in backlog_ of the first record not yet in out_
   uint64_t next_seq_ = 1;
-  std::string out_;    // encoded lines not yet written
-  bool rang_ = false;  // rung at an EAGAIN (WriteOut); again after an ack or a reconnection
-  std::string in_;     // partial reply line
+  std::string out_;      // encoded lines not yet written
+  bool rang_ = false;    // rung at an EAGAIN (WriteOut); again after an ack or a reconnection
+  uint64_t synced_ = 0;  // the last sequence number a `sync` on this connection asked for
+  std::string in_;       // partial reply line
   bool running_ = false;
   uint64_t pending_drops_ = 0;
   events::Event last_dropped_;  // time and extension for the drop notice

@@ -30,7 +30,7 @@ int Finish(Session& s, int status) {
 
   PublishCounts(s, x);
   UndoWorkspaceWrites(s);  // the sandbox is gone: nothing in it races the undo
-  const sandbox::StartFailure& failure = x.exec_failure;
+  const sandbox::StartFailure failure = x.exec_failure;  // a copy: the extension goes below
   if (failure.reported()) {
     s.queue.Push(
         Lifecycle(p.name, events::LifecyclePhase::kStop,
@@ -40,6 +40,13 @@ int Finish(Session& s, int status) {
     s.queue.Push(Lifecycle(p.name, events::LifecyclePhase::kStop,
                            "exited with status " + std::to_string(status)));
   }
+  // The collector persists and acknowledges the last events while the sandbox's remains go
+  // (its descriptors, the seccomp listener, runsc, the private directories): the exit waits
+  // for the later of the two, not for their sum.
+  StartClosingSinks(s);
+  s.previous.reset();
+  s.current.reset();
+  s.dirs.Remove();
   CloseSinks(s);
   if (failure.reported()) {
     const Error error{failure.err, "sandbox set-up failed at '" + failure.Describe() + "'"};

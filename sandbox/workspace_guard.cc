@@ -179,11 +179,17 @@ void Record(const std::string& path, bool whole, WorkspaceSnapshot& s, size_t& b
 }
 
 // Every directory between `workspace` (excluded) and `path` (excluded) is a real directory,
-// not a symlink the extension left: what is written is written where it was.
-bool ParentsAreDirs(const std::string& workspace, const std::string& path) {
+// not a symlink the extension left: what is written is written where it was. `known`: the
+// directories found so already, while nothing was changed (the undo's entries share their
+// parents: `.git`, `.git/worktrees`, ...), skipped and added to.
+bool ParentsAreDirs(const std::string& workspace, const std::string& path,
+                    std::set<std::string>* known = nullptr) {
   for (size_t slash = path.find('/', workspace.size() + 1); slash != std::string::npos;
        slash = path.find('/', slash + 1)) {
-    if (!IsRealDir(path.substr(0, slash))) return false;
+    std::string dir = path.substr(0, slash);
+    if (known && known->count(dir)) continue;
+    if (!IsRealDir(dir)) return false;
+    if (known) known->insert(std::move(dir));
   }
   return true;
 }
@@ -321,34 +327,40 @@ void Quarantine(const std::string& path, const std::string& what, const std::str
 // takes it for a bare repository when `.git` is not a valid one, and runs its `config`), the
 // repository's HEAD removed (which sends discovery there), a rebase state planted with an
 // `exec` line (`git status` tells the user to continue it).
-void UndoGitState(const WorkspaceSnapshot& before, const std::string& stamp,
-                  std::vector<UndoneChange>& out) {
+// `now`: the snapshot the undo began with, while nothing has been changed since (its
+// repository's directory, HEAD and states are what a fresh read would find); else null.
+void UndoGitState(const WorkspaceSnapshot& before, const WorkspaceSnapshot* now,
+                  const std::string& stamp, std::vector<UndoneChange>& out) {
   const std::string& ws = before.workspace;
   if (before.gitdir_valid && IsRealDir(before.gitdir) && ParentsAreDirs(ws, before.gitdir)) {
     const std::string head = before.gitdir + "/HEAD";
-    if (!Exists(head) && before.head.type == EntryState::Type::kFile) {
+    const WorkspaceSnapshot* same = now && now->gitdir == before.gitdir ? now : nullptr;
+    const bool has_head = same ? same->head.type != EntryState::Type::kAbsent : Exists(head);
+    if (!has_head && before.head.type == EntryState::Type::kFile) {
       UndoneChange u{head, "removed", "", false, Restore(head, before.head), ""};
       u.restored = u.error.empty();
       out.push_back(std::move(u));
+      same = now = nullptr;
     }
-    if (!ValidHead(before.gitdir) || !LooksLikeGitDir(before.gitdir)) {
+    if (same ? !same->gitdir_valid : !ValidHead(before.gitdir) || !LooksLikeGitDir(before.gitdir)) {
       out.push_back({head, "changed", "", false,
                      "the repository is no longer a valid one (its HEAD, objects/ or refs/): git "
                      "looks for another in the directories above",
                      ""});
     }
   }
-  if (!before.top_was_gitdir && LooksLikeGitDir(ws)) {
+  if (!before.top_was_gitdir && (now ? now->top_was_gitdir : LooksLikeGitDir(ws))) {
     Quarantine(ws + "/HEAD", "created", stamp,
                "the workspace's top looked like a bare repository to git (HEAD, objects/, refs/), "
                "whose config git would read; its HEAD is moved aside",
                out);
+    now = nullptr;
   }
-  const std::string gitdir = GitDirOf(ws);
+  const std::string gitdir = now ? now->gitdir : GitDirOf(ws);
   if (gitdir.empty() || !IsRealDir(gitdir) || !ParentsAreDirs(ws, gitdir + "/x")) return;
   for (const char* state : kStates) {
     const std::string dir = gitdir + "/" + state;
-    if (!Exists(dir) || before.states.count(dir)) continue;
+    if (!(now ? now->states.count(dir) > 0 : Exists(dir)) || before.states.count(dir)) continue;
     const std::string todo =
         dir + (std::string(state) == "sequencer" ? "/todo" : "/git-rebase-todo");
     std::string text;
@@ -364,14 +376,14 @@ void UndoGitState(const WorkspaceSnapshot& before, const std::string& stamp,
 
 }  // namespace
 
-std::vector<std::string> WorkspaceCodeEntries(const std::string& workspace,
-                                              std::set<std::string>* whole,
-                                              std::set<std::string>* way) {
+namespace {
+
+// WorkspaceCodeEntries, with the repository's directory it resolved (GitDirOf) in `gitdir`:
+// a `.git` file's is a read and two realpath walks, done once per snapshot.
+std::vector<std::string> CodeEntries(const std::string& workspace, std::set<std::string>& whole,
+                                     std::set<std::string>& way, std::string& gitdir) {
   std::vector<std::string> out = {workspace + "/.envrc", workspace + "/.git"};
-  std::set<std::string> ignored, ignored_way;
-  if (!whole) whole = &ignored;
-  if (!way) way = &ignored_way;
-  const std::string gitdir = GitDirOf(workspace);
+  gitdir = GitDirOf(workspace);
   if (gitdir.empty()) return out;
   if (gitdir != workspace + "/.git") out.push_back(gitdir);
   AddGitDir(gitdir, out);
@@ -381,23 +393,33 @@ std::vector<std::string> WorkspaceCodeEntries(const std::string& workspace,
     const std::string dir = gitdir + "/" + sub;
     if (!Exists(dir)) continue;
     out.push_back(dir);
-    way->insert(dir);
+    way.insert(dir);
     if (!IsRealDir(dir)) continue;
     for (const auto& name : ListHostDir(dir)) {
       if (name.find(kQuarantine) != std::string::npos) continue;
       out.push_back(dir + "/" + name);
-      way->insert(dir + "/" + name);
+      way.insert(dir + "/" + name);
       if (IsRealDir(dir + "/" + name)) AddGitDir(dir + "/" + name, out);
     }
   }
   for (const auto& path : out) {
-    if (Basename(path) == "hooks") whole->insert(path);
+    if (Basename(path) == "hooks") whole.insert(path);
   }
   if (std::string hooks = HooksPath(workspace, gitdir + "/config"); !hooks.empty()) {
     out.push_back(hooks);
-    whole->insert(hooks);
+    whole.insert(hooks);
   }
   return out;
+}
+
+}  // namespace
+
+std::vector<std::string> WorkspaceCodeEntries(const std::string& workspace,
+                                              std::set<std::string>* whole,
+                                              std::set<std::string>* way) {
+  std::set<std::string> ignored, ignored_way;
+  std::string gitdir;
+  return CodeEntries(workspace, whole ? *whole : ignored, way ? *way : ignored_way, gitdir);
 }
 
 std::vector<std::string> ReadOnlyWorkspaceEntries(const WorkspaceSnapshot& snapshot) {
@@ -422,14 +444,13 @@ WorkspaceSnapshot TakeWorkspaceSnapshot(const std::string& workspace) {
   WorkspaceSnapshot s;
   s.workspace = workspace;
   size_t budget = kMaxSnapshotBytes;
-  s.code = WorkspaceCodeEntries(workspace, &s.whole, &s.way);
+  s.code = CodeEntries(workspace, s.whole, s.way, s.gitdir);
   for (const auto& path : s.code) {
     if (s.entries.count(path)) continue;
     // A gitdir named by a `.git` file is recorded by type only, as `.git` is.
     Record(path, s.whole.count(path) > 0, s, budget);
   }
   s.top_was_gitdir = LooksLikeGitDir(workspace);
-  s.gitdir = GitDirOf(workspace);
   if (!s.gitdir.empty()) {
     s.gitdir_valid = ValidHead(s.gitdir) && LooksLikeGitDir(s.gitdir);
     WorkspaceSnapshot head;
@@ -457,21 +478,32 @@ std::vector<UndoneChange> UndoWorkspaceChanges(const WorkspaceSnapshot& before,
     auto it = before.entries.find(path);
     return it == before.entries.end() ? EntryState{} : it->second;
   };
+  // Until the first change, what `now` recorded is what is there: read again only after one
+  // (a directory moved aside or rebuilt changes what lies beneath it).
+  bool untouched = true;
+  std::set<std::string> real_dirs;  // ParentsAreDirs's, while untouched
+  auto current_of = [&](const std::string& path) {
+    auto it = now.entries.find(path);
+    const bool cut_short =
+        std::find(now.too_large.begin(), now.too_large.end(), path) != now.too_large.end();
+    if (untouched && it != now.entries.end() && !cut_short) return it->second;
+    WorkspaceSnapshot one;
+    size_t budget = kMaxSnapshotBytes;
+    Record(path, false, one, budget);
+    return one.entries[path];
+  };
   std::vector<std::string> given_up;  // directories whose contents are left as they are
   for (const auto& path : paths) {    // parents before children
     if (std::any_of(given_up.begin(), given_up.end(),
                     [&](const std::string& d) { return path != d && IsWithin(path, d); })) {
       continue;
     }
-    if (!ParentsAreDirs(before.workspace, path)) {
+    if (!ParentsAreDirs(before.workspace, path, untouched ? &real_dirs : nullptr)) {
       out.push_back({path, "changed", "", false, "a directory on its way is no longer one", ""});
       continue;
     }
     EntryState was = was_of(path);
-    WorkspaceSnapshot one;
-    size_t budget = kMaxSnapshotBytes;
-    Record(path, false, one, budget);
-    EntryState current = one.entries[path];
+    EntryState current = current_of(path);
     // A repository the extension made where there was none (`git init`) keeps its objects
     // and refs; what in it runs commands is moved aside entry by entry.
     // So does a module or worktree directory it made.
@@ -482,6 +514,7 @@ std::vector<UndoneChange> UndoWorkspaceChanges(const WorkspaceSnapshot& before,
     UndoneChange u;
     const bool force = now.cut.count(path) > 0 && before.whole.count(path) > 0;
     if (!UndoOne(before, path, was, current, stamp, force, u)) continue;
+    untouched = false;
     // What was moved aside took its contents with it, and a directory that could not be
     // rebuilt has none to refill. One that was rebuilt (hooks) gets its recorded entries back
     // below, each as a removed one.
@@ -491,7 +524,7 @@ std::vector<UndoneChange> UndoWorkspaceChanges(const WorkspaceSnapshot& before,
     }
     out.push_back(std::move(u));
   }
-  UndoGitState(before, stamp, out);
+  UndoGitState(before, untouched ? &now : nullptr, stamp, out);
   return out;
 }
 

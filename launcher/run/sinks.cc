@@ -106,9 +106,23 @@ void OpenSinks(Session& s) {
   s.queue.Push(std::move(start));
 }
 
-void CloseSinks(Session& s) {
+namespace {
+
+void DrainQueue(Session& s) {
   Sinks& out = *s.sinks;
   while (out.sink && !s.queue.empty()) s.queue.Drain(*out.sink, std::chrono::milliseconds(100));
+}
+
+}  // namespace
+
+void StartClosingSinks(Session& s) {
+  DrainQueue(s);
+  if (s.sinks->collector) s.sinks->collector->StartFinish();
+}
+
+void CloseSinks(Session& s) {
+  Sinks& out = *s.sinks;
+  DrainQueue(s);
   if (out.audit && out.audit->last_error()) {
     spdlog::warn("{}: audit log {}: {}", s.p.name, s.p.audit_log,
                  out.audit->last_error()->Describe());

@@ -34,6 +34,10 @@ struct Sinks {
 // Opens the sinks and queues the start event.
 void OpenSinks(Session& s);
 
+// Drains the queue into the sinks and asks the collector for its final acknowledgement
+// without waiting for it (CollectorClient::StartFinish): what follows overlaps with it.
+void StartClosingSinks(Session& s);
+
 // Drains the queue into the sinks and closes them, warning about what was lost.
 void CloseSinks(Session& s);
 

@@ -12,6 +12,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <map>
 
 #include "launcher/limits_notice.h"
 #include "policies/parser.h"
@@ -24,12 +25,13 @@
 
 namespace gander::launcher {
 
-PrivateDirs::~PrivateDirs() {
-  for (const std::string& base : {base_, small_base_}) {
-    if (base.empty()) continue;
+void PrivateDirs::Remove() {
+  for (std::string* base : {&base_, &small_base_}) {
+    if (base->empty()) continue;
     nftw(
-        base.c_str(), [](const char* path, const struct stat*, int, FTW*) { return remove(path); },
+        base->c_str(), [](const char* path, const struct stat*, int, FTW*) { return remove(path); },
         16, FTW_DEPTH | FTW_PHYS);
+    base->clear();
   }
 }
 
@@ -70,8 +72,16 @@ std::vector<std::pair<int, rlim_t>> Rlimits(const policies::Limits& limits) {
 // grant left out or made read-only.
 sandbox::FilesystemPlan Plan(const Prepared& p, const sandbox::FilesystemInputs& inputs,
                              bool use_namespaces) {
+  // Each path probed once per plan (the planner asks again for a parent or a grant it met
+  // before: an lstat and a realpath walk each time); nothing writes the host meanwhile.
+  std::map<std::string, sandbox::PathInfo> probed;
+  auto probe = [&probed](const std::string& path) {
+    auto [it, fresh] = probed.try_emplace(path);
+    if (fresh) it->second = sandbox::ProbeHostPath(path);
+    return it->second;
+  };
   sandbox::FilesystemPlan plan =
-      sandbox::PlanFilesystem(inputs, use_namespaces, sandbox::ProbeHostPath, sandbox::ListHostDir);
+      sandbox::PlanFilesystem(inputs, use_namespaces, probe, sandbox::ListHostDir);
   for (const auto& note : plan.notes) spdlog::debug("filesystem: {}", note);
   for (const auto& path : plan.refused_links) {
     spdlog::warn(

@@ -24,7 +24,9 @@ namespace gander::launcher {
 // start cost ~5 % of a /bin/true run's CPU (inode allocation, issue 20).
 class PrivateDirs {
  public:
-  ~PrivateDirs();
+  ~PrivateDirs() { Remove(); }
+  // Removes the directories made (once their sandbox is gone).
+  void Remove();
   Result<std::string> Make(const std::string& name) { return Make(name, "/tmp", base_); }
   Result<std::string> MakeSmall(const std::string& name);
 

@@ -226,6 +226,26 @@ class CollectorTest : public unit::TempDirTest {
         limit);
   }
 
+  // A collector that naps 1 s after a turn that applied records (longer than the exit
+  // budgets below), and a client whose start it acknowledged; null if that failed.
+  std::unique_ptr<CollectorClient> NappingCollectorsClient() {
+    StartCollector({"--coalesce-ms", "1000"});
+    auto client = Client();
+    if (!client->connected()) {
+      ADD_FAILURE() << client->last_error()->Describe();
+      return nullptr;
+    }
+    client->Publish(Start());
+    if (!Drain(*client)) return nullptr;
+    return client;
+  }
+
+  static void ExpectAllAcknowledged(const CollectorClient& client) {
+    EXPECT_FALSE(client.fallback()) << client.last_error()->Describe();
+    EXPECT_EQ(client.stats().written_directly, 0u);
+    EXPECT_EQ(client.backlog(), 0u);
+  }
+
   size_t AuditLines() const {
     std::ifstream in(dir_ + "/audit/itest.jsonl");
     size_t n = 0;
@@ -284,11 +304,8 @@ TEST_F(CollectorTest, SigkillMidStreamLosesNothingAndCountsNothingTwice) {
 // wait out the nap. Here the nap (1 s) is longer than the exit's budget: without the ring the
 // acknowledgement comes too late and the launcher writes its records itself.
 TEST_F(CollectorTest, AnExitingLauncherEndsTheCollectorsNap) {
-  StartCollector({"--coalesce-ms", "1000"});
-  auto client = Client();
-  ASSERT_TRUE(client->connected()) << client->last_error()->Describe();
-  client->Publish(Start());
-  ASSERT_TRUE(Drain(*client));
+  auto client = NappingCollectorsClient();
+  ASSERT_TRUE(client);
   for (int i = 1; i <= 20; ++i) client->Publish(Read(i));
   client->Flush();  // applied at once, then the collector naps
   ASSERT_TRUE(WaitUntil(
@@ -301,9 +318,21 @@ TEST_F(CollectorTest, AnExitingLauncherEndsTheCollectorsNap) {
   client->Publish(Read(21));
   client->Flush();  // unread: the collector naps
   client->Finish(700ms);
-  EXPECT_FALSE(client->fallback()) << client->last_error()->Describe();
-  EXPECT_EQ(client->stats().written_directly, 0u);
-  EXPECT_EQ(client->backlog(), 0u);
+  ExpectAllAcknowledged(*client);
+}
+
+// The launcher asks for its final acknowledgement before it tears its sandbox down
+// (StartFinish), then waits for it (Finish): an event published in between is synced (and
+// rung for) again, so that it does not wait out the nap either.
+TEST_F(CollectorTest, AnEventAfterTheFirstFinalSyncIsSyncedAgain) {
+  auto client = NappingCollectorsClient();
+  ASSERT_TRUE(client);
+  client->Publish(Read(1));
+  client->StartFinish();
+  ASSERT_TRUE(Drain(*client));  // acknowledged, then the collector naps
+  client->Publish(Read(2));
+  client->Finish(700ms);
+  ExpectAllAcknowledged(*client);
 }
 
 TEST_F(CollectorTest, EventsSentWhileTheCollectorIsDownArriveAfterItRestarts) {
