@@ -13,8 +13,10 @@ bare column's of the same round, and the table gives the median of those paired 
           wait4's rusage, which counts every descendant the column's processes waited for);
   mcp     server-filesystem start -> initialize -> tools/list -> stdin EOF -> exit, driven by
           bench/mcp_roundtrip.mjs (wall time);
-  steady  server-everything, one session: after initialize, STEADY_CALLS `echo` tools/call
-          one at a time; p50 of the per-call latency (client write -> answer line read);
+  steady  server-everything, one session: after initialize, STEADY_WARMUP `echo` tools/call
+          one at a time that are not timed (node's JIT makes the first few hundred calls 2-6x
+          slower in every column), then STEADY_CALLS more; p50 of their per-call latency
+          (client write -> answer line read);
   memory  in the same session, once tools/list is answered and the server idle: the sum of
           VmHWM over the column's own processes (every process of the tree whose name is not
           the server's `node`); bare is 0;
@@ -25,8 +27,8 @@ Prints markdown. A benchmark: no figure decides the exit status. A failed mcp or
 measurement is run once more (the column's command and the tail of its stderr go to stderr);
 a second failure stops the table with that message. Environment: REPO (the
 repository root, default: this file's parent's parent), E2E_DIR (REPO/tests/e2e),
-MONITOR_BENCH (a built monitor_bench; without one the notify row is skipped), STEADY_CALLS
-(200), NOTIFY_ITERS (20000).
+MONITOR_BENCH (a built monitor_bench; without one the notify row is skipped), STEADY_WARMUP
+(200), STEADY_CALLS (400), NOTIFY_ITERS (20000).
 """
 import json
 import os
@@ -43,7 +45,8 @@ FS_SERVER = os.path.join(E2E, "node_modules", "@modelcontextprotocol", "server-f
                          "dist", "index.js")
 EVERYTHING = os.path.join(E2E, "node_modules", "@modelcontextprotocol", "server-everything",
                           "dist", "index.js")
-STEADY_CALLS = int(os.environ.get("STEADY_CALLS", "200"))
+STEADY_WARMUP = int(os.environ.get("STEADY_WARMUP", "200"))
+STEADY_CALLS = int(os.environ.get("STEADY_CALLS", "400"))
 NOTIFY_ITERS = int(os.environ.get("NOTIFY_ITERS", "20000"))
 
 
@@ -171,10 +174,10 @@ def steady_and_memory(prefix):
         time.sleep(0.3)  # idle: whatever the server does after its start has settled
         memory = wrapper_hwm_kib(s.p.pid) / 1024
         lat = []
-        for i in range(STEADY_CALLS):
+        for i in range(STEADY_WARMUP + STEADY_CALLS):
             us, _ = s.call("tools/call", {"name": "echo", "arguments": {"message": f"m{i}"}})
             lat.append(us)
-        return statistics.median(lat[10:]), memory
+        return statistics.median(lat[STEADY_WARMUP:]), memory
     finally:
         s.close()
 
@@ -263,7 +266,7 @@ def main():
     if "steady" in rows or "memory" in rows:
         d = interleave(cols, rounds["steady"], retried(steady_and_memory), ["p50", "mem"])
         if "steady" in rows:
-            table(f"steady `tools/call` (server-everything echo, {STEADY_CALLS} calls per "
+            table(f"steady `tools/call` (server-everything echo, {STEADY_CALLS} calls after {STEADY_WARMUP} untimed per "
                   "session), p50 per session", cols, d, "p50", "us", "{:.1f}",
                   ratio_of_bare=True)
         if "memory" in rows:
