@@ -12,6 +12,8 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <map>
+#include <string>
 
 #include "launcher/limits_notice.h"
 #include "policies/parser.h"
@@ -70,8 +72,17 @@ std::vector<std::pair<int, rlim_t>> Rlimits(const policies::Limits& limits) {
 // grant left out or made read-only.
 sandbox::FilesystemPlan Plan(const Prepared& p, const sandbox::FilesystemInputs& inputs,
                              bool use_namespaces) {
+  // The plan asks about the same paths several times (a deny path for its canonical name and
+  // again for its mask, a bind's parents for each child): each host path is probed once, and
+  // realpath is a readlink per component.
+  std::map<std::string, sandbox::PathInfo> probed;
+  auto probe = [&probed](const std::string& path) -> sandbox::PathInfo {
+    auto it = probed.find(path);
+    if (it == probed.end()) it = probed.emplace(path, sandbox::ProbeHostPath(path)).first;
+    return it->second;
+  };
   sandbox::FilesystemPlan plan =
-      sandbox::PlanFilesystem(inputs, use_namespaces, sandbox::ProbeHostPath, sandbox::ListHostDir);
+      sandbox::PlanFilesystem(inputs, use_namespaces, probe, sandbox::ListHostDir);
   for (const auto& note : plan.notes) spdlog::debug("filesystem: {}", note);
   for (const auto& path : plan.refused_links) {
     spdlog::warn(
