@@ -181,11 +181,13 @@ CgroupPlace FindCgroupPlace(const std::vector<CgroupMount>& mounts, uid_t euid,
   return place;
 }
 
-CgroupPlace HostCgroupPlace() {
+CgroupPlace HostCgroupPlace(const std::vector<CgroupMount>& mounts) {
   CgroupProbe probe{[](const std::string& dir) { return access(dir.c_str(), W_OK) == 0; },
                     [](const std::string& dir) { return ReadText(dir + "/cgroup.controllers"); }};
-  return FindCgroupPlace(HostCgroupMounts(), geteuid(), probe);
+  return FindCgroupPlace(mounts, geteuid(), probe);
 }
+
+CgroupPlace HostCgroupPlace() { return HostCgroupPlace(HostCgroupMounts()); }
 
 CgroupLimits CgroupLimitsOf(std::optional<uint64_t> memory, std::optional<uint64_t> processes) {
   return {memory.value_or(0), processes.value_or(0)};

@@ -57,8 +57,9 @@ struct CgroupProbe {
 };
 CgroupPlace FindCgroupPlace(const std::vector<CgroupMount>& mounts, uid_t euid,
                             const CgroupProbe& probe);
-// The same on this host.
+// The same on this host; given its hierarchies (HostCgroupMounts) when the caller read them.
 CgroupPlace HostCgroupPlace();
+CgroupPlace HostCgroupPlace(const std::vector<CgroupMount>& mounts);
 
 // One run's cgroups. Killing and removing happens in the destructor: every process still in
 // them is SIGKILLed and waited for (pidfds), then the directories are removed.

@@ -34,7 +34,8 @@
 namespace gander::sandbox {
 namespace {
 
-constexpr const char* kStaging = "/tmp";  // any directory: hidden once the base is pivoted
+constexpr const char* kStaging = "/tmp";      // any directory: hidden once the base is pivoted
+constexpr const char* kNewRoot = "/newroot";  // every target's prefix (PrepareChildPlan)
 constexpr const char* kDevices[] = {"null", "zero", "full", "random", "urandom"};
 
 void Send(int fd, ChildStep step, int err, int detail) {
@@ -62,6 +63,7 @@ int MakeDirs(const char* path, bool include_last) {
   }
   if (deepest > 0) {
     buf[deepest] = '\0';
+    if (strcmp(buf, kNewRoot) == 0) return 0;  // made by BuildRoot: no mkdir to learn that
     if (mkdir(buf, 0755) == 0 || errno == EEXIST) return 0;
     if (errno != ENOENT) return errno;
     buf[deepest] = path[deepest];
@@ -79,16 +81,17 @@ int MakeDirs(const char* path, bool include_last) {
   return 0;
 }
 
+// An empty file to mount a file on, in one syscall (no fd to close). Whatever is already at
+// `target` is left as it is: mknod never follows a symlink there, and reports EEXIST before
+// EROFS for a file inside a read-only bind.
+int MakeFileMountPoint(const char* target) {
+  return mknod(target, S_IFREG | 0644, 0) == 0 || errno == EEXIST ? 0 : errno;
+}
+
 // A mount point for `target`: a directory, or an empty file when the source is a file.
 int MakeMountPoint(const char* target, bool directory) {
   if (int err = MakeDirs(target, directory)) return err;
-  if (directory) return 0;
-  struct stat st;
-  if (stat(target, &st) == 0) return 0;  // a file already there (e.g. inside a read-only bind)
-  int fd = open(target, O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
-  if (fd < 0) return errno == EEXIST ? 0 : errno;
-  close(fd);
-  return 0;
+  return directory ? 0 : MakeFileMountPoint(target);
 }
 
 // Sets mount attributes with mount_setattr (Linux 5.12+); with `recursive` on every mount
@@ -107,15 +110,14 @@ int Mount(const char* source, const char* target, const char* type, unsigned lon
 }
 
 int MountDev(const PreparedMount& m) {
-  if (int err = MakeDirs(m.target.c_str(), true)) return err;
-  if (int err = Mount("tmpfs", m.target.c_str(), "tmpfs", MS_NOSUID | MS_NOEXEC, "mode=0755"))
-    return err;
+  if (int err = MakeDirs(m.target, true)) return err;
+  if (int err = Mount("tmpfs", m.target, "tmpfs", MS_NOSUID | MS_NOEXEC, "mode=0755")) return err;
   char source[64];
   char target[PATH_MAX];
   for (const char* dev : kDevices) {
     snprintf(source, sizeof(source), "/oldroot/dev/%s", dev);
-    snprintf(target, sizeof(target), "%s/%s", m.target.c_str(), dev);
-    if (int err = MakeMountPoint(target, false)) return err;
+    snprintf(target, sizeof(target), "%s/%s", m.target, dev);
+    if (int err = MakeFileMountPoint(target)) return err;  // in the tmpfs just mounted
     if (int err = Mount(source, target, nullptr, MS_BIND, nullptr)) return err;
   }
   const char* links[][2] = {{"/proc/self/fd", "fd"},
@@ -123,24 +125,24 @@ int MountDev(const PreparedMount& m) {
                             {"/proc/self/fd/1", "stdout"},
                             {"/proc/self/fd/2", "stderr"}};
   for (const auto& link : links) {
-    snprintf(target, sizeof(target), "%s/%s", m.target.c_str(), link[1]);
+    snprintf(target, sizeof(target), "%s/%s", m.target, link[1]);
     if (symlink(link[0], target) != 0) return errno;
   }
-  snprintf(target, sizeof(target), "%s/shm", m.target.c_str());
+  snprintf(target, sizeof(target), "%s/shm", m.target);
   if (mkdir(target, 01777) != 0) return errno;
   if (int err = Mount("tmpfs", target, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=1777"))
     return err;
-  return SetMountAttr(m.target.c_str(), MOUNT_ATTR_RDONLY, false);
+  return SetMountAttr(m.target, MOUNT_ATTR_RDONLY, false);
 }
 
 int DoMount(const PreparedMount& m) {
-  const char* target = m.target.c_str();
+  const char* target = m.target;
   switch (m.kind) {
     case MountOp::Kind::kBind: {
       struct stat st;
-      if (stat(m.source.c_str(), &st) != 0) return m.optional && errno == ENOENT ? 0 : errno;
+      if (stat(m.source, &st) != 0) return m.optional && errno == ENOENT ? 0 : errno;
       if (int err = MakeMountPoint(target, S_ISDIR(st.st_mode))) return err;
-      if (int err = Mount(m.source.c_str(), target, nullptr, MS_BIND | MS_REC, nullptr)) return err;
+      if (int err = Mount(m.source, target, nullptr, MS_BIND | MS_REC, nullptr)) return err;
       uint64_t attrs = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
       if (!m.writable) attrs |= MOUNT_ATTR_RDONLY;
       if (!m.executable) attrs |= MOUNT_ATTR_NOEXEC;
@@ -148,7 +150,7 @@ int DoMount(const PreparedMount& m) {
     }
     case MountOp::Kind::kTmpfs:
       if (int err = MakeDirs(target, true)) return err;
-      return Mount("tmpfs", target, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, m.options.c_str());
+      return Mount("tmpfs", target, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, m.options);
     case MountOp::Kind::kMaskDir:
       return Mount("tmpfs", target, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
                    "mode=000,size=4k");
@@ -159,7 +161,7 @@ int DoMount(const PreparedMount& m) {
           false);
     case MountOp::Kind::kSymlink:
       if (int err = MakeDirs(target, false)) return err;
-      return symlink(m.source.c_str(), target) == 0 || errno == EEXIST ? 0 : errno;
+      return symlink(m.source, target) == 0 || errno == EEXIST ? 0 : errno;
     case MountOp::Kind::kProc:
       if (int err = MakeDirs(target, true)) return err;
       return Mount("proc", target, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr);
@@ -169,9 +171,8 @@ int DoMount(const PreparedMount& m) {
       // Best effort: a kernel or host that refuses the mount leaves the limits unreadable (the
       // runtime's reads are denied and reported), never the sandbox unstarted.
       if (MakeDirs(target, true) == 0) {
-        (void)Mount(m.source.c_str(), target, m.source.c_str(),
-                    MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
-                    m.options.empty() ? nullptr : m.options.c_str());
+        (void)Mount(m.source, target, m.source, MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
+                    *m.options ? m.options : nullptr);
       }
       return 0;
   }

@@ -5,6 +5,7 @@
 #include <sys/resource.h>
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "network/netns_sockets.h"
@@ -19,24 +20,28 @@ namespace gander::sandbox {
 using network::BringUpLoopback;
 using network::OpenDnsStub;
 
-// A mount with its paths already joined to the staging directories.
+// A mount with its paths already joined to the staging directories; the strings point into
+// ChildPlan::strings.
 struct PreparedMount {
   MountOp::Kind kind;
-  std::string source;   // "/oldroot/..." (or link text for a symlink)
-  std::string target;   // "/newroot/..."
-  std::string options;  // tmpfs mount data
+  const char* source;   // "/oldroot/..." (or link text for a symlink)
+  const char* target;   // "/newroot/..."
+  const char* options;  // tmpfs or cgroup mount data; "" for none
   bool writable;
   bool executable;
   bool optional = false;  // MountOp::optional
 };
 
-// Everything ChildMain reads; built by the parent before clone, never modified after.
+// Everything ChildMain reads; built by the parent before clone, never modified after. The
+// mounts' strings sit in one buffer: the parent frees the plan while the init still shares its
+// pages, and each free of a string of its own cost a copy-on-write fault.
 struct ChildPlan {
-  const SandboxSpec* spec;
+  const SandboxSpec* spec = nullptr;
+  std::string strings;  // the mounts' strings, each NUL-terminated
   std::vector<PreparedMount> mounts;
   std::vector<char*> argv;  // null-terminated, pointing into spec
   std::vector<char*> envp;
-  int sync_fd;
+  int sync_fd = -1;
   pid_t parent = 0;  // gander: if it is gone by the time PDEATHSIG is armed, the init exits
   // The run's cgroup.procs (no pid namespace: listed and killed at gander's death), or null.
   const char* cgroup_procs = nullptr;

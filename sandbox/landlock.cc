@@ -60,12 +60,20 @@ int ChildApply(const Ruleset& ruleset, const char** failed_path) {
       close(ruleset_fd);
       return err;
     }
-    struct stat st;
+    // The kernel refuses a file a directory's rights (EINVAL): only then are they narrowed to
+    // a file's, which spares a directory (most rules) an fstat.
     uint64_t access = rule.access & ruleset.handled_fs;
-    if (fstat(fd, &st) == 0 && !S_ISDIR(st.st_mode)) access &= kFileRights;
     PathBeneathAttr beneath{access, fd};
     long rc =
         access == 0 ? 0 : syscall(SYS_landlock_add_rule, ruleset_fd, kRulePathBeneath, &beneath, 0);
+    struct stat st;
+    if (rc < 0 && errno == EINVAL && (access & kFileRights) != access && fstat(fd, &st) == 0 &&
+        !S_ISDIR(st.st_mode)) {
+      beneath.allowed_access = access & kFileRights;
+      rc = beneath.allowed_access == 0
+               ? 0
+               : syscall(SYS_landlock_add_rule, ruleset_fd, kRulePathBeneath, &beneath, 0);
+    }
     int err = errno;
     close(fd);
     if (rc < 0) {

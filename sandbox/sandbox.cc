@@ -44,21 +44,40 @@ std::string TmpfsOptions(const std::string& target, const SandboxSpec& spec) {
   return options;
 }
 
-ChildPlan PrepareChildPlan(const SandboxSpec& spec, int sync_fd) {
-  ChildPlan plan{&spec, {}, {}, {}, sync_fd};
+// Fills `plan` in place: its mounts point into its own `strings`, which must not move after.
+void PrepareChildPlan(const SandboxSpec& spec, int sync_fd, ChildPlan& plan) {
+  plan.spec = &spec;
+  plan.sync_fd = sync_fd;
+  struct Offsets {
+    size_t source, target, options;
+  };
+  std::vector<Offsets> offsets;
+  offsets.reserve(spec.mounts.size());
+  auto add = [&plan](const std::string& a, const std::string& b = "") {
+    size_t at = plan.strings.size();
+    plan.strings.append(a).append(b).push_back('\0');
+    return at;
+  };
   for (const MountOp& op : spec.mounts) {
-    PreparedMount m{op.kind,       op.source,  "/newroot" + op.target, "", op.writable,
-                    op.executable, op.optional};
-    if (op.kind == MountOp::Kind::kBind) m.source = "/oldroot" + op.source;
-    if (op.kind == MountOp::Kind::kTmpfs) m.options = TmpfsOptions(op.target, spec);
-    if (op.kind == MountOp::Kind::kCgroup) m.options = op.options;
-    plan.mounts.push_back(std::move(m));
+    Offsets o{};
+    o.source = add(op.kind == MountOp::Kind::kBind ? "/oldroot" : "", op.source);
+    o.target = add("/newroot", op.target);
+    std::string options;
+    if (op.kind == MountOp::Kind::kTmpfs) options = TmpfsOptions(op.target, spec);
+    if (op.kind == MountOp::Kind::kCgroup) options = op.options;
+    o.options = add(options);
+    offsets.push_back(o);
+  }
+  const char* base = plan.strings.c_str();
+  for (size_t i = 0; i < spec.mounts.size(); ++i) {
+    const MountOp& op = spec.mounts[i];
+    plan.mounts.push_back({op.kind, base + offsets[i].source, base + offsets[i].target,
+                           base + offsets[i].options, op.writable, op.executable, op.optional});
   }
   for (const auto& arg : spec.argv) plan.argv.push_back(const_cast<char*>(arg.c_str()));
   plan.argv.push_back(nullptr);
   for (const auto& env : spec.envp) plan.envp.push_back(const_cast<char*>(env.c_str()));
   plan.envp.push_back(nullptr);
-  return plan;
 }
 
 static_assert(kEgressSlotCount <= kMaxPassedFds, "the egress sockets go in one message");
@@ -108,7 +127,8 @@ Result<SandboxProcess> StartSandbox(const SandboxSpec& spec, StartFailure* failu
   }
   UniqueFd parent_end(pair[0]);
   UniqueFd child_end(pair[1]);
-  ChildPlan plan = PrepareChildPlan(spec, child_end.get());
+  ChildPlan plan;
+  PrepareChildPlan(spec, child_end.get(), plan);
   plan.parent = getpid();
   plan.init_image = InitImageFd();
   // The run's cgroup first, so the init can be moved in before it execs anything.

@@ -269,8 +269,9 @@ std::optional<Stop> CompilePolicy(Prepared& p, bool use_namespaces) {
     c.network_trial = std::move(trial).value();
   }
   if (!c.host_cgroups_read) {  // once per run: the start's limits check reads the place too
-    if (!p.gvisor()) c.host_cgroups = sandbox::HostCgroupMounts();
-    c.host_cgroup_place = sandbox::HostCgroupPlace();
+    std::vector<sandbox::CgroupMount> mounts = sandbox::HostCgroupMounts();  // read once
+    c.host_cgroup_place = sandbox::HostCgroupPlace(mounts);
+    if (!p.gvisor()) c.host_cgroups = std::move(mounts);
     c.host_cgroups_read = true;
   }
   if (!p.gvisor()) {
