@@ -29,6 +29,7 @@
 #include <iterator>
 
 #include "common/fd_passing.h"
+#include "sandbox/fd_table.h"
 #include "sandbox/init/init_loop.h"
 
 namespace gander::sandbox {
@@ -362,6 +363,7 @@ int RestrictSelf(const SandboxSpec& spec, int sync, ChildStep* step) {
   for (int sig = 1; sig < NSIG; ++sig) signal(sig, SIG_DFL);
   sigprocmask(SIG_SETMASK, &mask, nullptr);
   syscall(SYS_close_range, 3, ~0U, CLOSE_RANGE_CLOEXEC);
+  PresizeFdTable();  // while single-threaded: no RCU waits when its threads open many files
 
   ChildStep step = ChildStep::kExec;
   int err = RestrictSelf(spec, sync, &step);
