@@ -46,6 +46,9 @@ int Finish(Session& s, int status) {
   StartClosingSinks(s);
   s.previous.reset();
   s.current.reset();
+  // Again: what did not fit the collector's socket at the first call (it was full) is sent
+  // as soon as there is room, not only after the private directories are gone.
+  StartClosingSinks(s);
   s.dirs.Remove();
   CloseSinks(s);
   if (failure.reported()) {
