@@ -18,7 +18,7 @@
 # below, so every column sees the same small environment. Knobs: GANDER, GANDER_RUN_ARGS (extra args after `gander run`, e.g.
 # "--profile default"), RUNS_TRUE (default 100), WARMUP_TRUE (5), RUNS_MCP (15), WARMUP_MCP (2),
 # OUT, E2E_DIR (default tests/e2e), SKIP (space-separated column keys to leave out:
-# gander bwrap firejail runsc), TABLES (default "true interleaved mcp"), ROUNDS_INTERLEAVED (60),
+# gander bwrap firejail runsc srt floor), TABLES (default "true interleaved mcp"), ROUNDS_INTERLEAVED (60),
 # ROUNDS_INTERLEAVED_MCP (10), CC.
 set -euo pipefail
 
@@ -192,6 +192,18 @@ fi
 # (f) Anthropic's sandbox-runtime (srt: bubblewrap + a filtering proxy for the network), from
 # bench/srt (npm ci there; it needs ripgrep and socat). Its default settings: no network, the
 # host's filesystem readable, writes allowed nowhere but what its settings grant.
+# (h) the floor of any stdio relay (bench/relay_floor.c): two blocking copy threads, nothing
+# else. Not a sandbox: the steady row's reference for what a relay hop costs on this machine.
+if ! skipped floor; then
+  if "$CC" -O2 -o "$TMP/relay_floor" bench/relay_floor.c -lpthread 2>"$TMP/cc.err" &&
+     probe "relay floor" "$TMP/relay_floor" /bin/true; then
+    PREFIX[floor]="$(q "$TMP/relay_floor")"
+    ORDER+=(floor)
+  else
+    addnote "relay floor skipped: could not build bench/relay_floor.c ($(head -n 1 "$TMP/cc.err"))"
+  fi
+fi
+
 SRT=$REPO/bench/srt/node_modules/.bin/srt
 if ! skipped srt; then
   if [[ ! -x $SRT ]]; then
@@ -211,6 +223,7 @@ declare -A LABEL=(
   [firejail]="firejail"
   [runsc]="runsc do (gVisor)"
   [srt]="srt (sandbox-runtime)"
+  [floor]="relay floor (bench/relay_floor.c)"
 )
 
 # ---------------------------------------------------------------------------------------------
