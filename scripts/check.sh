@@ -13,7 +13,13 @@ failures=()
 
 step() { printf '\n== %s\n' "$*" >&2; }
 # CI shows only the tail of the output: name every failed step again at the end.
-fail() { failed=1; failures+=("$*"); }
+# fail WHAT [LOG]: a LOG's failed tests are summed up at the end too (failure_summary).
+fail() {
+  failed=1
+  failures+=("$1")
+  if [[ -n ${2:-} ]]; then failed_logs+=("$2"); fi
+}
+failed_logs=()
 
 step "clang-format"
 make --no-print-directory format-check || fail "clang-format: run make format"
@@ -27,13 +33,13 @@ progress='^ *[0-9]+/[0-9]+ Test|tests passed|tests failed|^The following|^[[:spa
 step "unit + integration under ASan/UBSan"
 sanitize_log="$build/sanitize.log"
 make --no-print-directory sanitize BUILD="$build" CTEST_FLAGS=-V >"$sanitize_log" 2>&1
-[[ $? -eq 0 ]] || fail "unit + integration under ASan/UBSan (log: $sanitize_log)"
+[[ $? -eq 0 ]] || fail "unit + integration under ASan/UBSan (log: $sanitize_log)" "$sanitize_log"
 grep -E "$progress" "$sanitize_log" >&2
 
 step "all tiers"
 log="$build/ctest.log"
 ctest --test-dir "$build" -V --output-on-failure --timeout 900 -j"${TEST_JOBS:-3}" >"$log" 2>&1
-[[ $? -eq 0 ]] || fail "all tiers (ctest; log: $log)"
+[[ $? -eq 0 ]] || fail "all tiers (ctest; log: $log)" "$log"
 grep -E "$progress" "$log" >&2
 
 if ! check_skips "$sanitize_log" "$log"; then
@@ -46,6 +52,7 @@ fi
 if [[ ${CI:-} == true ]] && ! check_label_counts "$log"; then
   fail "too few tests in a label under CI=true"
 fi
+for l in "${failed_logs[@]}"; do failure_summary "$l"; done
 for f in "${failures[@]}"; do echo "check: FAILED: $f" >&2; done
 ((failed)) || echo "check: all steps passed" >&2
 exit $failed

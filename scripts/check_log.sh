@@ -46,3 +46,25 @@ check_label_counts() {
   done
   return $bad
 }
+
+# failure_summary LOG: what a failed step's log says went wrong, short enough for the tail of
+# CI's output (which is all CI shows): ctest's list of failed tests and, for each, its first
+# sanitizer or gtest failure line; without a ctest verdict (the build failed), the log's end.
+failure_summary() {
+  local log=$1
+  [[ -f $log ]] || { echo "check: $log: no log" >&2; return 1; }
+  if ! grep -qE 'tests passed|tests failed' "$log"; then
+    echo "check: $log has no ctest verdict; its last lines:" >&2
+    tail -n 25 "$log" | sed 's/^/  /' >&2
+    return 1
+  fi
+  local failed
+  failed=$(sed -n '/^The following tests FAILED:/,/^Errors while running CTest/p' "$log" |
+    grep -E '^[[:space:]]+[0-9]+ - ')
+  [[ -n $failed ]] || return 0
+  echo "check: failed in $log:" >&2
+  printf '%s\n' "$failed" >&2
+  grep -nE '==[0-9]+==ERROR|runtime error:|\[  FAILED  \] .*\(|Failure$|\*\*\*(Failed|Timeout)' "$log" |
+    head -n 15 | cut -c1-300 | sed "s|^|  $log:|" >&2
+  return 1
+}
