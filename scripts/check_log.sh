@@ -48,20 +48,19 @@ check_label_counts() {
 }
 
 # failure_summary LOG: what a failed step's log says went wrong, short enough for the tail of
-# CI's output (which is all CI shows): ctest's list of failed tests and, for each, its first
-# sanitizer or gtest failure line; without a ctest verdict (the build failed), the log's end.
+# CI's output (which is all CI shows): the failed tests ctest lists and the log's first 15
+# sanitizer, gtest or timeout lines; a failed step without that list (its build failed, or
+# ctest itself stopped) shows the log's last lines instead. Called for failed steps only.
 failure_summary() {
-  local log=$1
+  local log=$1 failed
   [[ -f $log ]] || { echo "check: $log: no log" >&2; return 1; }
-  if ! grep -qE 'tests passed|tests failed' "$log"; then
-    echo "check: $log has no ctest verdict; its last lines:" >&2
+  failed=$(sed -n '/^The following tests FAILED:/,/^Errors while running CTest/p' "$log" |
+    grep -E '^[[:space:]]+[0-9]+ - ')
+  if [[ -z $failed ]]; then
+    echo "check: $log names no failed test; its last lines:" >&2
     tail -n 25 "$log" | sed 's/^/  /' >&2
     return 1
   fi
-  local failed
-  failed=$(sed -n '/^The following tests FAILED:/,/^Errors while running CTest/p' "$log" |
-    grep -E '^[[:space:]]+[0-9]+ - ')
-  [[ -n $failed ]] || return 0
   echo "check: failed in $log:" >&2
   printf '%s\n' "$failed" >&2
   grep -nE '==[0-9]+==ERROR|runtime error:|\[  FAILED  \] .*\(|Failure$|\*\*\*(Failed|Timeout)' "$log" |

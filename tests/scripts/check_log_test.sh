@@ -65,7 +65,7 @@ sed 's/(401 tests)/(12 tests)/' "$dir/clean.log" >"$dir/few.log"
 expect 1 "a label under its minimum fails" check_label_counts "$dir/few.log"
 GANDER_MIN_TESTS="unit=1" expect 0 "the minimums can be set" check_label_counts "$dir/few.log"
 # failure_summary: a failed step names its failed tests and their first failure lines at the
-# end of check's output, the part CI shows; a log without ctest's verdict shows its end.
+# end of check's output, the part CI shows; a log without ctest's list of them shows its end.
 cat >"$dir/failed.log" <<'LOG'
 12: ==4242==ERROR: AddressSanitizer: heap-use-after-free on address 0x602000000010
 12/20 Test #12: Collector.Finish ...............***Failed    2.00 sec
@@ -78,7 +78,9 @@ LOG
 expect 1 "a failed test is summed up" failure_summary "$dir/failed.log"
 grep -q '12 - Collector.Finish' "$dir/err" || { echo "FAIL: the failed test is named"; failed=1; }
 grep -q 'heap-use-after-free' "$dir/err" || { echo "FAIL: its sanitizer line is shown"; failed=1; }
-expect 0 "a passing log has nothing to sum up" failure_summary "$dir/clean.log"
+printf '100%% tests passed, 0 tests failed out of 3\nErrors while running CTest\nOutput from these tests are in: x\n' >"$dir/ctest-error.log"
+expect 1 "a failed step whose log lists no failed test shows its end" failure_summary "$dir/ctest-error.log"
+grep -q 'Errors while running CTest' "$dir/err" || { echo "FAIL: the log's end is shown"; failed=1; }
 printf 'ld.lld: error: undefined symbol: foo\nmake: *** [Makefile:62: sanitize] Error 2\n' >"$dir/build.log"
 expect 1 "a log without a verdict (a failed build) is summed up" failure_summary "$dir/build.log"
 grep -q 'undefined symbol' "$dir/err" || { echo "FAIL: the build error is shown"; failed=1; }
