@@ -15,6 +15,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "common/clock.h"
 #include "common/enum_names.h"
 #include "common/unique_fd.h"
 
@@ -70,10 +71,21 @@ const CgroupMount* Find(const std::vector<CgroupMount>& mounts, const std::strin
   return nullptr;
 }
 
+// Whether `pid` is in this process's pid namespace (one it cannot look at is not).
+bool InOurPidNamespace(pid_t pid) {
+  struct stat ours {
+  }, theirs{};
+  return stat("/proc/self/ns/pid", &ours) == 0 &&
+         stat(("/proc/" + std::to_string(pid) + "/ns/pid").c_str(), &theirs) == 0 &&
+         ours.st_dev == theirs.st_dev && ours.st_ino == theirs.st_ino;
+}
+
 // SIGKILLs every pid listed in `procs` and waits on their pidfds until each has exited (a
 // process that is not our child becomes readable at exit). Returns how many were listed.
-int KillListed(const std::string& procs, const std::string& freezer_state) {
+// `only_ours`: only those in gander's own pid namespace are killed (and counted).
+int KillListed(const std::string& procs, const std::string& freezer_state, bool only_ours = false) {
   std::vector<pid_t> pids = ListedPids(procs);
+  if (only_ours) std::erase_if(pids, [](pid_t pid) { return !InOurPidNamespace(pid); });
   if (pids.empty()) return 0;
   if (!freezer_state.empty()) (void)WriteText(freezer_state, "FROZEN");
   std::vector<UniqueFd> fds;
@@ -107,6 +119,35 @@ void WaitUnpopulated(const std::string& dir) {
     pollfd p{fd.get(), POLLPRI, 0};
     poll(&p, 1, 100);
   }
+}
+
+// Waits, up to `ms` in all, until every process listed in `procs` has exited.
+void WaitListed(const std::string& procs, int ms) {
+  const int64_t deadline = MonotonicNs() + int64_t{ms} * 1000000;
+  for (pid_t pid : ListedPids(procs)) {
+    UniqueFd fd(static_cast<int>(syscall(SYS_pidfd_open, pid, 0)));
+    if (!fd) continue;
+    pollfd p{fd.get(), POLLIN, 0};
+    int64_t left = deadline - MonotonicNs();
+    if (left <= 0 || poll(&p, 1, static_cast<int>(left / 1000000)) == 0) return;
+  }
+}
+
+// Removes `dir`; one still holding processes is emptied first (killed, frozen where a freezer
+// is there, in rounds: a process forked meanwhile is listed by the next) and removed again.
+// `stale`: a gone gander's, where only processes of our own pid namespace are killed: its name
+// carries a pid of ours, and a gander of another namespace could have made the same name. The
+// others there are most often the dead run's own pid namespace on its way out (its init was
+// killed): those are waited for, a second at most.
+void KillAndRemove(const std::string& dir, bool stale) {
+  if (rmdir(dir.c_str()) == 0 || errno != EBUSY) return;
+  if (!stale && WriteText(dir + "/cgroup.kill", "1")) WaitUnpopulated(dir);
+  const std::string procs = dir + "/cgroup.procs";
+  const std::string freezer = Exists(dir + "/freezer.state") ? dir + "/freezer.state" : "";
+  for (int round = 0; round < 100 && KillListed(procs, freezer, stale) > 0; ++round) {
+  }
+  if (stale) WaitListed(procs, 1000);
+  rmdir(dir.c_str());
 }
 
 }  // namespace
@@ -244,7 +285,9 @@ void SweepStaleCgroups(const std::vector<std::string>& parents) {
       }
     }
     closedir(dir);
-    for (const auto& path : stale) rmdir(path.c_str());  // EBUSY: not empty, left alone
+    // Not empty: the dead gander's init between its last kill and its own exit, or what
+    // outlived it. Its owner is gone, so nothing in it is anyone's any more.
+    for (const auto& path : stale) KillAndRemove(path, true);
   }
 }
 
@@ -363,12 +406,7 @@ int RunCgroup::KillAll() {
 void RunCgroup::Remove() {
   if (dirs_.empty()) return;
   KillAll();
-  for (const std::string& dir : dirs_) {
-    if (rmdir(dir.c_str()) != 0 && errno == EBUSY) {
-      KillListed(dir + "/cgroup.procs", "");
-      rmdir(dir.c_str());
-    }
-  }
+  for (const std::string& dir : dirs_) KillAndRemove(dir, false);
   dirs_.clear();
 }
 

@@ -12,8 +12,8 @@
 //  - as a user, a cgroup v2 subtree delegated by the systemd user manager (user@UID.service),
 //    when gander runs inside it: USER@UID.service/gander/gander-run-PID-N.
 // The sandbox init is moved in before it may exec the extension (sandbox.cc). A run whose
-// gander was SIGKILLed leaves its (empty) directory: the next start removes those of gone
-// gander processes (SweepStaleCgroups), and runsc's gander-PID-* ones too.
+// gander was SIGKILLed leaves its directory: the next start kills what is left in those of
+// gone gander processes and removes them (SweepStaleCgroups), and runsc's gander-PID-* ones too.
 #pragma once
 
 #include <sys/types.h>
@@ -104,7 +104,9 @@ void PointAtRunCgroup(std::vector<CgroupMount>& mounts, const CgroupPlace& place
                       const std::string& name);
 
 // Removes gander-run-PID-* (and runsc's gander-PID-*) directories of gander processes that are
-// gone, in each parent. Only empty cgroups can be removed; others are left as they are.
+// gone, in each parent. One still holding processes (the gone gander's init on its way out,
+// or what outlived it: `pkill -9 gander` kills the init too) has those of our own pid
+// namespace killed first; one holding others is left as it is.
 void SweepStaleCgroups(const std::vector<std::string>& parents);
 
 // Where runsc makes its own cgroups (gander-PID-NAME, the container id): at each hierarchy's

@@ -6,7 +6,8 @@
 //    start, and with --require refuses to start;
 //  - without a pid namespace the cgroup is killed at the end: a double-forked setsid
 //    grandchild that ignores SIGTERM and SIGHUP is gone after the extension's normal end and
-//    after gander is SIGKILLed, and no cgroup directory is left (the next start sweeps it).
+//    after gander is SIGKILLed, and no cgroup directory is left (the next start sweeps it);
+//    one whose init was SIGKILLed with gander is killed by the next start's sweep.
 // Waiting is on events: FIFOs for the hand-shakes, pidfds for deaths (with a cap that only
 // guards against a hang).
 #include <poll.h>
@@ -191,7 +192,13 @@ class CgroupTreeTest : public CgroupTest {
     if (!root()) GTEST_SKIP() << "the run's cgroup needs root here (no systemd delegation)";
   }
 
-  void Check(bool kill_gander) {
+  // How the run ends: the extension exits; gander is SIGKILLed (its init kills the cgroup);
+  // or gander and its init both are, as `pkill -9 gander` does (the init stopped first, so it
+  // cannot act on gander's death): then the grandchild outlives them until the next start.
+  enum class End { kNormal, kKillGander, kKillGanderAndInit };
+
+  void Check(End end) {
+    const bool kill_gander = end != End::kNormal;
     const std::string m = Marker();
     fs::path pid_fifo = w().ws / ("pid-" + m), ack_fifo = w().ws / ("ack-" + m);
     ASSERT_EQ(mkfifo(pid_fifo.c_str(), 0600), 0);
@@ -212,31 +219,77 @@ class CgroupTreeTest : public CgroupTest {
     ASSERT_GT(host, 0) << "no process " << inner << " with marker " << m;
     int pidfd = static_cast<int>(syscall(SYS_pidfd_open, host, 0));
     ASSERT_GE(pidfd, 0);
+    // It sleeps (a hang bound): a watched syscall after gander's death (its execve, the
+    // loader's openat of libc) fails, no supervisor answering the filter, and ends it first.
+    auto asleep = [&] {
+      std::string call = ReadFileOr("/proc/" + std::to_string(host) + "/syscall", "");
+      return call.starts_with(std::to_string(SYS_clock_nanosleep) + " ") ||
+             call.starts_with(std::to_string(SYS_nanosleep) + " ");
+    };
+    for (int i = 0; i < 6000 && !asleep(); ++i) usleep(1000);
+    ASSERT_TRUE(asleep()) << "the grandchild " << host << " never slept";
     {
       std::ofstream ack(ack_fifo);
       ack << "go\n";
     }
     std::string context;
     if (kill_gander) {
+      std::vector<pid_t> inits = Children(gander.pid());
+      if (end == End::kKillGanderAndInit) {
+        ASSERT_FALSE(inits.empty()) << "gander " << gander.pid() << " has no child";
+        for (pid_t init : inits) {
+          kill(init, SIGSTOP);
+          // Stopped for real before gander dies (a hang bound, not a timing).
+          for (int i = 0; i < 6000 && State(init) != 'T'; ++i) usleep(1000);
+          ASSERT_EQ(State(init), 'T') << "gander's child " << init << " did not stop";
+        }
+      }
       ASSERT_EQ(kill(gander.pid(), SIGKILL), 0);
       context = gander.Wait(60).Describe();
+      if (end == End::kKillGanderAndInit) {
+        for (pid_t init : inits) kill(init, SIGKILL);
+        if (mode() == Mode::kNoNamespaces) {
+          // Nobody is left to kill it: the test would prove nothing if it were gone already.
+          pollfd p{pidfd, POLLIN, 0};
+          EXPECT_EQ(poll(&p, 1, 0), 0) << "the grandchild died with its init\n" << context;
+        }
+      }
     } else {
       RunResult r = gander.Wait(60);
       context = r.Describe();
       EXPECT_EQ(r.status, 0) << context;
+    }
+    if (kill_gander) {
+      // Nobody removed its cgroup: the next start kills what is left in it and removes it.
+      RunResult next = Gander(Flags(), {"/bin/true"}, w().ws);
+      EXPECT_EQ(next.status, 0) << Context(next);
     }
     pollfd p{pidfd, POLLIN, 0};
     int ready = poll(&p, 1, 60000);  // a hang guard, not a timing
     if (ready == 0) syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, nullptr, 0);
     close(pidfd);
     EXPECT_EQ(ready, 1) << "the grandchild " << host << " outlived the run\n" << context;
-    if (kill_gander) {
-      // Its cgroup is empty now but nobody removed it: the next start does.
-      RunResult next = Gander(Flags(), {"/bin/true"}, w().ws);
-      EXPECT_EQ(next.status, 0) << Context(next);
-    }
     std::vector<fs::path> left = RunCgroupDirs(gander.pid());
     EXPECT_TRUE(left.empty()) << "left behind:\n" << Join(left) << context;
+  }
+
+  // The state letter of `pid` in /proc/PID/stat (R, S, T, Z, ...), or 0.
+  static char State(pid_t pid) {
+    std::string stat = ReadFileOr("/proc/" + std::to_string(pid) + "/stat", "");
+    size_t paren = stat.rfind(')');
+    return paren == std::string::npos || paren + 2 >= stat.size() ? 0 : stat[paren + 2];
+  }
+
+  // The children of `pid`, from each of its threads.
+  static std::vector<pid_t> Children(pid_t pid) {
+    std::vector<pid_t> out;
+    std::error_code ec;
+    for (const auto& task :
+         fs::directory_iterator(fs::path("/proc") / std::to_string(pid) / "task", ec)) {
+      std::istringstream in(ReadFileOr(task.path() / "children", ""));
+      for (long child; in >> child;) out.push_back(static_cast<pid_t>(child));
+    }
+    return out;
   }
 
   static long ReadPid(const fs::path& fifo) {
@@ -289,8 +342,11 @@ TEST_P(CgroupTreeTest, OnlyTheRunsOwnCgroupIsReadable) {
   }
 }
 
-TEST_P(CgroupTreeTest, EscapedGrandchildDiesAtNormalEnd) { Check(false); }
-TEST_P(CgroupTreeTest, EscapedGrandchildDiesWhenGanderIsKilled) { Check(true); }
+TEST_P(CgroupTreeTest, EscapedGrandchildDiesAtNormalEnd) { Check(End::kNormal); }
+TEST_P(CgroupTreeTest, EscapedGrandchildDiesWhenGanderIsKilled) { Check(End::kKillGander); }
+TEST_P(CgroupTreeTest, EscapedGrandchildOfAKilledInitDiesAtTheNextStart) {
+  Check(End::kKillGanderAndInit);
+}
 
 // A gVisor run whose gander is SIGKILLed leaves runsc's own cgroups (runsc never ran
 // `delete`): the next gVisor start removes those of gone ganders, as it does the run's.
