@@ -25,7 +25,7 @@ learn() {  # NAME COMMAND...
   for i in 1 2; do
     "$gander" run --mode learn --collector off --name "$name" --workspace "$scratch/ws" -- "$@" \
       </dev/null >/dev/null 2>"$scratch/run.err" ||
-      fail "$name: learning run $i failed: $(cat "$scratch/run.err")"
+      fail "$name: learning run $i failed (exit $?): $(cat "$scratch/run.err")"
   done
   (cd "$scratch/ws" && "$gander" policy suggest "$name" --workspace "$scratch/ws") \
     >"$scratch/$name.yaml" 2>"$scratch/suggest.err" ||
