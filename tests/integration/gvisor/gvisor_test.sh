@@ -15,7 +15,13 @@ command -v jq >/dev/null 2>&1 || skip "jq is not installed"
 # Not under /tmp: the sandbox's /tmp is a private tmpfs, so "outside" must be elsewhere.
 world=$(mktemp -d /var/tmp/gander-gvisor-test-XXXXXX)
 chmod 755 "$world"
-trap 'rm -rf "$world"' EXIT
+# The runs below end when their command does: their stdin (fd 9) is a pipe whose writer
+# sleeps, since a client's EOF makes gander stop the extension 1 s later (SIGTERM, as Goose's
+# stop asks: checked on its own below), which cut a multi-step run short when a loaded CI
+# machine and a sanitizer build made it slower than that (exit 143).
+exec 9< <(exec sleep 3600 </dev/null >/dev/null 2>&1)
+held=$!
+trap 'kill "$held" 2>/dev/null; rm -rf "$world"' EXIT
 mkdir -p "$world/home/.ssh" "$world/ws" "$world/outside"
 echo "PLANTED-KEY-$$" >"$world/home/.ssh/id_rsa"
 export HOME=$world/home XDG_STATE_HOME=$world/state XDG_CONFIG_HOME=$world/config
@@ -34,7 +40,7 @@ check "killed by SIGKILL inside gVisor -> 137" test $? -eq 137
 run -- /no/such/command </dev/null 2>/dev/null
 check "command not found -> 127" test $? -eq 127
 out=$(run -- /bin/sh -c 'echo "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}"; echo diag >&2' \
-  </dev/null 2>/dev/null)
+  <&9 2>/dev/null)
 check "stdout carries only the extension's bytes" test "$out" = '{"jsonrpc":"2.0","id":1,"result":{}}'
 out=$(echo '{"jsonrpc":"2.0","id":1,"method":"ping"}' | run -- /bin/cat 2>/dev/null)
 check "stdin relayed to the extension and back" test "$out" = '{"jsonrpc":"2.0","id":1,"method":"ping"}'
@@ -42,7 +48,7 @@ check "stdin relayed to the extension and back" test "$out" = '{"jsonrpc":"2.0",
 # --- files ----------------------------------------------------------------------------------
 rm -f "$audit"
 out=$(run -- /bin/sh -c "cat $HOME/.ssh/id_rsa; echo x > $world/outside/new; \
-  echo y > $world/ws/inside; echo z > /etc/gander-test" </dev/null 2>/dev/null)
+  echo y > $world/ws/inside; echo z > /etc/gander-test" <&9 2>/dev/null)
 check "~/.ssh key unreadable" test -z "$out"
 check "write outside the workspace refused (no host file)" test ! -e "$world/outside/new"
 check "write into a read-only grant refused (/etc)" test ! -e /etc/gander-test
@@ -118,7 +124,7 @@ out=$("${hosts_wrap[@]}" "$GANDER" run --collector off --audit-log "$audit" --na
   curl -sS -m 20 -o /dev/null -w '$curl_w\n' http://allowed.gander.test:$port/
   curl -sS -m 20 -o /dev/null http://other.gander.test:$port/; echo name=\$?
   curl -sS -m 20 -o /dev/null http://192.0.2.1:$port/; echo ip=\$?
-  timeout 120 python3 udp.py; echo udp_rc=\$?" </dev/null 2>"$world/net.err")
+  timeout 120 python3 udp.py; echo udp_rc=\$?" <&9 2>"$world/net.err")
 status=$?
 echo "# $(tr '\n' ' ' <<<"$out")"
 [ $status -eq 0 ] || { echo "# status $status; gander's stderr:"; tail -15 "$world/net.err" | sed 's/^/#   /'; }
@@ -145,7 +151,7 @@ check "  only the allowed connection was brokered" test "$(ev \
 rm -f "$audit"
 # 127.0.0.2 unnamed is the sandbox's own loopback (nothing listens there): refused, no event.
 out=$(run -- /bin/sh -c "curl -sS -m 20 -o /dev/null http://127.0.0.2:$port/; echo rc=\$?
-  curl -sS -m 20 -o /dev/null http://192.0.2.1:$port/; echo rc=\$?" </dev/null 2>/dev/null)
+  curl -sS -m 20 -o /dev/null http://192.0.2.1:$port/; echo rc=\$?" <&9 2>/dev/null)
 check "no allow rules: no network at all (curl 7 twice: refused)" test "$(echo $out)" = "rc=7 rc=7"
 logged "  a denied network event for 192.0.2.1" \
   ".kind==\"network\" and .network.ip==\"192.0.2.1\" and .network.result==\"denied\""
@@ -156,7 +162,7 @@ wait "$server" 2>/dev/null
 # --- renames, chmod, links, relative paths, refused syscalls (from gVisor's strace) ----------
 rm -f "$audit"
 run -- /bin/sh -c 'mount -t tmpfs x /mnt; cd /etc && mv hostname hn; chmod 600 passwd;
-  ln -s x /etc/gander-lnk; rm -rf /etc/ssl/certs' </dev/null >/dev/null 2>&1
+  ln -s x /etc/gander-lnk; rm -rf /etc/ssl/certs' <&9 >/dev/null 2>&1
 logged "audit: mount refused by gVisor -> syscall event denied EPERM" \
   '.kind=="syscall" and .syscall.name=="mount" and .syscall.action=="denied" and .syscall.errno==1'
 logged "audit: rename in /etc (relative to the cwd) denied" \
@@ -180,7 +186,7 @@ filesystem:
 YAML
 rm -f "$audit"
 out=$(run --mode monitor --policy "$world/trial.yaml" -- /bin/sh -c \
-  "cat /etc/hostname >/dev/null && echo read; cat $HOME/.ssh/id_rsa" </dev/null 2>/dev/null)
+  "cat /etc/hostname >/dev/null && echo read; cat $HOME/.ssh/id_rsa" <&9 2>/dev/null)
 check "monitor: the trial's refusals are not enforced (/etc readable)" test "$out" = read
 logged "monitor: start event says mode monitor" \
   '.kind=="lifecycle" and .lifecycle.what=="start" and .lifecycle.info.mode=="monitor" and .lifecycle.info.backend=="gvisor"'
@@ -193,7 +199,7 @@ logged "monitor: ~/.ssh still denied (the default profile enforces)" \
 echo data >"$world/outside/data"
 rm -f "$audit"
 run --mode learn -- /bin/sh -c "cat $world/outside/data; echo x > $world/outside/new" \
-  </dev/null >/dev/null 2>&1
+  <&9 >/dev/null 2>&1
 logged "learn: start event says gvisor-census(+broker)" \
   '.kind=="lifecycle" and .lifecycle.what=="start" and .lifecycle.info.mode=="learn" and (.lifecycle.info.syscall_accounting|startswith("gvisor-census"))'
 logged "learn: every syscall counted by name (openat)" \
@@ -299,6 +305,8 @@ check "gander SIGKILLed: no runsc process of it survives" test -z "$(pgrep -f "g
 run -- /bin/true </dev/null
 check "the next start removes the dead run's directory" test -z "$(ls -d /tmp/gander-gvisor-"$gpid"-* 2>/dev/null)"
 kill %1 2>/dev/null
+exec 9<&-
+kill "$held" 2>/dev/null  # before `wait`, which may wait for a process substitution
 wait 2>/dev/null
 
 if [ "$fails" -ne 0 ]; then
