@@ -119,8 +119,9 @@ class CgroupTest : public SandboxTest, public ::testing::TestWithParam<CgroupPar
 
   // Runs `python` (which prints "survived" if its 256 MiB all fit) under a 64 MiB limit.
   void ExpectStopped(const std::string& python) {
-    RunResult r =
-        Gander(Flags(), {"/bin/sh", "-c", "python3 -c '" + python + "'; echo rc=$? >&2"}, w().ws);
+    // stdin held open: at an EOF gander would stop a slow run after 1 s (exit 143).
+    RunResult r = Gander(Flags(), {"/bin/sh", "-c", "python3 -c '" + python + "'; echo rc=$? >&2"},
+                         w().ws, -1, false, true);
     const std::string warning = "limits.memory is not enforced";
     if (!root()) {
       // No delegated cgroup here: said at start, and the allocation goes through.
