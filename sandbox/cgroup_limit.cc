@@ -80,29 +80,69 @@ bool InOurPidNamespace(pid_t pid) {
          ours.st_dev == theirs.st_dev && ours.st_ino == theirs.st_ino;
 }
 
-// SIGKILLs every pid listed in `procs` and waits on their pidfds until each has exited (a
-// process that is not our child becomes readable at exit). Returns how many were listed.
-// `only_ours`: only those in gander's own pid namespace are killed (and counted).
-int KillListed(const std::string& procs, const std::string& freezer_state, bool only_ours = false) {
-  std::vector<pid_t> pids = ListedPids(procs);
-  if (only_ours) std::erase_if(pids, [](pid_t pid) { return !InOurPidNamespace(pid); });
-  if (pids.empty()) return 0;
-  if (!freezer_state.empty()) (void)WriteText(freezer_state, "FROZEN");
+// Whether /proc/PID/cgroup names a cgroup called `name` (the directory's last component, a
+// name no other directory has: gander-run-PID-N, gander-PID-NAME) in some hierarchy.
+bool InCgroupNamed(pid_t pid, const std::string& name) {
+  const std::string text = ReadText("/proc/" + std::to_string(pid) + "/cgroup");
+  const std::string tail = "/" + name;
+  for (size_t at = text.find(tail); at != std::string::npos; at = text.find(tail, at + 1)) {
+    size_t end = at + tail.size();
+    if (end == text.size() || text[end] == '\n') return true;
+  }
+  return false;
+}
+
+// One kill round over the processes listed in `dir`: frozen first where `freezer_state` is
+// given (none forks while the list is read), each listed pid opened as a pidfd and SIGKILLed
+// only if /proc/PID/cgroup still names `dir` (a pid reused between the listing and
+// pidfd_open is another process) and, with `only_ours`, it is in gander's pid namespace;
+// thawed (a frozen process dies only once thawed), then waited for, 5 s at most in all.
+// Returns how many it signalled.
+int KillListed(const std::string& dir, const std::string& freezer_state, bool only_ours = false) {
+  const bool freeze = !freezer_state.empty();
+  if (freeze) (void)WriteText(freezer_state, "FROZEN");
+  const std::string name = dir.substr(dir.rfind('/') + 1);
   std::vector<UniqueFd> fds;
-  for (pid_t pid : pids) {
+  for (pid_t pid : ListedPids(dir + "/cgroup.procs")) {
     UniqueFd fd(static_cast<int>(syscall(SYS_pidfd_open, pid, 0)));
-    if (!fd) continue;  // gone already
+    if (!fd || !InCgroupNamed(pid, name) || (only_ours && !InOurPidNamespace(pid))) continue;
     if (syscall(SYS_pidfd_send_signal, fd.get(), SIGKILL, nullptr, 0) == 0) {
       fds.push_back(std::move(fd));
     }
   }
-  if (!freezer_state.empty()) (void)WriteText(freezer_state, "THAWED");
+  if (freeze) (void)WriteText(freezer_state, "THAWED");
+  const int64_t deadline = MonotonicNs() + 5'000'000'000;
   for (const UniqueFd& fd : fds) {
     pollfd p{fd.get(), POLLIN, 0};
-    while (poll(&p, 1, 5000) < 0 && errno == EINTR) {
+    int64_t left_ms = (deadline - MonotonicNs()) / 1'000'000;
+    if (left_ms <= 0) break;
+    while (poll(&p, 1, static_cast<int>(left_ms)) < 0 && errno == EINTR) {
     }
   }
-  return static_cast<int>(pids.size());
+  return static_cast<int>(fds.size());
+}
+
+// Whether `pid` is on its way out: in do_exit (PF_EXITING in /proc/PID/stat's flags) or with
+// a SIGKILL pending (as a pid namespace's processes are once its init died).
+bool Exiting(pid_t pid) {
+  const std::string proc = "/proc/" + std::to_string(pid);
+  std::string stat = ReadText(proc + "/stat");
+  size_t paren = stat.rfind(')');
+  if (paren == std::string::npos) return false;
+  std::istringstream fields(stat.substr(paren + 1));
+  std::string field;
+  for (int i = 0; i < 7 && fields >> field; ++i) {  // state ppid pgrp session tty tpgid flags
+  }
+  constexpr unsigned long kPfExiting = 0x4;
+  if (std::strtoul(field.c_str(), nullptr, 10) & kPfExiting) return true;
+  std::istringstream status(ReadText(proc + "/status"));
+  constexpr unsigned long kSigkillBit = 1ul << (SIGKILL - 1);
+  for (std::string line; std::getline(status, line);) {
+    if (line.starts_with("SigPnd:") || line.starts_with("ShdPnd:")) {
+      if (std::strtoul(line.c_str() + 7, nullptr, 16) & kSigkillBit) return true;
+    }
+  }
+  return false;
 }
 
 // cgroup v2: populated 0 in cgroup.events, waited for with poll (the file signals a change
@@ -121,32 +161,38 @@ void WaitUnpopulated(const std::string& dir) {
   }
 }
 
-// Waits, up to `ms` in all, until every process listed in `procs` has exited.
-void WaitListed(const std::string& procs, int ms) {
-  const int64_t deadline = MonotonicNs() + int64_t{ms} * 1000000;
-  for (pid_t pid : ListedPids(procs)) {
+// Waits, until `deadline` (MonotonicNs) at the latest, for the processes listed in `dir` that
+// are on their way out.
+void WaitExiting(const std::string& dir, int64_t deadline) {
+  for (pid_t pid : ListedPids(dir + "/cgroup.procs")) {
     UniqueFd fd(static_cast<int>(syscall(SYS_pidfd_open, pid, 0)));
-    if (!fd) continue;
+    if (!fd || !Exiting(pid)) continue;
     pollfd p{fd.get(), POLLIN, 0};
-    int64_t left = deadline - MonotonicNs();
-    if (left <= 0 || poll(&p, 1, static_cast<int>(left / 1000000)) == 0) return;
+    int64_t left_ms = (deadline - MonotonicNs()) / 1'000'000;
+    if (left_ms <= 0 || poll(&p, 1, static_cast<int>(left_ms)) == 0) return;
   }
 }
 
-// Removes `dir`; one still holding processes is emptied first (killed, frozen where a freezer
-// is there, in rounds: a process forked meanwhile is listed by the next) and removed again.
-// `stale`: a gone gander's, where only processes of our own pid namespace are killed: its name
-// carries a pid of ours, and a gander of another namespace could have made the same name. The
-// others there are most often the dead run's own pid namespace on its way out (its init was
-// killed): those are waited for, a second at most.
-void KillAndRemove(const std::string& dir, bool stale) {
+// Removes `dir`; one still holding processes is emptied first and removed again: cgroup.kill
+// where there is one, else kill rounds (frozen where the directory is a freezer's; a process
+// forked meanwhile is listed by the next round).
+// `stale`: a gone gander's. Only processes of our own pid namespace are killed there: its name
+// carries a pid of ours, and a gander of another pid namespace could have made the same name.
+// The others are most often the dead run's own pid namespace on its way out (its init was
+// killed): those are waited for, until `wait_until` at the latest; what else is there keeps
+// the directory. A freezer a killed gander left FROZEN (between its freeze and its thaw) is
+// thawed first: nothing in it could die otherwise.
+void KillAndRemove(const std::string& dir, bool stale, int64_t wait_until = 0) {
   if (rmdir(dir.c_str()) == 0 || errno != EBUSY) return;
-  if (!stale && WriteText(dir + "/cgroup.kill", "1")) WaitUnpopulated(dir);
   const std::string procs = dir + "/cgroup.procs";
   const std::string freezer = Exists(dir + "/freezer.state") ? dir + "/freezer.state" : "";
-  for (int round = 0; round < 100 && KillListed(procs, freezer, stale) > 0; ++round) {
+  if (stale && !freezer.empty()) (void)WriteText(freezer, "THAWED");
+  const std::vector<pid_t> listed = ListedPids(procs);
+  const bool all_ours = !stale || std::all_of(listed.begin(), listed.end(), InOurPidNamespace);
+  if (all_ours && WriteText(dir + "/cgroup.kill", "1")) WaitUnpopulated(dir);
+  for (int round = 0; round < 100 && KillListed(dir, freezer, stale) > 0; ++round) {
   }
-  if (stale) WaitListed(procs, 1000);
+  if (stale) WaitExiting(dir, wait_until);
   rmdir(dir.c_str());
 }
 
@@ -274,20 +320,33 @@ pid_t StaleCgroupOwner(const std::string& name) {
 }
 
 void SweepStaleCgroups(const std::vector<std::string>& parents) {
+  struct Stale {
+    std::string path;
+    pid_t owner;
+  };
+  std::vector<Stale> stale;
   for (const std::string& parent : parents) {
     DIR* dir = opendir(parent.c_str());
     if (!dir) continue;
-    std::vector<std::string> stale;
     while (dirent* e = readdir(dir)) {
       pid_t owner = StaleCgroupOwner(e->d_name);
       if (owner > 0 && owner != getpid() && kill(owner, 0) != 0 && errno == ESRCH) {
-        stale.push_back(parent + "/" + e->d_name);
+        stale.push_back({parent + "/" + e->d_name, owner});
       }
     }
     closedir(dir);
-    // Not empty: the dead gander's init between its last kill and its own exit, or what
-    // outlived it. Its owner is gone, so nothing in it is anyone's any more.
-    for (const auto& path : stale) KillAndRemove(path, true);
+  }
+  // Freezers first: one left FROZEN is thawed before the same run's memory and pids
+  // directories wait for processes that could not die while frozen.
+  std::stable_partition(stale.begin(), stale.end(),
+                        [](const Stale& s) { return Exists(s.path + "/freezer.state"); });
+  // Not empty: the dead gander's init between its last kill and its own exit, or what
+  // outlived it (`pkill -9 gander` kills the init too). One second for the whole sweep.
+  const int64_t wait_until = MonotonicNs() + 1'000'000'000;
+  for (const Stale& s : stale) {
+    // Looked at again: a gander that got the owner's pid since could have made the same name.
+    if (kill(s.owner, 0) == 0 || errno != ESRCH) continue;
+    KillAndRemove(s.path, true, wait_until);
   }
 }
 
@@ -396,7 +455,7 @@ int RunCgroup::KillAll() {
   // the extension forked is in the cgroup before fork returns, so each round lists it.
   std::string freezer = freezer_ ? dirs_.back() + "/freezer.state" : "";
   for (int round = 0; round < 100; ++round) {
-    int n = KillListed(dir + "/cgroup.procs", freezer);
+    int n = KillListed(dir, freezer);
     if (n == 0) break;
     killed += n;
   }

@@ -196,7 +196,9 @@ class CgroupTreeTest : public CgroupTest {
   // How the run ends: the extension exits; gander is SIGKILLed (its init kills the cgroup);
   // or gander and its init both are, as `pkill -9 gander` does (the init stopped first, so it
   // cannot act on gander's death): then the grandchild outlives them until the next start.
-  enum class End { kNormal, kKillGander, kKillGanderAndInit };
+  // kKillAndFreeze: as kKillGanderAndInit, then the run's freezer cgroup FROZEN, as a gander
+  // killed between its freeze and its thaw leaves it (nothing in it can die until thawed).
+  enum class End { kNormal, kKillGander, kKillGanderAndInit, kKillAndFreeze };
 
   void Check(End end) {
     const bool kill_gander = end != End::kNormal;
@@ -236,7 +238,8 @@ class CgroupTreeTest : public CgroupTest {
     std::string context;
     if (kill_gander) {
       std::vector<pid_t> inits = Children(gander.pid());
-      if (end == End::kKillGanderAndInit) {
+      const bool kill_init = end == End::kKillGanderAndInit || end == End::kKillAndFreeze;
+      if (kill_init) {
         ASSERT_FALSE(inits.empty()) << "gander " << gander.pid() << " has no child";
         for (pid_t init : inits) {
           kill(init, SIGSTOP);
@@ -247,13 +250,22 @@ class CgroupTreeTest : public CgroupTest {
       }
       ASSERT_EQ(kill(gander.pid(), SIGKILL), 0);
       context = gander.Wait(60).Describe();
-      if (end == End::kKillGanderAndInit) {
+      if (kill_init) {
         for (pid_t init : inits) kill(init, SIGKILL);
         if (mode() == Mode::kNoNamespaces) {
           // Nobody is left to kill it: the test would prove nothing if it were gone already.
           pollfd p{pidfd, POLLIN, 0};
           EXPECT_EQ(poll(&p, 1, 0), 0) << "the grandchild died with its init\n" << context;
         }
+      }
+      if (end == End::kKillAndFreeze) {
+        int frozen = 0;
+        for (const fs::path& dir : RunCgroupDirs(gander.pid())) {
+          if (!fs::exists(dir / "freezer.state")) continue;
+          std::ofstream(dir / "freezer.state") << "FROZEN";
+          ++frozen;
+        }
+        if (frozen == 0) GTEST_SKIP() << "no cgroup v1 freezer holds the run here";
       }
     } else {
       RunResult r = gander.Wait(60);
@@ -347,6 +359,9 @@ TEST_P(CgroupTreeTest, EscapedGrandchildDiesAtNormalEnd) { Check(End::kNormal); 
 TEST_P(CgroupTreeTest, EscapedGrandchildDiesWhenGanderIsKilled) { Check(End::kKillGander); }
 TEST_P(CgroupTreeTest, EscapedGrandchildOfAKilledInitDiesAtTheNextStart) {
   Check(End::kKillGanderAndInit);
+}
+TEST_P(CgroupTreeTest, AFreezerLeftFrozenIsThawedAndEmptiedAtTheNextStart) {
+  Check(End::kKillAndFreeze);
 }
 
 // A gVisor run whose gander is SIGKILLed leaves runsc's own cgroups (runsc never ran
