@@ -196,8 +196,10 @@ class CgroupTreeTest : public CgroupTest {
   // How the run ends: the extension exits; gander is SIGKILLed (its init kills the cgroup);
   // or gander and its init both are, as `pkill -9 gander` does (the init stopped first, so it
   // cannot act on gander's death): then the grandchild outlives them until the next start.
-  // kKillAndFreeze: as kKillGanderAndInit, then the run's freezer cgroup FROZEN, as a gander
-  // killed between its freeze and its thaw leaves it (nothing in it can die until thawed).
+  // kKillAndFreeze: the run's freezer cgroup FROZEN, then gander and its init killed, as a
+  // gander killed between its freeze and its thaw leaves it (nothing in it can die until
+  // thawed). Frozen before the kills: an empty directory could be swept by a parallel test's
+  // start before it was frozen; a frozen one only by the code under test.
   enum class End { kNormal, kKillGander, kKillGanderAndInit, kKillAndFreeze };
 
   void Check(End end) {
@@ -239,7 +241,19 @@ class CgroupTreeTest : public CgroupTest {
     if (kill_gander) {
       std::vector<pid_t> inits = Children(gander.pid());
       const bool kill_init = end == End::kKillGanderAndInit || end == End::kKillAndFreeze;
-      if (kill_init) {
+      ASSERT_FALSE(kill_init && inits.empty()) << "gander " << gander.pid() << " has no child";
+      if (end == End::kKillAndFreeze) {
+        std::vector<fs::path> freezers;
+        for (const fs::path& dir : RunCgroupDirs(gander.pid())) {
+          if (fs::exists(dir / "freezer.state")) freezers.push_back(dir / "freezer.state");
+        }
+        if (freezers.empty()) GTEST_SKIP() << "no cgroup v1 freezer holds the run here";
+        for (const fs::path& state : freezers) std::ofstream(state) << "FROZEN";
+        // FREEZING until every task is (a hang bound, not a timing).
+        auto frozen = [&] { return ReadFileOr(freezers.front(), "").starts_with("FROZEN"); };
+        for (int i = 0; i < 6000 && !frozen(); ++i) usleep(1000);
+        ASSERT_TRUE(frozen()) << "the run's freezer never froze";
+      } else if (kill_init) {
         ASSERT_FALSE(inits.empty()) << "gander " << gander.pid() << " has no child";
         for (pid_t init : inits) {
           kill(init, SIGSTOP);
@@ -252,20 +266,11 @@ class CgroupTreeTest : public CgroupTest {
       context = gander.Wait(60).Describe();
       if (kill_init) {
         for (pid_t init : inits) kill(init, SIGKILL);
-        if (mode() == Mode::kNoNamespaces) {
+        if (mode() == Mode::kNoNamespaces && end != End::kKillAndFreeze) {
           // Nobody is left to kill it: the test would prove nothing if it were gone already.
           pollfd p{pidfd, POLLIN, 0};
           EXPECT_EQ(poll(&p, 1, 0), 0) << "the grandchild died with its init\n" << context;
         }
-      }
-      if (end == End::kKillAndFreeze) {
-        int frozen = 0;
-        for (const fs::path& dir : RunCgroupDirs(gander.pid())) {
-          if (!fs::exists(dir / "freezer.state")) continue;
-          std::ofstream(dir / "freezer.state") << "FROZEN";
-          ++frozen;
-        }
-        if (frozen == 0) GTEST_SKIP() << "no cgroup v1 freezer holds the run here";
       }
     } else {
       RunResult r = gander.Wait(60);
