@@ -92,18 +92,25 @@ bool InCgroupNamed(pid_t pid, const std::string& name) {
   return false;
 }
 
-// One kill round over the processes listed in `dir`: frozen first where `freezer_state` is
-// given (none forks while the list is read), each listed pid opened as a pidfd and SIGKILLed
+// One kill round over the processes listed in `dir` (none listed: nothing to do, no freeze):
+// frozen where `freezer_state` is given and listed again (none forks while it is read), each
+// listed pid opened as a pidfd and SIGKILLed
 // only if /proc/PID/cgroup still names `dir` (a pid reused between the listing and
 // pidfd_open is another process) and, with `only_ours`, it is in gander's pid namespace;
 // thawed (a frozen process dies only once thawed), then waited for, 5 s at most in all.
 // Returns how many it signalled.
 int KillListed(const std::string& dir, const std::string& freezer_state, bool only_ours = false) {
+  const std::string procs = dir + "/cgroup.procs";
+  std::vector<pid_t> pids = ListedPids(procs);
+  if (pids.empty()) return 0;  // the usual last round of a run's end: no freeze for nothing
   const bool freeze = !freezer_state.empty();
-  if (freeze) (void)WriteText(freezer_state, "FROZEN");
+  if (freeze) {
+    (void)WriteText(freezer_state, "FROZEN");
+    pids = ListedPids(procs);  // read again, frozen: what forked meanwhile is listed now
+  }
   const std::string name = dir.substr(dir.rfind('/') + 1);
   std::vector<UniqueFd> fds;
-  for (pid_t pid : ListedPids(dir + "/cgroup.procs")) {
+  for (pid_t pid : pids) {
     UniqueFd fd(static_cast<int>(syscall(SYS_pidfd_open, pid, 0)));
     if (!fd || !InCgroupNamed(pid, name) || (only_ours && !InOurPidNamespace(pid))) continue;
     if (syscall(SYS_pidfd_send_signal, fd.get(), SIGKILL, nullptr, 0) == 0) {
