@@ -645,11 +645,12 @@ TEST_P(EgressRaceTest, SockaddrRewriteGainsNothing) {
   constexpr long kAttempts = 400;
   GanderRun run = Gander(
       Policy("    - {host: 127.0.0.2, ports: [" + std::to_string(port) + "]}\n"),
-      {probe_, "race", "127.0.0.2", forbidden_ip, std::to_string(port), std::to_string(kAttempts)},
+      {probe_, "race", "127.0.0.2", forbidden_ip, std::to_string(port), std::to_string(kAttempts),
+       "until-both"},
       options_);
   ASSERT_EQ(run.status, 0) << run.out;
   RaceResult r = ParseRace(run.out);
-  ASSERT_EQ(r.attempts, kAttempts) << run.out;
+  ASSERT_GE(r.attempts, kAttempts) << run.out;
   settle();
   EXPECT_EQ(forbidden->connections() - forbidden_before, 1) << "only the sentinel may arrive";
   EXPECT_EQ(allowed->connections() - allowed_before - 1, r.connected);
@@ -663,7 +664,7 @@ TEST_P(EgressRaceTest, SockaddrRewriteGainsNothing) {
   EXPECT_EQ(brokered, r.connected) << run.out;
   // 127.0.0.3 too: nothing listens on it inside the sandbox, so each refusal is an event.
   EXPECT_EQ(denied, r.failed) << run.out;
-  EXPECT_EQ(r.connected + r.failed, kAttempts);
+  EXPECT_EQ(r.connected + r.failed, r.attempts);
   EXPECT_GT(r.connected, 0);
   EXPECT_GT(r.failed, 0);
 }
