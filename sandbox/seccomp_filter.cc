@@ -1,48 +1,39 @@
 #include "sandbox/seccomp_filter.h"
 
+#include <linux/seccomp.h>
 #include <seccomp.h>
-#include <sys/ioctl.h>
-#include <sys/mman.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <cerrno>
-#include <cstdlib>
-#include <memory>
+#include <map>
 #include <set>
+#include <string>
+#include <string_view>
 
-#include "common/unique_fd.h"
 #include "policies/policy.h"
 
 namespace gander::sandbox {
 namespace {
 
-struct CtxDeleter {
-  void operator()(scmp_filter_ctx ctx) const { seccomp_release(ctx); }
-};
-using Ctx = std::unique_ptr<void, CtxDeleter>;
-
-Error SeccompError(int rc, const std::string& what) { return Error{-rc, "seccomp: " + what}; }
-
-uint32_t DefaultAction(scmp_filter_ctx ctx) {
-  uint32_t action = 0;
-  seccomp_attr_get(ctx, SCMP_FLTATR_ACT_DEFAULT, &action);
-  return action;
-}
+Error SeccompError(const std::string& what) { return Error{EINVAL, "seccomp: " + what}; }
 
 // The highest syscall number the allowlist refuses (beyond it the kernel answers ENOSYS
 // itself); x86_64's x32 numbers start at 512 and are a foreign ABI here (killed).
-constexpr int kMaxSyscallNr = 1023;
+constexpr int kMaxSyscallNr = kSyscallNumberLimit - 1;
+
+// A syscall's number on the native architecture, or -1 when libseccomp has none for `name`.
+int SyscallNumber(std::string_view name) {
+  int nr = seccomp_syscall_resolve_name(std::string(name).c_str());
+  return nr == __NR_SCMP_ERROR || nr < 0 ? -1 : nr;
+}
 
 // The syscall numbers of the native architecture that `allow` (plus policies::kImplicitSyscalls)
 // leaves out, named by libseccomp or not.
 std::set<int> Unlisted(const std::vector<std::string>& allow) {
   std::set<int> allowed;
-  auto add = [&](const char* name) {
-    int nr = seccomp_syscall_resolve_name(name);
-    if (nr >= 0) allowed.insert(nr);
+  auto add = [&](std::string_view name) {
+    if (int nr = SyscallNumber(name); nr >= 0) allowed.insert(nr);
   };
-  for (const std::string& name : allow) add(name.c_str());
+  for (const std::string& name : allow) add(name);
   for (const char* name : policies::kImplicitSyscalls) add(name);
   std::set<int> out;
   for (int nr = 0; nr <= kMaxSyscallNr; ++nr) {
@@ -51,19 +42,24 @@ std::set<int> Unlisted(const std::vector<std::string>& allow) {
   return out;
 }
 
-// Adds one rule, conditional on `pattern` when given. In census mode NOTIFY is already the
-// default: libseccomp refuses a redundant rule.
-int AddRule(scmp_filter_ctx filter, uint32_t action, int nr, const policies::ArgPattern* pattern) {
-  if (action == DefaultAction(filter)) return 0;
-  if (!pattern) return seccomp_rule_add(filter, action, nr, 0);
-  return seccomp_rule_add(filter, action, nr, 1,
-                          scmp_arg_cmp{static_cast<unsigned>(pattern->arg), SCMP_CMP_MASKED_EQ,
-                                       pattern->mask, pattern->value});
+ArgCheck Masked(const policies::ArgPattern& p) {
+  return {.arg = p.arg, .op = ArgCheck::Op::kMaskedEqual, .mask = p.mask, .value = p.value};
+}
+
+ArgCheck NotEqual(int arg, uint64_t value) {
+  return {.arg = arg, .op = ArgCheck::Op::kNotEqual, .value = value};
+}
+
+// Adds one rule, conditional on `check` when given. A rule whose action is the default is
+// left out (in census mode NOTIFY is the default already).
+void AddRule(SeccompRules& rules, int nr, uint32_t action, std::optional<ArgCheck> check = {}) {
+  if (nr < 0 || nr > kMaxSyscallNr || action == rules.default_action) return;
+  rules.rules.push_back({nr, check, action});
 }
 
 // Denials go through the supervisor (reported, then refused with the same errno) when it
 // can; the supervisor applies the same table (policies/denied_syscalls.h).
-Status AddDenials(scmp_filter_ctx filter, const SeccompOptions& options, SeccompProgram& program) {
+void AddDenials(SeccompRules& rules, const SeccompOptions& options, SeccompProgram& program) {
   const bool notify = options.notify;
   if (!options.broker_only) {
     program.denials = policies::DeniedSyscalls({.deny_host_sockets = options.deny_host_sockets,
@@ -71,167 +67,136 @@ Status AddDenials(scmp_filter_ctx filter, const SeccompOptions& options, Seccomp
                                                 .deny_exec_memfd = options.deny_exec_memfd});
   }
   for (const auto& denied : program.denials) {
-    int nr = seccomp_syscall_resolve_name(std::string(denied.name).c_str());
-    if (nr == __NR_SCMP_ERROR || nr < 0) continue;
-    uint32_t action = notify && !denied.silent ? SCMP_ACT_NOTIFY : SCMP_ACT_ERRNO(denied.error);
+    int nr = SyscallNumber(denied.name);
+    if (nr < 0) continue;
+    uint32_t action =
+        notify && !denied.silent ? SECCOMP_RET_USER_NOTIF : SECCOMP_RET_ERRNO | denied.error;
     if (denied.any_of.empty()) {
       program.unlisted.erase(nr);  // the floor's unconditional denial stands
-      if (int rc = AddRule(filter, action, nr, nullptr); rc < 0) {
-        return SeccompError(rc, "deny " + std::string(denied.name));
-      }
+      AddRule(rules, nr, action);
     }
     // A conditional one for a syscall the allowlist refuses whole: the refusal below covers
     // it (the monitor still answers the floor's calls with the floor's errno).
     const bool listed = !program.unlisted.contains(nr);
     for (const auto& pattern : listed ? denied.any_of : std::vector<policies::ArgPattern>{}) {
-      if (int rc = AddRule(filter, action, nr, &pattern); rc < 0) {
-        return SeccompError(rc, "deny " + std::string(denied.label));
-      }
+      AddRule(rules, nr, action, Masked(pattern));
     }
     program.denied_syscalls.emplace_back(denied.label);
   }
-  return {};
 }
 
 // Watched syscalls: recorded by the supervisor, then continued (the mount view and Landlock
 // enforce; the notification only observes). In census mode they notify anyway.
-Status AddWatches(scmp_filter_ctx filter, const SeccompOptions& options,
-                  const std::set<int>& unlisted) {
+void AddWatches(SeccompRules& rules, const SeccompOptions& options, const std::set<int>& unlisted) {
   for (const auto& watched : policies::WatchedSyscalls()) {
     if (static_cast<int>(watched.level) > static_cast<int>(options.files)) continue;
-    int nr = seccomp_syscall_resolve_name(std::string(watched.name).c_str());
-    if (nr == __NR_SCMP_ERROR || nr < 0 || unlisted.contains(nr)) continue;
-    if (int rc = AddRule(filter, SCMP_ACT_NOTIFY, nr, nullptr); rc < 0) {
-      return SeccompError(rc, "watch " + std::string(watched.name));
-    }
+    int nr = SyscallNumber(watched.name);
+    if (nr < 0 || unlisted.contains(nr)) continue;
+    AddRule(rules, nr, SECCOMP_RET_USER_NOTIF);
   }
-  return {};
 }
 
 // Network syscalls: decided by the egress broker on a copy of the address. sendto without an
 // address (a register the filter can read) uses the connection decided at connect();
 // sendmsg on the hand-off fd is the listener's own delivery and must not wait for it.
-Status AddNetworkWatches(scmp_filter_ctx filter, const SeccompOptions& options,
-                         const std::set<int>& unlisted) {
-  auto listed = [&](int nr) { return !unlisted.contains(nr); };
+void AddNetworkWatches(SeccompRules& rules, const SeccompOptions& options,
+                       const std::set<int>& unlisted) {
+  auto listed = [&](int nr) { return nr >= 0 && !unlisted.contains(nr); };
   for (const char* name : {"connect", "sendmmsg"}) {
-    if (!listed(seccomp_syscall_resolve_name(name))) continue;
-    if (int rc = seccomp_rule_add(filter, SCMP_ACT_NOTIFY, seccomp_syscall_resolve_name(name), 0);
-        rc < 0) {
-      return SeccompError(rc, std::string("watch ") + name);
-    }
+    if (int nr = SyscallNumber(name); listed(nr)) AddRule(rules, nr, SECCOMP_RET_USER_NOTIF);
   }
-  if (int rc = listed(SCMP_SYS(sendto))
-                   ? seccomp_rule_add(filter, SCMP_ACT_NOTIFY, SCMP_SYS(sendto), 1,
-                                      SCMP_A4(SCMP_CMP_NE, 0))
-                   : 0;
-      rc < 0) {
-    return SeccompError(rc, "watch sendto");
+  if (int nr = SyscallNumber("sendto"); listed(nr)) {
+    AddRule(rules, nr, SECCOMP_RET_USER_NOTIF, NotEqual(4, 0));
   }
-  if (int rc =
-          listed(SCMP_SYS(sendmsg))
-              ? seccomp_rule_add(filter, SCMP_ACT_NOTIFY, SCMP_SYS(sendmsg), 1,
-                                 SCMP_A0(SCMP_CMP_NE, static_cast<uint64_t>(options.handoff_fd)))
-              : 0;
-      rc < 0) {
-    return SeccompError(rc, "watch sendmsg");
+  if (int nr = SyscallNumber("sendmsg"); listed(nr)) {
+    AddRule(rules, nr, SECCOMP_RET_USER_NOTIF,
+            NotEqual(0, static_cast<uint64_t>(options.handoff_fd)));
   }
-  return {};
 }
 
 // The allowlist's refusals, through the supervisor (reported as denied) when notifying.
 // sendmsg stays allowed on the hand-off fd: the listener travels over it before exec.
-Status RefuseUnlisted(scmp_filter_ctx filter, const SeccompOptions& options,
-                      const std::set<int>& unlisted) {
-  const uint32_t unlisted_action =
-      options.notify ? SCMP_ACT_NOTIFY : SCMP_ACT_ERRNO(static_cast<uint32_t>(kUnlistedErrno));
+void RefuseUnlisted(SeccompRules& rules, const SeccompOptions& options,
+                    const std::set<int>& unlisted) {
+  const uint32_t action = options.notify
+                              ? SECCOMP_RET_USER_NOTIF
+                              : SECCOMP_RET_ERRNO | static_cast<uint32_t>(kUnlistedErrno);
+  const int sendmsg = SyscallNumber("sendmsg");
   for (int nr : unlisted) {
-    int rc = 0;
-    if (nr == SCMP_SYS(sendmsg) && options.handoff_fd >= 0) {
-      rc = seccomp_rule_add(filter, unlisted_action, nr, 1,
-                            SCMP_A0(SCMP_CMP_NE, static_cast<uint64_t>(options.handoff_fd)));
+    if (nr == sendmsg && options.handoff_fd >= 0) {
+      AddRule(rules, nr, action, NotEqual(0, static_cast<uint64_t>(options.handoff_fd)));
     } else {
-      rc = seccomp_rule_add(filter, unlisted_action, nr, 0);
-    }
-    if (rc < 0) {
-      char* name = seccomp_syscall_resolve_num_arch(SCMP_ARCH_NATIVE, nr);
-      bool named = name != nullptr;
-      free(name);
-      // A number libseccomp has no name for may be refused by it: the kernel has no such
-      // syscall either (ENOSYS), unless it is newer than libseccomp.
-      if (!named) continue;
-      return SeccompError(rc, "refuse unlisted syscall " + std::to_string(nr));
+      AddRule(rules, nr, action);
     }
   }
-  return {};
-}
-
-// Exports the BPF program into memory: the child installs it with one seccomp() call.
-Status ExportBpf(scmp_filter_ctx filter, std::vector<sock_filter>& instructions) {
-  UniqueFd memfd(memfd_create("gander-seccomp", MFD_CLOEXEC));
-  if (!memfd) return ErrnoError("memfd_create");
-  if (int rc = seccomp_export_bpf(filter, memfd.get()); rc < 0) {
-    return SeccompError(rc, "export BPF");
-  }
-  off_t size = lseek(memfd.get(), 0, SEEK_END);
-  if (size <= 0 || size % sizeof(sock_filter) != 0) return MakeError("seccomp: bad BPF size");
-  instructions.resize(size / sizeof(sock_filter));
-  if (pread(memfd.get(), instructions.data(), size, 0) != size) {
-    return ErrnoError("seccomp: read back BPF");
-  }
-  return {};
 }
 
 }  // namespace
 
-Result<SeccompProgram> CompileSeccompFilter(const SeccompOptions& options) {
+Result<SeccompRules> SelectSeccompRules(const SeccompOptions& options, SeccompProgram& program) {
   const bool notify = options.notify;
-  Ctx ctx(seccomp_init(notify && options.census ? SCMP_ACT_NOTIFY : SCMP_ACT_ALLOW));
-  if (!ctx) return MakeError("seccomp_init failed");
-  SeccompProgram program;
+  SeccompRules rules;
+  rules.default_action = notify && options.census ? SECCOMP_RET_USER_NOTIF : SECCOMP_RET_ALLOW;
   program.notify = notify;
-  const scmp_filter_ctx filter = ctx.get();
-
-  // A foreign ABI (int 0x80, x32 on x86_64) kills the whole process: its syscall numbers
-  // would bypass every rule below. Only the native architecture is added to the filter.
-  if (int rc = seccomp_attr_set(filter, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS); rc < 0) {
-    return SeccompError(rc, "set bad-arch action");
-  }
-  // The filter is installed after no_new_privs; let libseccomp not set it again.
-  if (int rc = seccomp_attr_set(filter, SCMP_FLTATR_CTL_NNP, 0); rc < 0) {
-    return SeccompError(rc, "set nnp attribute");
-  }
 
   const bool allowlist = options.allow && !options.census && !options.broker_only;
-  if (allowlist) {
-    program.unlisted = Unlisted(*options.allow);
-    // Some 400 rules: a binary search instead of a linear scan on every syscall.
-    if (int rc = seccomp_attr_set(filter, SCMP_FLTATR_CTL_OPTIMIZE, 2); rc < 0) {
-      return SeccompError(rc, "set optimize attribute");
-    }
-  }
+  if (allowlist) program.unlisted = Unlisted(*options.allow);
 
-  if (Status s = AddDenials(filter, options, program); !s) return std::move(s).error();
+  AddDenials(rules, options, program);
   if (notify && !options.census && !options.broker_only) {
-    if (Status s = AddWatches(filter, options, program.unlisted); !s) return std::move(s).error();
+    AddWatches(rules, options, program.unlisted);
   }
   if (notify && options.network && !options.census) {
-    if (Status s = AddNetworkWatches(filter, options, program.unlisted); !s) {
-      return std::move(s).error();
-    }
+    AddNetworkWatches(rules, options, program.unlisted);
   }
-  if (Status s = RefuseUnlisted(filter, options, program.unlisted); !s) {
-    return std::move(s).error();
-  }
+  RefuseUnlisted(rules, options, program.unlisted);
 
   if (notify && options.census && options.handoff_fd >= 0) {
-    policies::ArgPattern handoff{0, 0xffffffffu, static_cast<uint64_t>(options.handoff_fd)};
-    if (int rc = AddRule(filter, SCMP_ACT_ALLOW, SCMP_SYS(sendmsg), &handoff); rc < 0) {
-      return SeccompError(rc, "allow the listener hand-off");
+    AddRule(rules, SyscallNumber("sendmsg"), SECCOMP_RET_ALLOW,
+            Masked({0, 0xffffffffu, static_cast<uint64_t>(options.handoff_fd)}));
+  }
+  // Two unconditional rules with different actions for one syscall would leave the filter's
+  // answer to the order they were written in: the tables above must never ask for that.
+  std::map<int, uint32_t> always;
+  for (const SeccompRule& rule : rules.rules) {
+    if (rule.check) continue;
+    auto [it, fresh] = always.emplace(rule.nr, rule.action);
+    if (!fresh && it->second != rule.action) {
+      return SeccompError("two actions for syscall " + std::to_string(rule.nr));
     }
   }
+  return rules;
+}
 
-  if (Status s = ExportBpf(filter, program.instructions); !s) return std::move(s).error();
+// libseccomp's reading of a rule list, which the filter keeps: per syscall, an unconditional
+// rule decides every call; else the conditional ones, in the order written, then the default.
+FilterTable TableOf(const SeccompRules& rules) {
+  FilterTable table;
+  table.default_action = rules.default_action;
+  std::set<int> unconditional;
+  // A foreign ABI (int 0x80, x32 on x86_64) kills the whole process: its syscall numbers
+  // would bypass every rule.
+  table.bad_arch_action = SECCOMP_RET_KILL_PROCESS;
+  for (const SeccompRule& rule : rules.rules) {
+    auto [it, fresh] = table.syscalls.try_emplace(rule.nr);
+    SyscallDecision& d = it->second;
+    if (fresh) d.action = rules.default_action;
+    if (!rule.check) {
+      d.action = rule.action;
+      d.branches.clear();
+      unconditional.insert(rule.nr);
+    } else if (!unconditional.contains(rule.nr)) {
+      d.branches.push_back({*rule.check, rule.action});
+    }
+  }
+  return table;
+}
+
+Result<SeccompProgram> CompileSeccompFilter(const SeccompOptions& options) {
+  SeccompProgram program;
+  auto rules = SelectSeccompRules(options, program);
+  if (!rules) return rules.error();
+  program.instructions = GenerateBpf(TableOf(*rules));
   return program;
 }
 

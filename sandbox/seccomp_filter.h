@@ -6,7 +6,8 @@
 // gander's supervisor first: it reports a denial before answering with the errno, and lets a
 // watched syscall continue after recording it. In census mode (learn) every syscall does.
 //
-// Compiled in the parent with libseccomp into plain BPF bytes; the child only installs them.
+// Compiled in the parent into plain BPF bytes (seccomp_bpf.h; libseccomp only names the
+// syscalls); the child only installs them.
 #pragma once
 
 #include <linux/filter.h>
@@ -20,6 +21,7 @@
 #include "common/result.h"
 #include "policies/denied_syscalls.h"
 #include "policies/watched_syscalls.h"
+#include "sandbox/seccomp_bpf.h"
 
 namespace gander::sandbox {
 
@@ -73,5 +75,24 @@ struct SeccompOptions {
 };
 
 Result<SeccompProgram> CompileSeccompFilter(const SeccompOptions& options = {});
+
+// The rules CompileSeccompFilter turns into BPF, in the order written, as libseccomp's
+// seccomp_rule_add took them before (tests/unit/sandbox/seccomp_bpf_test.cc feeds the same list
+// to libseccomp and compares the two programs): `check`, when given, makes the rule
+// conditional. `program` receives everything but the instructions.
+struct SeccompRule {
+  int nr;
+  std::optional<ArgCheck> check;
+  uint32_t action;
+};
+struct SeccompRules {
+  uint32_t default_action;
+  std::vector<SeccompRule> rules;
+};
+Result<SeccompRules> SelectSeccompRules(const SeccompOptions& options, SeccompProgram& program);
+
+// How a rule list reads (libseccomp's reading): per syscall, an unconditional rule decides every
+// call; else its conditional rules, in the order written, then the default action.
+FilterTable TableOf(const SeccompRules& rules);
 
 }  // namespace gander::sandbox
