@@ -17,7 +17,10 @@ constexpr size_t kPage = 4096;
 
 }  // namespace
 
-KernelUnotify::KernelUnotify(UniqueFd listener) : listener_(std::move(listener)) {
+KernelUnotify::KernelUnotify(UniqueFd listener) { Attach(std::move(listener)); }
+
+void KernelUnotify::Attach(UniqueFd listener) {
+  listener_ = std::move(listener);
   sync_wake_up_ = ioctl(listener_.get(), SECCOMP_IOCTL_NOTIF_SET_FLAGS,
                         SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP) == 0;
 }

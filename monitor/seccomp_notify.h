@@ -48,6 +48,9 @@ class Unotify {
 class KernelUnotify final : public Unotify {
  public:
   explicit KernelUnotify(UniqueFd listener);
+  // Without a listener yet: what answers through it can be built before it arrives (Attach).
+  KernelUnotify() = default;
+  void Attach(UniqueFd listener);
   int fd() const { return listener_.get(); }
   bool sync_wake_up() const { return sync_wake_up_; }
   Result<Notification> Receive() override;

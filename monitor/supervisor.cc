@@ -153,7 +153,7 @@ void RelayTurn(const std::vector<pollfd>& fds, Relays& r, int64_t now,
 struct Threads {
   explicit Threads(const std::function<void()>* after) : after_turn(after) {}
   std::mutex lock;
-  std::vector<std::unique_ptr<WatchThread>> running;  // destroyed after `held` lets go
+  std::vector<std::shared_ptr<WatchThread>> running;  // destroyed after `held` lets go
   std::unique_lock<std::mutex> held{lock};
   const std::function<void()>* after_turn;
 
@@ -161,7 +161,12 @@ struct Threads {
   void Start(std::vector<Watch>& watches) {
     std::erase_if(watches, [this](Watch& w) {
       if (!w.own_thread || w.fd < 0) return false;
-      auto t = WatchThread::TryStart(w, lock, after_turn);
+      std::shared_ptr<WatchThread> t = std::move(w.thread);
+      if (t) {
+        t->Serve(w, lock, after_turn);
+      } else {
+        t = WatchThread::TryStart(w, lock, after_turn);
+      }
       if (!t) return false;
       running.push_back(std::move(t));
       return true;
@@ -169,7 +174,7 @@ struct Threads {
   }
   // Stops the threads of the extension's watches (all of them when `all`).
   void Stop(bool all) {
-    std::erase_if(running, [&](std::unique_ptr<WatchThread>& t) {
+    std::erase_if(running, [&](std::shared_ptr<WatchThread>& t) {
       if (!all && !t->extension()) return false;
       t->Stop(held);
       return true;

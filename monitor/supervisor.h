@@ -7,6 +7,7 @@
 #include <sys/types.h>
 
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -18,6 +19,8 @@ namespace gander::monitor {
 // Another fd the loop polls: the seccomp listener, the sandbox's sync socket. The callback
 // runs with poll's revents when it is readable or hung up; it returns false to stop polling
 // the fd (it must, on a hang-up with nothing left to read, or the loop would spin).
+class WatchThread;  // monitor/watch_thread.h
+
 struct Watch {
   int fd = -1;
   std::function<bool(short revents)> on_ready;
@@ -31,6 +34,8 @@ struct Watch {
   // for an extension's watches (`extension`): a restart lets go of the lock while it stops
   // them, so another thread's callback could run in the middle of it.
   bool own_thread = false;
+  // A thread already running for it (WatchThread::TryStandby), or none: one is started then.
+  std::shared_ptr<WatchThread> thread = nullptr;
 };
 
 }  // namespace gander::monitor

@@ -10,23 +10,49 @@
 
 namespace gander::monitor {
 
-std::unique_ptr<WatchThread> WatchThread::TryStart(Watch watch, std::mutex& lock,
+std::shared_ptr<WatchThread> WatchThread::TryStart(Watch watch, std::mutex& lock,
                                                    const std::function<void()>* after_turn) {
+  std::shared_ptr<WatchThread> t = TryStandby();
+  if (t) t->Serve(std::move(watch), lock, after_turn);
+  return t;
+}
+
+std::shared_ptr<WatchThread> WatchThread::TryStandby() {
   UniqueFd stop(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
-  if (!stop) return nullptr;
-  std::unique_ptr<WatchThread> t(
-      new WatchThread(std::move(watch), lock, after_turn, std::move(stop)));
+  UniqueFd go(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+  if (!stop || !go) return nullptr;
+  std::shared_ptr<WatchThread> t(new WatchThread(std::move(stop), std::move(go)));
   try {
-    t->thread_ = std::thread([raw = t.get()] { raw->Run(); });
+    t->thread_ = std::thread([raw = t.get()] {
+      if (raw->WaitForWatch()) raw->Run();
+    });
   } catch (const std::system_error&) {  // EAGAIN: no thread to be had (RLIMIT_NPROC)
     return nullptr;
   }
   return t;
 }
 
-WatchThread::WatchThread(Watch watch, std::mutex& lock, const std::function<void()>* after_turn,
-                         UniqueFd stop)
-    : watch_(std::move(watch)), lock_(lock), after_turn_(after_turn), stop_(std::move(stop)) {}
+WatchThread::WatchThread(UniqueFd stop, UniqueFd go) : stop_(std::move(stop)), go_(std::move(go)) {}
+
+void WatchThread::Serve(Watch watch, std::mutex& lock, const std::function<void()>* after_turn) {
+  watch_ = std::move(watch);
+  lock_ = &lock;
+  after_turn_ = after_turn;
+  uint64_t one = 1;
+  (void)!write(go_.get(), &one, sizeof(one));  // the eventfd's write orders the stores above
+}
+
+// Parked until Serve or Stop; true when there is a watch to serve.
+bool WatchThread::WaitForWatch() {
+  pollfd fds[2] = {{go_.get(), POLLIN, 0}, {stop_.get(), POLLIN, 0}};
+  for (;;) {
+    int ready = poll(fds, 2, -1);
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready < 0 || fds[1].revents) return false;
+    uint64_t n = 0;
+    if (fds[0].revents && read(go_.get(), &n, sizeof(n)) == sizeof(n)) return true;
+  }
+}
 
 void WatchThread::Run() {
   pollfd fds[2] = {{watch_.fd, POLLIN, 0}, {stop_.get(), POLLIN, 0}};
@@ -37,7 +63,7 @@ void WatchThread::Run() {
       return;  // not with two fds on the stack; the watch ends as a hung-up one would
     }
     if (fds[1].revents) return;
-    std::lock_guard<std::mutex> held(lock_);
+    std::lock_guard<std::mutex> held(*lock_);
     if (stopping_.load()) return;  // Stop was called while this thread waited for the lock
     bool more = watch_.on_ready(fds[0].revents);
     if (after_turn_ && *after_turn_) (*after_turn_)();

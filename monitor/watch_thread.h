@@ -25,8 +25,15 @@ class WatchThread {
  public:
   // Starts the thread; nullptr when no thread (or its stop eventfd) can be had: the caller
   // then polls the watch in its loop as before.
-  static std::unique_ptr<WatchThread> TryStart(Watch watch, std::mutex& lock,
+  static std::shared_ptr<WatchThread> TryStart(Watch watch, std::mutex& lock,
                                                const std::function<void()>* after_turn);
+  // Starts a thread that waits for its watch (Serve), so that a thread is already running when
+  // the watch's fd arrives: the seccomp listener's first notification (the extension's execve)
+  // then waits for a wake-up, not for a new thread's first scheduling (0.2 ms on a quiet host,
+  // milliseconds on a busy one). Made while the sandbox is being built.
+  static std::shared_ptr<WatchThread> TryStandby();
+  // Gives a standby thread its watch (once); the thread serves it from then on, as TryStart's.
+  void Serve(Watch watch, std::mutex& lock, const std::function<void()>* after_turn);
   WatchThread(const WatchThread&) = delete;
   WatchThread& operator=(const WatchThread&) = delete;
   // Stops the thread. Called with `lock` held (by `held`): it is let go of while the thread
@@ -37,15 +44,16 @@ class WatchThread {
   bool extension() const { return watch_.extension; }
 
  private:
-  WatchThread(Watch watch, std::mutex& lock, const std::function<void()>* after_turn,
-              UniqueFd stop);
+  WatchThread(UniqueFd stop, UniqueFd go);
+  bool WaitForWatch();
   void Run();
   void AskToStop();
 
   Watch watch_;
-  std::mutex& lock_;
-  const std::function<void()>* after_turn_;  // may be empty
-  UniqueFd stop_;                            // an eventfd: readable once Stop is called
+  std::mutex* lock_ = nullptr;
+  const std::function<void()>* after_turn_ = nullptr;  // may be empty
+  UniqueFd stop_;                                      // an eventfd: readable once Stop is called
+  UniqueFd go_;  // an eventfd: readable once Serve gave the watch
   std::atomic<bool> stopping_{false};
   std::thread thread_;
 };

@@ -112,6 +112,27 @@ StartFailure DescribeFailure(const ChildReport& report, const SandboxSpec& spec)
   return failure;
 }
 
+// The report that ends a start: the listener (the start is confirmed later), the start itself,
+// or the failure, into `failure`. True when the sandbox runs.
+bool TakeReport(SandboxProcess& process, const ChildReport& report, int fd, const SandboxSpec& spec,
+                StartFailure* failure) {
+  if (report.step == ChildStep::kListener && fd >= 0) {
+    process.listener = UniqueFd(fd);
+    // The extension's exit may be notified before the start report is read (a busy host
+    // can leave the init unscheduled while the extension runs and exits).
+    if (report.detail > 0) process.extension_pid = report.detail;
+    return true;
+  }
+  if (fd >= 0) close(fd);
+  if (report.step == ChildStep::kStarted) {
+    process.started = true;
+    process.extension_pid = report.detail;
+    return true;
+  }
+  *failure = DescribeFailure(report, spec);
+  return false;
+}
+
 }  // namespace
 
 std::string StartFailure::Describe() const {
@@ -204,28 +225,24 @@ Result<SandboxProcess> StartSandbox(const SandboxSpec& spec, StartFailure* failu
       }
     }
     for (; next < more.size(); ++next) close(more[next]);
-    if (!ReceiveReport(process.sync.get(), &report, &fd)) {
-      return abandon(MakeError("the sandbox init exited during set-up"));
-    }
-  } else {
-    for (int extra : more) close(extra);
-  }
-  if (report.step == ChildStep::kListener && fd >= 0) {
-    process.listener = UniqueFd(fd);
-    // The extension's exit may be notified before the start report is read (a busy host
-    // can leave the init unscheduled while the extension runs and exits).
-    if (report.detail > 0) process.extension_pid = report.detail;
+    process.listener_pending = true;
     return process;
   }
-  if (fd >= 0) close(fd);
-  if (report.step == ChildStep::kStarted) {
-    process.started = true;
-    process.extension_pid = report.detail;
-    return process;
-  }
-  *failure = DescribeFailure(report, spec);
+  for (int extra : more) close(extra);
+  if (TakeReport(process, report, fd, spec, failure)) return process;
   waitpid(pid, nullptr, 0);
   return Error{report.err, "sandbox set-up failed at '" + failure->Describe() + "'"};
+}
+
+bool AwaitListener(SandboxProcess& process, const SandboxSpec& spec, StartFailure* failure) {
+  process.listener_pending = false;
+  ChildReport report{};
+  int fd = -1;
+  if (!ReceiveReport(process.sync.get(), &report, &fd)) {
+    *failure = {ChildStep::kListener, EPIPE, ""};
+    return false;
+  }
+  return TakeReport(process, report, fd, spec, failure);
 }
 
 bool ReadStartReport(SandboxProcess& process, const SandboxSpec& spec, StartFailure* failure) {

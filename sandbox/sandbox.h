@@ -66,6 +66,10 @@ struct SandboxProcess {
   // With seccomp notification: the listener, received before the extension's execve. The
   // start is then confirmed (or its failure reported) later on `sync`: see ReadStartReport.
   UniqueFd listener;
+  // StartSandbox returned once the sandbox's root and network were up (the egress sockets'
+  // report), before the listener: AwaitListener receives it. The caller meanwhile prepares what
+  // serves it, while the init forks the extension and applies Landlock and seccomp.
+  bool listener_pending = false;
   UniqueFd sync;
   // With spec.egress and namespaces: sockets in the sandbox's network namespace.
   network::EgressSockets egress;
@@ -100,8 +104,14 @@ struct StartFailure {
 // Returns the running sandbox, or an Error whose message names the failed step (the code is
 // the errno), `failure` saying which. A clone refused (user namespaces unavailable here) is
 // Error{code, "clone"} with failure->step kClone, so the caller may degrade
-// (NamespacesRefused).
+// (NamespacesRefused): every step that can say so comes before the return. With egress sockets
+// it returns when they arrive, with `listener_pending`.
 Result<SandboxProcess> StartSandbox(const SandboxSpec& spec, StartFailure* failure);
+
+// Receives the listener StartSandbox left pending (or the start report, or a failure). True
+// when it came (or the extension is running); false with `failure` set when a step failed,
+// with step kListener and EPIPE when the init is gone.
+bool AwaitListener(SandboxProcess& process, const SandboxSpec& spec, StartFailure* failure);
 
 // Reads the report that confirms the start once the listener arrived first. Returns true when
 // the extension is running (sets process.started and extension_pid); false with `failure`

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "launcher/run/sinks.h"
+#include "monitor/watch_thread.h"
 #include "policies/parser.h"
 #include "sandbox/child_setup.h"
 
@@ -100,10 +101,35 @@ bool ReadStrace(Session& s, Extension& x) {
 
 // Everything that watches one extension: its start report on the sync socket (watched before
 // the listener, so the extension's pid is known before any of its exits is decided), gVisor's
-// strace log, its seccomp listener and egress broker.
+// strace log, its seccomp listener and egress broker. A listener the sandbox has not handed
+// over yet (listener_pending) is awaited once the broker is built: the broker's set-up overlaps
+// the init's last steps (the extension's fork, Landlock, seccomp) instead of following them.
 std::optional<std::vector<monitor::Watch>> WatchExtension(Session& s, Extension& x,
                                                           bool restarted) {
   const Prepared& p = s.p;
+  const bool listening = x.sandbox.listener || x.sandbox.listener_pending;
+  std::shared_ptr<monitor::WatchThread> standby;
+  if (listening) {
+    x.unotify = std::make_unique<monitor::KernelUnotify>();
+    standby = monitor::WatchThread::TryStandby();  // running by the time the listener comes
+  }
+  if (listening && x.spec->egress) {
+    x.egress = MakeEgress(p, x.sandbox, *x.unotify, s.memory, s.queue, s.rpc.tracker());
+    if (!x.egress) return std::nullopt;
+  }
+  if (x.sandbox.listener_pending && !sandbox::AwaitListener(x.sandbox, *x.spec, &x.exec_failure)) {
+    // The start failed after all: the init is on its way out; its exit ends the run (or the
+    // restart), and Finish reports the step.
+    if (restarted) {
+      spdlog::error("{}: restart: sandbox set-up failed at '{}': {}", p.name,
+                    x.exec_failure.Describe(), std::strerror(x.exec_failure.err));
+      return std::nullopt;
+    }
+    x.egress.reset();
+    x.unotify.reset();
+    return std::vector<monitor::Watch>{};
+  }
+
   std::vector<monitor::Watch> watches;
   if (!x.sandbox.started) {
     watches.push_back({x.sandbox.sync.get(), [&s, ex = &x, restarted](short) {
@@ -133,7 +159,7 @@ std::optional<std::vector<monitor::Watch>> WatchExtension(Session& s, Extension&
     watches.push_back({x.gvisor->strace_fd(), [&s, ex = &x](short) { return ReadStrace(s, *ex); }});
   }
   if (!x.sandbox.listener) return watches;
-  x.unotify = std::make_unique<monitor::KernelUnotify>(std::move(x.sandbox.listener));
+  x.unotify->Attach(std::move(x.sandbox.listener));
   monitor::SeccompMonitorConfig config{.extension = p.name,
                                        .rules = p.compiled.files,
                                        .trial = p.compiled.files_trial,
@@ -151,9 +177,7 @@ std::optional<std::vector<monitor::Watch>> WatchExtension(Session& s, Extension&
                                        .namespaces = x.sandbox.namespaces,
                                        .tool_calls = &s.rpc.tracker(),
                                        .count_syscalls = !x.gvisor};
-  if (x.spec->egress) {
-    x.egress = MakeEgress(p, x.sandbox, *x.unotify, s.memory, s.queue, s.rpc.tracker());
-    if (!x.egress) return std::nullopt;
+  if (x.egress) {
     config.network = x.egress.get();
     watches.push_back({x.egress->fd(), [ex = &x](short) {
                          ex->egress->OnReady();
@@ -171,7 +195,8 @@ std::optional<std::vector<monitor::Watch>> WatchExtension(Session& s, Extension&
                            if (revents & POLLIN) return ex->seccomp_monitor->HandleOne();
                            return false;
                          },
-                     .own_thread = true});
+                     .own_thread = true,
+                     .thread = std::move(standby)});
   return watches;
 }
 

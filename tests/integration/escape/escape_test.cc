@@ -25,6 +25,7 @@
 #include <signal.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -384,6 +385,28 @@ TEST_P(LifecycleTest, CommandNotFoundPrintsNothingOnStdout) {
     EXPECT_EQ(r.out, "") << Context(r);
     EXPECT_NE(r.err, "") << "a diagnostic belongs on stderr\n" << Context(r);
   }
+}
+
+// A step that fails once the sandbox's root and network are up (its egress sockets handed
+// over, so gander is already opening its sinks): here setrlimit, asked for more open files than
+// the hard limit, which no process of a new user namespace may raise. The run ends as a start
+// failure: 125, the step named on stderr, nothing on stdout, nothing left running.
+TEST_P(LifecycleTest, ASetupStepFailingAfterTheNetworkIsUpEndsTheRun) {
+  struct rlimit files {};
+  ASSERT_EQ(getrlimit(RLIMIT_NOFILE, &files), 0);
+  const fs::path policy = w().ws / "too-many-open-files.yaml";
+  WriteFile(policy,
+            "version: 1\nextends: default\nlimits:\n  open_files: " +
+                std::to_string(files.rlim_max + 1000) + "\n",
+            0644);
+  std::string m = Marker();
+  Argv flags = kFullFlags;
+  flags.insert(flags.end(), {"--policy", policy.string()});
+  RunResult r = Gander(flags, {"/bin/sleep", m}, w().ws);
+  EXPECT_EQ(r.status, 125) << Context(r);
+  EXPECT_EQ(r.out, "") << Context(r);
+  EXPECT_NE(r.err.find("sandbox set-up failed at 'setrlimit'"), std::string::npos) << Context(r);
+  ExpectNoSurvivors(m, Context(r));
 }
 
 TEST_P(LifecycleTest, CannotExecute) {
