@@ -23,6 +23,7 @@
 #include "mcp/server.h"
 #include "policies/expand.h"
 #include "policies/loader.h"
+#include "policies/parsed_profiles.h"
 #include "policies/parser.h"
 #include "sandbox/isolation.h"
 #include "vet/audit.h"
@@ -424,6 +425,8 @@ int Dispatch(Cli& c, char** argv) {
 }  // namespace
 
 int Main(int argc, char** argv) {
+  // The shipped profiles as the build parsed them: no YAML parse of a profile at each start.
+  policies::UseParsedProfiles(&policies::ParsedShippedProfile);
   // The executor inside each `gander mcp` sandbox: straight to it, no option parsing on the
   // path every sandbox start takes.
   if (argc == 3 && std::string(argv[1]) == "mcp" && std::string(argv[2]) == "exec") {

@@ -14,12 +14,24 @@
 
 #include "common/unique_fd.h"
 #include "policies/builtin_profiles.h"
+#include "policies/parsed_profiles.h"
 
 namespace gander::policies {
 namespace {
 
 constexpr off_t kMaxPolicyFileSize = 1 << 20;  // a policy is a few hundred lines at most
 constexpr std::string_view kBuiltinPrefix = "profile:";
+
+ParsedProfileLookup parsed_profiles = nullptr;  // UseParsedProfiles
+
+// A profile's text, as the build parsed it when it is a shipped profile's, else parsed now.
+Result<Policy> ParseProfile(const std::string& name, std::string_view yaml,
+                            const std::string& source) {
+  if (parsed_profiles) {
+    if (auto parsed = parsed_profiles(name, yaml, source)) return std::move(*parsed);
+  }
+  return ParsePolicy(yaml, source);
+}
 
 // The whole of a small regular file. O_NONBLOCK: opening a FIFO (a policy path, or an
 // `extends` one, can name anything) must not wait for a writer; the type is checked on the
@@ -190,6 +202,8 @@ Result<Policy> LoadPolicyFile(const std::string& path) {
   return ParsePolicy(*text, path);
 }
 
+void UseParsedProfiles(ParsedProfileLookup lookup) { parsed_profiles = lookup; }
+
 Result<Policy> LoadProfile(const std::string& name, const std::vector<std::string>& search_dirs) {
   if (!IsValidProfileName(name)) {
     return MakeError("invalid profile name '" + name + "' (expected [A-Za-z0-9_-]+)");
@@ -197,13 +211,15 @@ Result<Policy> LoadProfile(const std::string& name, const std::vector<std::strin
   for (const std::string& dir : search_dirs) {
     std::string path = (std::filesystem::path(dir) / (name + ".yaml")).string();
     Result<std::string> text = ReadSmallFile(path);
-    if (text) return ParsePolicy(*text, path);
+    if (text) return ParseProfile(name, *text, path);
     if (text.error().code != ENOENT && text.error().code != ENOTDIR) {
       return std::move(text).error().Context("cannot load profile '" + name + "'");
     }
   }
   for (const BuiltinProfile& profile : BuiltinProfiles()) {
-    if (profile.name == name) return ParsePolicy(profile.yaml, std::string(kBuiltinPrefix) + name);
+    if (profile.name == name) {
+      return ParseProfile(name, profile.yaml, std::string(kBuiltinPrefix) + name);
+    }
   }
   return MakeError("unknown profile '" + name +
                    "' (available: " + Join(AvailableProfileNames(search_dirs), ", ") + ")");
