@@ -5,6 +5,28 @@
 #include "events/event_json.h"
 
 namespace gander::launcher {
+namespace {
+
+// Whether goose::RefusalsIn could name a refusal in this event: what it requires of the event's
+// own fields, tested before the event is written as JSON and read back. Every allowed open of a
+// start (hundreds for a node server) stops here; RefusalsIn still decides for the rest.
+bool MayBeRefusal(const events::Event& event) {
+  if (event.install_phase) return false;
+  if (const auto* f = std::get_if<events::FileEvent>(&event.payload)) {
+    return f->result != events::Verdict::kWouldDeny &&
+           (f->path_class == events::PathClass::kOutside ||
+            f->path_class == events::PathClass::kDenied || f->result == events::Verdict::kDenied);
+  }
+  if (const auto* n = std::get_if<events::NetworkEvent>(&event.payload)) {
+    return n->result == events::Verdict::kDenied;
+  }
+  if (const auto* s = std::get_if<events::SyscallEvent>(&event.payload)) {
+    return s->action == events::SyscallAction::kDenied;
+  }
+  return false;
+}
+
+}  // namespace
 
 void DenialNotice::Publish(const events::Event& event) {
   if (inner_) inner_->Publish(event);
@@ -18,11 +40,7 @@ void DenialNotice::Publish(const events::Event& event) {
     }
     return;
   }
-  if (!std::holds_alternative<events::FileEvent>(event.payload) &&
-      !std::holds_alternative<events::NetworkEvent>(event.payload) &&
-      !std::holds_alternative<events::SyscallEvent>(event.payload)) {
-    return;
-  }
+  if (!MayBeRefusal(event)) return;
   auto refusals = goose::RefusalsIn(events::ToJsonLine(event));
   if (refusals.empty()) return;
   ++count_;
