@@ -99,8 +99,19 @@ bool ReceiveReport(int sync, ChildReport* report, int* fd, std::vector<int>* mor
     }
   }
   auto decoded = err == 0 ? DecodeChildReport(wire, sizeof(wire)) : std::nullopt;
-  if (decoded) *report = *decoded;
-  return decoded.has_value();
+  if (decoded) {
+    *report = *decoded;
+    return true;
+  }
+  // No report to go with them: nothing is taken (a listener kept here unserved would hang the
+  // extension at its first notification).
+  if (*fd >= 0) close(*fd);
+  *fd = -1;
+  if (more) {
+    for (int extra : *more) close(extra);
+    more->clear();
+  }
+  return false;
 }
 
 StartFailure DescribeFailure(const ChildReport& report, const SandboxSpec& spec) {

@@ -1,5 +1,6 @@
 #include "sandbox/seccomp_filter.h"
 
+#include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <seccomp.h>
 
@@ -197,6 +198,12 @@ Result<SeccompProgram> CompileSeccompFilter(const SeccompOptions& options) {
   auto rules = SelectSeccompRules(options, program);
   if (!rules) return rules.error();
   program.instructions = GenerateBpf(TableOf(*rules));
+  // The kernel refuses a longer program (and the child passes the length as 16 bits): say so
+  // here, not as a failed start. Gander's filters stay near a thousand instructions at most.
+  if (program.instructions.size() > BPF_MAXINSNS) {
+    return SeccompError("the filter has " + std::to_string(program.instructions.size()) +
+                        " instructions, more than the kernel's " + std::to_string(BPF_MAXINSNS));
+  }
   return program;
 }
 

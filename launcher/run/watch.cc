@@ -2,7 +2,9 @@
 #include "launcher/run/watch.h"
 
 #include <poll.h>
+#include <signal.h>
 #include <spdlog/spdlog.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -118,8 +120,10 @@ std::optional<std::vector<monitor::Watch>> WatchExtension(Session& s, Extension&
     if (!x.egress) return std::nullopt;
   }
   if (x.sandbox.listener_pending && !sandbox::AwaitListener(x.sandbox, *x.spec, &x.exec_failure)) {
-    // The start failed after all: the init is on its way out; its exit ends the run (or the
-    // restart), and Finish reports the step.
+    // The start failed after all. The init is on its way out, or, if only the listener went
+    // missing, about to run the extension unwatched: it goes now, with the whole sandbox. Its
+    // exit ends the run (or the restart), and Finish reports the step.
+    syscall(SYS_pidfd_send_signal, x.sandbox.pidfd.get(), SIGKILL, nullptr, 0);
     if (restarted) {
       spdlog::error("{}: restart: sandbox set-up failed at '{}': {}", p.name,
                     x.exec_failure.Describe(), std::strerror(x.exec_failure.err));

@@ -16,6 +16,19 @@ namespace gander::sandbox {
 // Runs `program` over `data` as the kernel's classic BPF interpreter does; fails the test
 // (returns ~0u) on an instruction seccomp would not accept.
 inline uint32_t Evaluate(const std::vector<sock_filter>& program, const seccomp_data& data) {
+  // What the kernel's checker refuses, before running anything: an empty or too long program,
+  // one that can fall off its end, a misaligned load.
+  if (program.empty() || program.size() > BPF_MAXINSNS ||
+      BPF_CLASS(program.back().code) != BPF_RET) {
+    ADD_FAILURE() << "the kernel would refuse this program (size " << program.size() << ")";
+    return ~0u;
+  }
+  for (const sock_filter& in : program) {
+    if (BPF_CLASS(in.code) == BPF_LD && BPF_MODE(in.code) == BPF_ABS && in.k % 4 != 0) {
+      ADD_FAILURE() << "misaligned load at offset " << in.k;
+      return ~0u;
+    }
+  }
   uint32_t a = 0;
   uint32_t x = 0;
   uint32_t mem[BPF_MEMWORDS] = {};
