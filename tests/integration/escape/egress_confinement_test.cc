@@ -643,11 +643,10 @@ TEST_P(EgressRaceTest, SockaddrRewriteGainsNothing) {
   int forbidden_before = forbidden->connections(), allowed_before = allowed->connections();
 
   constexpr long kAttempts = 400;
-  GanderRun run = Gander(
-      Policy("    - {host: 127.0.0.2, ports: [" + std::to_string(port) + "]}\n"),
-      {probe_, "race", "127.0.0.2", forbidden_ip, std::to_string(port), std::to_string(kAttempts),
-       "until-both"},
-      options_);
+  GanderRun run = Gander(Policy("    - {host: 127.0.0.2, ports: [" + std::to_string(port) + "]}\n"),
+                         {probe_, "race", "127.0.0.2", forbidden_ip, std::to_string(port),
+                          std::to_string(kAttempts), "until-both"},
+                         options_);
   ASSERT_EQ(run.status, 0) << run.out;
   RaceResult r = ParseRace(run.out);
   ASSERT_GE(r.attempts, kAttempts) << run.out;
