@@ -1,6 +1,8 @@
 #include "monitor/watch_thread.h"
 
 #include <poll.h>
+#include <pthread.h>
+#include <signal.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
@@ -22,13 +24,22 @@ std::shared_ptr<WatchThread> WatchThread::TryStandby() {
   UniqueFd go(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
   if (!stop || !go) return nullptr;
   std::shared_ptr<WatchThread> t(new WatchThread(std::move(stop), std::move(go)));
+  // Every signal blocked in the thread from its first instruction (it inherits the mask it is
+  // made with): a process-directed signal goes to a thread that does not block it, and this one
+  // is made before the supervisor loop blocks SIGTERM, SIGINT and SIGHUP for its signalfd. With
+  // them open here, a SIGTERM (Goose's PDEATHSIG, a user's kill) ended gander on the spot,
+  // without tearing its sandbox down.
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, &old);
   try {
     t->thread_ = std::thread([raw = t.get()] {
       if (raw->WaitForWatch()) raw->Run();
     });
   } catch (const std::system_error&) {  // EAGAIN: no thread to be had (RLIMIT_NPROC)
-    return nullptr;
+    t = nullptr;
   }
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
   return t;
 }
 

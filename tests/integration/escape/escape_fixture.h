@@ -387,6 +387,40 @@ class SandboxTest {
     ExpectNoSurvivors(m, "command: " + Quote(argv) + "\n" + r.Describe());
   }
 
+  // SIGTERM to gander while its extension runs (Goose's PDEATHSIG when Goose dies, a user's
+  // kill): gander ends its sandbox and then itself, in order. Nothing of the sandbox is left the
+  // moment gander is gone (no wait: gander waits for its init), and gander's private
+  // directories (`--name` makes them this run's: /tmp/gander-NAME-*, /dev/shm/gander-NAME-*)
+  // are removed. A gander killed on the spot by the signal leaves both behind.
+  void CheckSigtermTearsDown(const Argv& flags) {
+    const std::string m = Marker();
+    const std::string name = "sigterm-" + m.substr(0, m.find('.'));
+    RunOptions o = Opts(world_->ws);
+    o.pipe_stdin = true;
+    Argv named = flags;
+    named.insert(named.end(), {"--name", name});
+    Argv argv = GanderArgv(named, {"/bin/sleep", m}, world_->ws);
+    Child gander(argv, o);
+    bool started = WaitUntil([&] { return !ProcessesWithMarker(m).empty(); }, 15);
+    if (!started) KillAll(ProcessesWithMarker(m));
+    ASSERT_TRUE(started) << Quote(argv);
+    ASSERT_EQ(kill(gander.pid(), SIGTERM), 0);
+    RunResult r = gander.Wait(15);
+    std::string context = "command: " + Quote(argv) + "\n" + r.Describe();
+    EXPECT_FALSE(r.timed_out) << context;
+    EXPECT_EQ(r.status, 128 + SIGTERM) << "the extension ends by the SIGTERM\n" << context;
+    EXPECT_TRUE(ProcessesWithMarker(m).empty()) << "gander exited before its sandbox\n" << context;
+    for (const char* parent : {"/tmp", "/dev/shm"}) {
+      std::error_code ec;
+      for (const auto& entry : fs::directory_iterator(parent, ec)) {
+        EXPECT_FALSE(entry.path().filename().string().starts_with("gander-" + name + "-"))
+            << entry.path() << " was left behind\n"
+            << context;
+      }
+    }
+    ExpectNoSurvivors(m, context);
+  }
+
   // Starts a SIGTERM-ignoring extension, closes stdin, and expects gander to SIGKILL it and be
   // gone (waited for; the 15 s bound only ends a hang).
   void CheckStdinEofEscalates(const Argv& flags) {

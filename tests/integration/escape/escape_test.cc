@@ -281,6 +281,10 @@ TEST_P(DegradedBasicsTest, EscapedGrandchildDiesAtNormalExit) {
   CheckEscapedGrandchildDies(Flags(), /*kill_gander=*/false, 8);
 }
 
+TEST_P(DegradedBasicsTest, SigtermToGanderTearsItsSandboxDownFirst) {
+  CheckSigtermTearsDown(Flags());
+}
+
 TEST_P(DegradedBasicsTest, EscapedGrandchildDiesWithGanderOnSigkill) {
   CheckEscapedGrandchildDies(Flags(), /*kill_gander=*/true, 4);
 }
@@ -304,6 +308,10 @@ TEST_P(LifecycleTest, SandboxDiesWithGanderOnSigkill) { CheckSandboxDiesWithGand
 TEST_P(LifecycleTest, InitHoldsNoCopyOfGander) { CheckInitHoldsNoCopyOfGander(kFullFlags); }
 
 TEST_P(LifecycleTest, StdinEofEscalatesToSigkill) { CheckStdinEofEscalates(kFullFlags); }
+
+TEST_P(LifecycleTest, SigtermToGanderTearsItsSandboxDownFirst) {
+  CheckSigtermTearsDown(kFullFlags);
+}
 
 TEST_P(LifecycleTest, EscapedGrandchildDiesAtNormalExit) {
   CheckEscapedGrandchildDies(kFullFlags, /*kill_gander=*/false, 3);
