@@ -261,14 +261,8 @@ bool ReadStartReport(SandboxProcess& process, const SandboxSpec& spec, StartFail
   int fd = -1;
   *failure = {};
   if (!ReceiveReport(process.sync.get(), &report, &fd)) return false;
-  if (fd >= 0) close(fd);
-  if (report.step == ChildStep::kStarted) {
-    process.started = true;
-    process.extension_pid = report.detail;
-    return true;
-  }
-  *failure = DescribeFailure(report, spec);
-  return false;
+  if (fd >= 0) close(fd);  // no listener comes now: a report that carries one is a failure
+  return TakeReport(process, report, -1, spec, failure);
 }
 
 }  // namespace gander::sandbox
