@@ -2,6 +2,7 @@
 #include "exporters/collector_paths.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -102,6 +103,9 @@ Status SpawnDetached(const std::vector<std::string>& argv) {
   }
   if (child == 0) {
     if (setsid() < 0 || fork() != 0) _exit(0);  // the grandchild is re-parented to init
+    sigset_t none;  // `gander run` holds its termination signals: the collector gets none held
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, nullptr);
     int null = open("/dev/null", O_RDWR | O_CLOEXEC);
     if (null >= 0) {
       dup2(null, 0);

@@ -12,6 +12,7 @@
 #include "launcher/run/sinks.h"
 #include "launcher/run/start.h"
 #include "launcher/run/watch.h"
+#include "monitor/supervisor.h"
 
 namespace gander::launcher {
 namespace {
@@ -68,6 +69,7 @@ int Report(const Stop& stop) {
 }
 
 int Run(const RunOptions& o) {
+  monitor::HoldTerminationSignals();  // before anything is made that a signal would leave behind
   spdlog::debug("phase: arguments parsed");
   Prepared p;
   if (auto stop = Prepare(o, p)) return Report(*stop);

@@ -50,8 +50,16 @@ std::optional<std::string> FirstLineOf(const std::vector<std::string>& argv,
   posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
   posix_spawn_file_actions_addchdir_np(&actions, cwd.c_str());
   const ExecStrings envp = ExecStrings::Environment(env), args(argv);
+  // `gander run` holds its termination signals (monitor::HoldTerminationSignals): not the helper.
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  sigset_t none;
+  sigemptyset(&none);
+  posix_spawnattr_setsigmask(&attr, &none);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK);
   pid_t pid = 0;
-  int err = posix_spawn(&pid, args.front(), &actions, nullptr, args.get(), envp.get());
+  int err = posix_spawn(&pid, args.front(), &actions, &attr, args.get(), envp.get());
+  posix_spawnattr_destroy(&attr);
   posix_spawn_file_actions_destroy(&actions);
   write_end.Reset();
   if (err != 0) return std::nullopt;

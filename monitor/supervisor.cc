@@ -22,6 +22,19 @@
 #include "relay/rpc_monitor.h"
 
 namespace gander::monitor {
+
+sigset_t TerminationSignals() {
+  sigset_t signals;
+  sigemptyset(&signals);
+  for (int sig : {SIGTERM, SIGINT, SIGHUP}) sigaddset(&signals, sig);
+  return signals;
+}
+
+void HoldTerminationSignals() {
+  sigset_t signals = TerminationSignals();
+  sigprocmask(SIG_BLOCK, &signals, nullptr);
+}
+
 namespace {
 
 constexpr int64_t kNever = INT64_MAX;
@@ -76,13 +89,12 @@ int ExitStatus(const siginfo_t& info) {
   return 128 + info.si_status;  // CLD_KILLED, CLD_DUMPED
 }
 
-// gander's own termination signals arrive through a signalfd, in the loop.
+// gander's own termination signals arrive through a signalfd, in the loop; one that came
+// before (HoldTerminationSignals) is read there too.
 UniqueFd BlockTerminationSignals() {
-  sigset_t signals;
-  sigemptyset(&signals);
-  for (int sig : {SIGTERM, SIGINT, SIGHUP}) sigaddset(&signals, sig);
-  sigprocmask(SIG_BLOCK, &signals, nullptr);
+  HoldTerminationSignals();
   signal(SIGPIPE, SIG_IGN);  // a closed stdout shows up as EPIPE
+  sigset_t signals = TerminationSignals();
   return UniqueFd(signalfd(-1, &signals, SFD_CLOEXEC | SFD_NONBLOCK));
 }
 

@@ -125,4 +125,11 @@ struct SupervisorOptions {
 // return, client_out is closed (replaced by /dev/null) so that Goose sees EOF at once.
 int Supervise(const SupervisorOptions& options);
 
+// Holds SIGTERM, SIGINT and SIGHUP pending for Supervise, which takes them from a signalfd.
+// Called first thing by a run: one that comes while the sandbox is being built (Goose's
+// PDEATHSIG, a user's kill) then tears it down in the loop's first turn, rather than ending
+// gander on the spot with its private directories left behind. Whatever gander starts gets an
+// empty mask back before its exec.
+void HoldTerminationSignals();
+
 }  // namespace gander::monitor

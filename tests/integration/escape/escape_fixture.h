@@ -392,7 +392,10 @@ class SandboxTest {
   // moment gander is gone (no wait: gander waits for its init), and gander's private
   // directories (`--name` makes them this run's: /tmp/gander-NAME-*, /dev/shm/gander-NAME-*)
   // are removed. A gander killed on the spot by the signal leaves both behind.
-  void CheckSigtermTearsDown(const Argv& flags) {
+  // `during_start_us` >= 0: the SIGTERM comes that long after gander was started, while it
+  // builds the sandbox (before its supervisor loop takes the signal from a signalfd), rather
+  // than once the extension runs; either way the signal ends the extension (128 + SIGTERM).
+  void CheckSigtermTearsDown(const Argv& flags, int during_start_us = -1) {
     const std::string m = Marker();
     const std::string name = "sigterm-" + m.substr(0, m.find('.'));
     RunOptions o = Opts(world_->ws);
@@ -401,9 +404,19 @@ class SandboxTest {
     named.insert(named.end(), {"--name", name});
     Argv argv = GanderArgv(named, {"/bin/sleep", m}, world_->ws);
     Child gander(argv, o);
-    bool started = WaitUntil([&] { return !ProcessesWithMarker(m).empty(); }, 15);
-    if (!started) KillAll(ProcessesWithMarker(m));
-    ASSERT_TRUE(started) << Quote(argv);
+    if (during_start_us >= 0) {
+      usleep(static_cast<useconds_t>(during_start_us));
+    } else {
+      // The extension itself: gander's own command line holds the marker too.
+      auto extension = [&] {
+        std::vector<pid_t> pids = ProcessesWithMarker(m);
+        std::erase(pids, gander.pid());
+        return !pids.empty();
+      };
+      bool started = WaitUntil(extension, 15);
+      if (!started) KillAll(ProcessesWithMarker(m));
+      ASSERT_TRUE(started) << Quote(argv);
+    }
     ASSERT_EQ(kill(gander.pid(), SIGTERM), 0);
     RunResult r = gander.Wait(15);
     std::string context = "command: " + Quote(argv) + "\n" + r.Describe();

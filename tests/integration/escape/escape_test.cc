@@ -285,6 +285,10 @@ TEST_P(DegradedBasicsTest, SigtermToGanderTearsItsSandboxDownFirst) {
   CheckSigtermTearsDown(Flags());
 }
 
+TEST_P(DegradedBasicsTest, SigtermWhileGanderStartsTearsDownToo) {
+  for (int us : {0, 500, 1000, 2000, 3000, 5000, 8000}) CheckSigtermTearsDown(Flags(), us);
+}
+
 TEST_P(DegradedBasicsTest, EscapedGrandchildDiesWithGanderOnSigkill) {
   CheckEscapedGrandchildDies(Flags(), /*kill_gander=*/true, 4);
 }
@@ -311,6 +315,10 @@ TEST_P(LifecycleTest, StdinEofEscalatesToSigkill) { CheckStdinEofEscalates(kFull
 
 TEST_P(LifecycleTest, SigtermToGanderTearsItsSandboxDownFirst) {
   CheckSigtermTearsDown(kFullFlags);
+}
+
+TEST_P(LifecycleTest, SigtermWhileGanderStartsTearsDownToo) {
+  for (int us : {0, 500, 1000, 2000, 3000, 5000, 8000}) CheckSigtermTearsDown(kFullFlags, us);
 }
 
 TEST_P(LifecycleTest, EscapedGrandchildDiesAtNormalExit) {
