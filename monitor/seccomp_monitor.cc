@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
+#include <utility>
 
 namespace gander::monitor {
 namespace {
@@ -399,8 +400,20 @@ Response SeccompMonitor::Decide(const Notification& n, std::vector<events::Event
   return Response{true, 0};
 }
 
-bool SeccompMonitor::HandleOne() {
+int SeccompMonitor::Await() {
   auto n = unotify_.Receive();
+  if (n) {
+    held_ = *n;
+    return 1;
+  }
+  if (n.error().code == EINTR) return 0;
+  if (n.error().code == ENOENT) return unotify_.Gone() ? -1 : 0;
+  return -1;
+}
+
+bool SeccompMonitor::HandleOne() {
+  std::optional<Notification> held = std::exchange(held_, std::nullopt);
+  auto n = held ? Result<Notification>(*held) : unotify_.Receive();
   if (!n) {
     // ENOENT: the target died between poll and receive. Anything else: the listener is gone.
     return n.error().code == ENOENT || n.error().code == EINTR;

@@ -112,6 +112,10 @@ class SeccompMonitor {
   // Receives one notification and answers it. False when the listener is gone (every
   // process of the sandbox exited) or broken.
   bool HandleOne();
+  // The watch thread's way in (Watch::await): waits in the kernel for the next notification,
+  // without the loop's lock, and holds it for HandleOne. 1: one is held; 0: nothing (a
+  // signal, or a target killed while it waited): wait again; -1: the listener is gone.
+  int Await();
 
   // One kCounted SyscallEvent per syscall seen since the last call (the census, or the
   // watched and denied syscalls outside learn mode).
@@ -136,6 +140,7 @@ class SeccompMonitor {
   const std::string& Name(int nr);
 
   Unotify& unotify_;
+  std::optional<Notification> held_;  // received by Await, answered by the next HandleOne
   TargetMemory& memory_;
   Processes& processes_;
   SeccompMonitorConfig config_;

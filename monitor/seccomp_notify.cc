@@ -1,5 +1,6 @@
 #include "monitor/seccomp_notify.h"
 
+#include <poll.h>
 #include <sys/ioctl.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -53,6 +54,11 @@ bool KernelUnotify::Send(uint64_t id, const Response& response) {
 
 bool KernelUnotify::IdValid(uint64_t id) {
   return ioctl(listener_.get(), SECCOMP_IOCTL_NOTIF_ID_VALID, &id) == 0;
+}
+
+bool KernelUnotify::Gone() {
+  pollfd fd{listener_.get(), POLLIN, 0};
+  return poll(&fd, 1, 0) < 0 || (fd.revents & (POLLHUP | POLLERR | POLLNVAL));
 }
 
 bool KernelTargetMemory::ReadBytes(pid_t pid, uint64_t address, void* out, size_t size) {

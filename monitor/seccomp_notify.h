@@ -41,6 +41,9 @@ class Unotify {
   // Is the notification still pending (its thread alive and waiting)? Checked after opening
   // the target by pid, so that a recycled pid is never mistaken for it.
   virtual bool IdValid(uint64_t /*id*/) { return true; }
+  // Has every process that could notify gone (the listener hung up)? Asked when a Receive
+  // found nothing: a target killed while it waited leaves nothing to receive too.
+  virtual bool Gone() { return false; }
 };
 
 // The real thing, over a listener fd. Turns on synchronous wake-up (Linux 6.6+) when the
@@ -56,6 +59,7 @@ class KernelUnotify final : public Unotify {
   Result<Notification> Receive() override;
   bool Send(uint64_t id, const Response& response) override;
   bool IdValid(uint64_t id) override;
+  bool Gone() override;
 
  private:
   UniqueFd listener_;

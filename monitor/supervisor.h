@@ -34,6 +34,13 @@ struct Watch {
   // for an extension's watches (`extension`): a restart lets go of the lock while it stops
   // them, so another thread's callback could run in the middle of it.
   bool own_thread = false;
+  // With own_thread: how that thread waits, instead of in poll on `fd`. Blocks without the
+  // loop's lock until there is something for on_ready (1, which is then called with POLLIN),
+  // nothing yet (0: asked again), or never will be (-1: on_ready gets POLLHUP). The seccomp
+  // listener's: a thread blocked in NOTIF_RECV is handed the CPU by the notifying thread
+  // (SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP) and skips a poll per notification. Interrupted by a
+  // signal of the thread's own when the thread is stopped (monitor/watch_thread.h).
+  std::function<int()> await = nullptr;
   // A thread already running for it (WatchThread::TryStandby), or none: one is started then.
   std::shared_ptr<WatchThread> thread = nullptr;
 };

@@ -19,11 +19,25 @@ std::shared_ptr<WatchThread> WatchThread::TryStart(Watch watch, std::mutex& lock
   return t;
 }
 
+int WatchThread::WakeSignal() {
+  static const int signal = [] {
+    const int sig = SIGRTMIN + 3;  // +1 is the init's parent-death signal
+    struct sigaction action {};
+    action.sa_handler = [](int) {};
+    sigemptyset(&action.sa_mask);
+    sigaction(sig, &action, nullptr);  // no SA_RESTART: the blocked call returns EINTR
+    return sig;
+  }();
+  return signal;
+}
+
 std::shared_ptr<WatchThread> WatchThread::TryStandby() {
+  WakeSignal();  // its handler installed before any thread could be sent it
   UniqueFd stop(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
   UniqueFd go(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
-  if (!stop || !go) return nullptr;
-  std::shared_ptr<WatchThread> t(new WatchThread(std::move(stop), std::move(go)));
+  UniqueFd done(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+  if (!stop || !go || !done) return nullptr;
+  std::shared_ptr<WatchThread> t(new WatchThread(std::move(stop), std::move(go), std::move(done)));
   // Every signal blocked in the thread from its first instruction (it inherits the mask it is
   // made with): a process-directed signal goes to a thread that does not block it, and this one
   // is made before the supervisor loop blocks SIGTERM, SIGINT and SIGHUP for its signalfd. With
@@ -35,6 +49,8 @@ std::shared_ptr<WatchThread> WatchThread::TryStandby() {
   try {
     t->thread_ = std::thread([raw = t.get()] {
       if (raw->WaitForWatch()) raw->Run();
+      uint64_t one = 1;
+      (void)!write(raw->done_.get(), &one, sizeof(one));
     });
   } catch (const std::system_error&) {  // EAGAIN: no thread to be had (RLIMIT_NPROC)
     t = nullptr;
@@ -43,7 +59,8 @@ std::shared_ptr<WatchThread> WatchThread::TryStandby() {
   return t;
 }
 
-WatchThread::WatchThread(UniqueFd stop, UniqueFd go) : stop_(std::move(stop)), go_(std::move(go)) {}
+WatchThread::WatchThread(UniqueFd stop, UniqueFd go, UniqueFd done)
+    : stop_(std::move(stop)), go_(std::move(go)), done_(std::move(done)) {}
 
 void WatchThread::Serve(Watch watch, std::mutex& lock, const std::function<void()>* after_turn) {
   watch_ = std::move(watch);
@@ -65,18 +82,37 @@ bool WatchThread::WaitForWatch() {
   }
 }
 
-void WatchThread::Run() {
+// Waits for the watch: the revents for its callback, 0 to wait again, -1 to return.
+short WatchThread::Wait() {
+  if (watch_.await) {
+    int got = watch_.await();
+    if (stopping_.load()) return -1;
+    return got > 0 ? POLLIN : got < 0 ? POLLHUP : 0;
+  }
   pollfd fds[2] = {{watch_.fd, POLLIN, 0}, {stop_.get(), POLLIN, 0}};
+  int ready = poll(fds, 2, -1);
+  if (ready < 0) {
+    // Not with two fds on the stack: the watch ends as a hung-up one would.
+    return errno == EINTR ? 0 : -1;
+  }
+  if (fds[1].revents) return -1;
+  return fds[0].revents;
+}
+
+void WatchThread::Run() {
+  if (watch_.await) {
+    sigset_t wake;
+    sigemptyset(&wake);
+    sigaddset(&wake, WakeSignal());
+    pthread_sigmask(SIG_UNBLOCK, &wake, nullptr);
+  }
   for (;;) {
-    int ready = poll(fds, 2, -1);
-    if (ready < 0) {
-      if (errno == EINTR) continue;
-      return;  // not with two fds on the stack; the watch ends as a hung-up one would
-    }
-    if (fds[1].revents) return;
+    short revents = Wait();
+    if (revents < 0) return;
+    if (revents == 0) continue;
     std::lock_guard<std::mutex> held(*lock_);
     if (stopping_.load()) return;  // Stop was called while this thread waited for the lock
-    bool more = watch_.on_ready(fds[0].revents);
+    bool more = watch_.on_ready(revents);
     if (after_turn_ && *after_turn_) (*after_turn_)();
     if (!more) return;
   }
@@ -88,18 +124,30 @@ void WatchThread::AskToStop() {
   (void)!write(stop_.get(), &one, sizeof(one));
 }
 
+// Joins a thread that was asked to stop. One blocked in its await is sent the wake signal, and
+// sent it again every millisecond until it has returned: a signal that lands between two waits
+// (before the thread saw `stopping_`) interrupts nothing.
+void WatchThread::Join() {
+  pollfd done{done_.get(), POLLIN, 0};
+  while (watch_.await && poll(&done, 1, 0) == 0) {
+    pthread_kill(thread_.native_handle(), WakeSignal());
+    poll(&done, 1, 1);
+  }
+  thread_.join();
+}
+
 void WatchThread::Stop(std::unique_lock<std::mutex>& held) {
   if (!thread_.joinable()) return;
   AskToStop();
   held.unlock();  // the thread may be waiting for it: it then sees `stopping_` and returns
-  thread_.join();
+  Join();
   held.lock();
 }
 
 WatchThread::~WatchThread() {
   if (!thread_.joinable()) return;
   AskToStop();  // not stopped by its owner, who holds no lock then
-  thread_.join();
+  Join();
 }
 
 }  // namespace gander::monitor

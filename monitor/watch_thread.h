@@ -7,7 +7,9 @@
 // Why: the seccomp listener is one fd among a dozen in the loop's poll set, which the kernel
 // registers and unregisters at every wait (a microsecond or two per notification on a VM);
 // waited on alone, with SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP, the notifying thread hands the CPU
-// straight to this one and back.
+// straight to this one and back. A watch with an `await` (the listener's: blocked in NOTIF_RECV,
+// no poll at all) is woken for Stop by kWakeSignal, sent to this thread alone until it has
+// returned: a signal that comes while the thread is between two waits is simply sent again.
 #pragma once
 
 #include <atomic>
@@ -23,6 +25,10 @@ namespace gander::monitor {
 
 class WatchThread {
  public:
+  // Interrupts a thread blocked in its watch's await (a handler that does nothing, installed
+  // without SA_RESTART, so the blocking call fails with EINTR). Unblocked in such a thread only.
+  static int WakeSignal();
+
   // Starts the thread; nullptr when no thread (or its stop eventfd) can be had: the caller
   // then polls the watch in its loop as before.
   static std::shared_ptr<WatchThread> TryStart(Watch watch, std::mutex& lock,
@@ -44,16 +50,19 @@ class WatchThread {
   bool extension() const { return watch_.extension; }
 
  private:
-  WatchThread(UniqueFd stop, UniqueFd go);
+  WatchThread(UniqueFd stop, UniqueFd go, UniqueFd done);
   bool WaitForWatch();
   void Run();
+  short Wait();
   void AskToStop();
+  void Join();
 
   Watch watch_;
   std::mutex* lock_ = nullptr;
   const std::function<void()>* after_turn_ = nullptr;  // may be empty
   UniqueFd stop_;                                      // an eventfd: readable once Stop is called
-  UniqueFd go_;  // an eventfd: readable once Serve gave the watch
+  UniqueFd go_;    // an eventfd: readable once Serve gave the watch
+  UniqueFd done_;  // an eventfd: readable once the thread's function has returned
   std::atomic<bool> stopping_{false};
   std::thread thread_;
 };

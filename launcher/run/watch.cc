@@ -191,8 +191,8 @@ std::optional<std::vector<monitor::Watch>> WatchExtension(Session& s, Extension&
   x.seccomp_monitor = std::make_unique<monitor::SeccompMonitor>(*x.unotify, s.memory, s.processes,
                                                                 std::move(config), s.queue);
   // POLLHUP: no process uses the filter any more (the sandbox is gone). A thread of its own
-  // waits on the listener alone (Watch::own_thread): every notification's round trip skips
-  // the loop's whole poll set.
+  // waits in NOTIF_RECV (Watch::own_thread, Watch::await): every notification's round trip
+  // skips the loop's whole poll set, and any poll.
   watches.push_back({.fd = x.unotify->fd(),
                      .on_ready =
                          [ex = &x](short revents) {
@@ -200,6 +200,7 @@ std::optional<std::vector<monitor::Watch>> WatchExtension(Session& s, Extension&
                            return false;
                          },
                      .own_thread = true,
+                     .await = [ex = &x] { return ex->seccomp_monitor->Await(); },
                      .thread = std::move(standby)});
   return watches;
 }
