@@ -18,7 +18,7 @@
 # below, so every column sees the same small environment. Knobs: GANDER, GANDER_RUN_ARGS (extra args after `gander run`, e.g.
 # "--profile default"), RUNS_TRUE (default 100), WARMUP_TRUE (5), RUNS_MCP (15), WARMUP_MCP (2),
 # OUT, E2E_DIR (default tests/e2e), SKIP (space-separated column keys to leave out:
-# gander bwrap firejail runsc srt floor), TABLES (default "true interleaved mcp"), ROUNDS_INTERLEAVED (60),
+# gander bwrap firejail runsc srt floor nfloor), TABLES (default "true interleaved mcp"), ROUNDS_INTERLEAVED (60),
 # ROUNDS_INTERLEAVED_MCP (10), CC.
 set -euo pipefail
 
@@ -204,6 +204,21 @@ if ! skipped floor; then
   fi
 fi
 
+# (i) the floor of seccomp user notification (MONITOR_BENCH floor-exec, with a built
+# monitor_bench only): the payload under a filter that notifies what gander's default
+# `--files opens` watches, each answered CONTINUE by a minimal supervisor blocked in
+# NOTIF_RECV (sync wake-up). Not a sandbox: the MCP row's reference for what watching a node
+# server's opens costs on this machine whoever does it.
+if [[ -n ${MONITOR_BENCH:-} ]] && ! skipped nfloor; then
+  if [[ -x $MONITOR_BENCH ]] &&
+     probe "notify floor" "$MONITOR_BENCH" floor-exec --sync 1 --poll 0 --watch opens -- /bin/true; then
+    PREFIX[nfloor]="$(q "$MONITOR_BENCH" floor-exec --sync 1 --poll 0 --watch opens --)"
+    ORDER+=(nfloor)
+  else
+    addnote "notify floor skipped: $MONITOR_BENCH floor-exec does not run"
+  fi
+fi
+
 SRT=$REPO/bench/srt/node_modules/.bin/srt
 if ! skipped srt; then
   if [[ ! -x $SRT ]]; then
@@ -224,6 +239,7 @@ declare -A LABEL=(
   [runsc]="runsc do (gVisor)"
   [srt]="srt (sandbox-runtime)"
   [floor]="relay floor (bench/relay_floor.c)"
+  [nfloor]="notify floor (monitor_bench floor-exec --watch opens)"
 )
 
 # ---------------------------------------------------------------------------------------------
