@@ -32,6 +32,9 @@ sigset_t TerminationSignals() {
 
 void HoldTerminationSignals() {
   sigset_t signals = TerminationSignals();
+  // The watch threads' wake signal is for them alone: sent to the process (by anyone who may
+  // signal gander), it interrupts a wait of theirs, never a write of the loop's.
+  sigaddset(&signals, WatchThread::WakeSignal());
   sigprocmask(SIG_BLOCK, &signals, nullptr);
 }
 
