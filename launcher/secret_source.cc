@@ -5,6 +5,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <spdlog/spdlog.h>
+#include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -19,6 +20,7 @@
 
 #include "common/exec_strings.h"
 #include "common/unique_fd.h"
+#include "monitor/supervisor.h"
 #include "policies/parser.h"
 
 namespace gander::launcher {
@@ -98,7 +100,8 @@ bool ParseInt(std::string_view text, int& out) {
 
 Result<HostCommandResult> RunHostCommand(const std::string& script, std::string_view input,
                                          std::chrono::milliseconds timeout,
-                                         const std::vector<std::string>& envp) {
+                                         const std::vector<std::string>& envp,
+                                         bool stop_on_termination) {
   int out_pipe[2], err_pipe[2], in_pipe[2] = {-1, -1};
   if (pipe2(out_pipe, O_CLOEXEC) != 0) return ErrnoError("pipe2");
   UniqueFd out_r(out_pipe[0]), out_w(out_pipe[1]);
@@ -135,6 +138,9 @@ Result<HostCommandResult> RunHostCommand(const std::string& script, std::string_
     if (fd >= 0) fcntl(fd, F_SETFL, O_NONBLOCK);
   }
 
+  // Readable while such a signal is pending; never read here: it stays for the loop.
+  const sigset_t termination = monitor::TerminationSignals();
+  UniqueFd term(stop_on_termination ? signalfd(-1, &termination, SFD_CLOEXEC | SFD_NONBLOCK) : -1);
   HostCommandResult result;
   size_t written = 0;
   bool exited = false;
@@ -145,12 +151,17 @@ Result<HostCommandResult> RunHostCommand(const std::string& script, std::string_
       result.timed_out = !exited;
       break;
     }
-    pollfd fds[4] = {{out_r.get(), POLLIN, 0},
+    pollfd fds[5] = {{out_r.get(), POLLIN, 0},
                      {err_r.get(), POLLIN, 0},
                      {in_w.get(), POLLOUT, 0},
-                     {exited ? -1 : pidfd.get(), POLLIN, 0}};
-    int ready = poll(fds, 4, static_cast<int>(left.count()));
+                     {exited ? -1 : pidfd.get(), POLLIN, 0},
+                     {exited ? -1 : term.get(), POLLIN, 0}};
+    int ready = poll(fds, 5, static_cast<int>(left.count()));
     if (ready < 0 && errno != EINTR) break;
+    if (fds[4].revents) {
+      result.interrupted = true;
+      break;
+    }
     if (fds[0].revents && !Drain(out_r.get(), result.out, kMaxSecretOutput + 1)) out_r.Reset();
     if (fds[1].revents && !Drain(err_r.get(), result.err, kMaxCommandStderr)) err_r.Reset();
     if (fds[2].revents) {
@@ -325,8 +336,12 @@ Result<SecretValue> FetchSecret(const std::string& name, const policies::SecretR
       auto timeout =
           std::chrono::milliseconds(rule.timeout_ms.value_or(policies::kDefaultSecretTimeoutMs));
       Result<HostCommandResult> run = RunHostCommand(
-          rule.run, "", timeout, CommandEnvironment(launcher_env, {{"GANDER_SECRET", name}}));
+          rule.run, "", timeout, CommandEnvironment(launcher_env, {{"GANDER_SECRET", name}}), true);
       if (!run) return std::move(run).error().Context(what + ": cannot run its command");
+      if (run->interrupted) {
+        return MakeError(what + ": its command was stopped: gander was told to end " +
+                         "(SIGTERM, SIGINT or SIGHUP) while it ran");
+      }
       std::vector<std::string> scrub = known_values;
       scrub.push_back(TrimNewline(run->out));
       if (run->timed_out) {

@@ -28,6 +28,7 @@ inline constexpr size_t kMaxCommandStderr = 16 << 10;
 struct HostCommandResult {
   int status = -1;  // exit code, or 128+N when killed by signal N
   bool timed_out = false;
+  bool interrupted = false;  // gander was asked to end meanwhile (`stop_on_termination`)
   std::string out;
   std::string err;
 };
@@ -36,9 +37,13 @@ struct HostCommandResult {
 // (/dev/null when empty), stdout and stderr captured, `envp` as its environment. At `timeout`
 // the whole group is SIGKILLed. No fd of gander's but the pipes reaches it (gander's stdin and
 // stdout carry MCP messages). Errors only when the command cannot be run at all.
+// `stop_on_termination`: a SIGTERM, SIGINT or SIGHUP held for gander's loop
+// (monitor::HoldTerminationSignals) ends the wait the same way, left pending for the loop: a
+// run being started is not kept waiting for a password prompt it was told to give up.
 Result<HostCommandResult> RunHostCommand(const std::string& script, std::string_view input,
                                          std::chrono::milliseconds timeout,
-                                         const std::vector<std::string>& envp);
+                                         const std::vector<std::string>& envp,
+                                         bool stop_on_termination = false);
 
 // The string at a dotted path ("Credentials.SessionToken"; a number segment indexes an array)
 // of a JSON document. A number or boolean is returned as written; null, objects, arrays and

@@ -4,6 +4,7 @@
 // the shutdown sequence Goose expects, and returns the extension's exit status.
 #pragma once
 
+#include <signal.h>
 #include <sys/types.h>
 
 #include <functional>
@@ -138,5 +139,7 @@ int Supervise(const SupervisorOptions& options);
 // gander on the spot with its private directories left behind. Whatever gander starts gets an
 // empty mask back before its exec.
 void HoldTerminationSignals();
+// SIGTERM, SIGINT and SIGHUP: what HoldTerminationSignals holds for the loop's signalfd.
+sigset_t TerminationSignals();
 
 }  // namespace gander::monitor

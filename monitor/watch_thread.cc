@@ -21,7 +21,11 @@ std::shared_ptr<WatchThread> WatchThread::TryStart(Watch watch, std::mutex& lock
 
 int WatchThread::WakeSignal() {
   static const int signal = [] {
-    const int sig = SIGRTMIN + 3;  // +1 is the init's parent-death signal
+    // Not a real-time signal: a thread-directed one of those fails (EAGAIN) once the user's
+    // RLIMIT_SIGPENDING is used up, which anything of that user can do; a standard signal is
+    // at worst already pending. SIGURG: its default is to be ignored, and gander asks for it
+    // on no socket.
+    const int sig = SIGURG;
     struct sigaction action {};
     action.sa_handler = [](int) {};
     sigemptyset(&action.sa_mask);
@@ -85,7 +89,15 @@ bool WatchThread::WaitForWatch() {
 // Waits for the watch: the revents for its callback, 0 to wait again, -1 to return.
 short WatchThread::Wait() {
   if (watch_.await) {
-    int got = watch_.await();
+    // The wake signal is let in for the wait alone: it interrupts nothing of the callbacks.
+    // One that came meanwhile is taken here, before the wait, which then blocks; Join sends
+    // it again.
+    sigset_t wake;
+    sigemptyset(&wake);
+    sigaddset(&wake, WakeSignal());
+    pthread_sigmask(SIG_UNBLOCK, &wake, nullptr);
+    int got = stopping_.load() ? 0 : watch_.await();
+    pthread_sigmask(SIG_BLOCK, &wake, nullptr);
     if (stopping_.load()) return -1;
     return got > 0 ? POLLIN : got < 0 ? POLLHUP : 0;
   }
@@ -100,12 +112,6 @@ short WatchThread::Wait() {
 }
 
 void WatchThread::Run() {
-  if (watch_.await) {
-    sigset_t wake;
-    sigemptyset(&wake);
-    sigaddset(&wake, WakeSignal());
-    pthread_sigmask(SIG_UNBLOCK, &wake, nullptr);
-  }
   for (;;) {
     short revents = Wait();
     if (revents < 0) return;

@@ -191,8 +191,12 @@ std::optional<std::vector<monitor::Watch>> WatchExtension(Session& s, Extension&
   x.seccomp_monitor = std::make_unique<monitor::SeccompMonitor>(*x.unotify, s.memory, s.processes,
                                                                 std::move(config), s.queue);
   // POLLHUP: no process uses the filter any more (the sandbox is gone). A thread of its own
-  // waits in NOTIF_RECV (Watch::own_thread, Watch::await): every notification's round trip
-  // skips the loop's whole poll set, and any poll.
+  // waits on the listener (Watch::own_thread): every notification's round trip skips the
+  // loop's whole poll set; with sync wake-up it waits in NOTIF_RECV itself (Watch::await),
+  // without a poll at all. (Sync wake-up came in Linux 6.6 with a receive that returns once
+  // the sandbox is gone; before, a blocked receive only a signal ends.)
+  std::function<int()> await;
+  if (x.unotify->sync_wake_up()) await = [ex = &x] { return ex->seccomp_monitor->Await(); };
   watches.push_back({.fd = x.unotify->fd(),
                      .on_ready =
                          [ex = &x](short revents) {
@@ -200,7 +204,7 @@ std::optional<std::vector<monitor::Watch>> WatchExtension(Session& s, Extension&
                            return false;
                          },
                      .own_thread = true,
-                     .await = [ex = &x] { return ex->seccomp_monitor->Await(); },
+                     .await = std::move(await),
                      .thread = std::move(standby)});
   return watches;
 }

@@ -56,6 +56,35 @@ TEST(RunHostCommandTest, GetsNoStdinByDefaultAndOnlyTheGivenEnvironment) {
   EXPECT_EQ(r->status, 0);
 }
 
+// gander run holds SIGTERM, SIGINT and SIGHUP for its loop from its first instruction: a fetch
+// command (a password prompt, say) that is still running when one comes is stopped, and the
+// signal stays pending for the loop. A revoke is not stopped (it is not asked to be).
+TEST(RunHostCommandTest, AHeldTerminationSignalStopsAFetch) {
+  sigset_t term;
+  sigemptyset(&term);
+  sigaddset(&term, SIGTERM);
+  sigset_t old;
+  pthread_sigmask(SIG_BLOCK, &term, &old);
+  std::thread signaller([] {
+    std::this_thread::sleep_for(200ms);
+    kill(getpid(), SIGTERM);
+  });
+  auto started = std::chrono::steady_clock::now();
+  auto r = RunHostCommand("sleep 60", "", 60s, kEnv, /*stop_on_termination=*/true);
+  auto took = std::chrono::steady_clock::now() - started;
+  signaller.join();
+  ASSERT_TRUE(r.ok());
+  EXPECT_TRUE(r->interrupted);
+  EXPECT_FALSE(r->timed_out);
+  EXPECT_LT(took, 30s) << "waited for the command's end instead";  // bounds a hang only
+  timespec none{};
+  EXPECT_EQ(sigtimedwait(&term, nullptr, &none), SIGTERM) << "the signal was consumed";
+  auto revoke = RunHostCommand("exit 0", "", 5s, kEnv);  // not asked: runs to its end
+  ASSERT_TRUE(revoke.ok());
+  EXPECT_FALSE(revoke->interrupted);
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+}
+
 // No clock thresholds: the grandchild (which would outlive its shell) writes its pid before the
 // shell goes to sleep, so the timeout always finds it running (a control: the pid file is
 // there, else the timeout came first and is doubled); then the test waits for that pid to be

@@ -141,6 +141,14 @@ TEST(WatchThreadAwait, AnswersNotificationsAndEndsWhenNothingCanNotify) {
   EXPECT_EQ(target.Call(), getppid()) << "the call was let run (CONTINUE)";
   EXPECT_EQ(target.Call(), getppid());
   EXPECT_EQ(a.answered.load(), 2);
+  if (!a.unotify.sync_wake_up()) {
+    // Before Linux 6.6 a blocked NOTIF_RECV does not return when the filter's users are gone
+    // (gander polls there instead): only Stop's signal ends it.
+    std::cout << "SKIPPED (the rest): no SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP (Linux < 6.6)\n";
+    std::unique_lock<std::mutex> held(lock);
+    thread->Stop(held);
+    return;
+  }
   target.Exit();  // the filter's last user: the thread blocked in NOTIF_RECV returns
   for (int i = 0; i < 500 && a.last_revents.load() != POLLHUP; ++i) usleep(10000);
   EXPECT_EQ(a.last_revents.load(), POLLHUP) << "the watch ended as a hung-up one";
