@@ -89,15 +89,7 @@ bool WatchThread::WaitForWatch() {
 // Waits for the watch: the revents for its callback, 0 to wait again, -1 to return.
 short WatchThread::Wait() {
   if (watch_.await) {
-    // The wake signal is let in for the wait alone: it interrupts nothing of the callbacks.
-    // One that came meanwhile is taken here, before the wait, which then blocks; Join sends
-    // it again.
-    sigset_t wake;
-    sigemptyset(&wake);
-    sigaddset(&wake, WakeSignal());
-    pthread_sigmask(SIG_UNBLOCK, &wake, nullptr);
-    int got = stopping_.load() ? 0 : watch_.await();
-    pthread_sigmask(SIG_BLOCK, &wake, nullptr);
+    int got = watch_.await();
     if (stopping_.load()) return -1;
     return got > 0 ? POLLIN : got < 0 ? POLLHUP : 0;
   }
@@ -112,6 +104,17 @@ short WatchThread::Wait() {
 }
 
 void WatchThread::Run() {
+  if (watch_.await) {
+    // Let in for the thread's whole life, not around each wait: two sigprocmask calls per
+    // notification cost ~1 us of its ~18 here. So a wake signal can also land in a callback
+    // (a connect or write of the egress broker, a log line) and fail it with EINTR: Join's only
+    // once the thread is being stopped, and one sent to gander's process only by someone
+    // allowed to signal gander (SIGKILL included); everywhere else it is held.
+    sigset_t wake;
+    sigemptyset(&wake);
+    sigaddset(&wake, WakeSignal());
+    pthread_sigmask(SIG_UNBLOCK, &wake, nullptr);
+  }
   for (;;) {
     short revents = Wait();
     if (revents < 0) return;

@@ -8,8 +8,8 @@
 // registers and unregisters at every wait (a microsecond or two per notification on a VM);
 // waited on alone, with SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP, the notifying thread hands the CPU
 // straight to this one and back. A watch with an `await` (the listener's: blocked in NOTIF_RECV,
-// no poll at all) is woken for Stop by WakeSignal(), let in by the thread for its wait alone and
-// sent to it until it has returned: a signal that comes between two waits is simply sent again.
+// no poll at all) is woken for Stop by WakeSignal(), let in by that thread alone and sent to it
+// until it has returned: a signal that comes between two waits is simply sent again.
 #pragma once
 
 #include <atomic>
@@ -27,7 +27,7 @@ class WatchThread {
  public:
   // Interrupts a thread blocked in its watch's await (a handler that does nothing, installed
   // without SA_RESTART, so the blocking call fails with EINTR). Unblocked only by such a
-  // thread, and only while it waits; held everywhere else (monitor::HoldTerminationSignals).
+  // thread; held everywhere else (monitor::HoldTerminationSignals).
   static int WakeSignal();
 
   // Starts the thread; nullptr when no thread (or its stop eventfd) can be had: the caller
