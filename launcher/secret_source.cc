@@ -155,13 +155,9 @@ Result<HostCommandResult> RunHostCommand(const std::string& script, std::string_
                      {err_r.get(), POLLIN, 0},
                      {in_w.get(), POLLOUT, 0},
                      {exited ? -1 : pidfd.get(), POLLIN, 0},
-                     {exited ? -1 : term.get(), POLLIN, 0}};
+                     {term.get(), POLLIN, 0}};
     int ready = poll(fds, 5, static_cast<int>(left.count()));
     if (ready < 0 && errno != EINTR) break;
-    if (fds[4].revents) {
-      result.interrupted = true;
-      break;
-    }
     if (fds[0].revents && !Drain(out_r.get(), result.out, kMaxSecretOutput + 1)) out_r.Reset();
     if (fds[1].revents && !Drain(err_r.get(), result.err, kMaxCommandStderr)) err_r.Reset();
     if (fds[2].revents) {
@@ -179,6 +175,13 @@ Result<HostCommandResult> RunHostCommand(const std::string& script, std::string_
         exited = true;
         result.status = StatusOf(info);
       }
+    }
+    // After the exit and the output: a command that has ended keeps its value (a credential
+    // just minted is then revoked as usual); one still running is stopped, and so is the wait
+    // for a descendant that holds its stdout.
+    if (fds[4].revents) {
+      result.interrupted = !exited;
+      break;
     }
   }
   // What it left behind (or all of it, at the timeout) goes with its group.
@@ -313,7 +316,8 @@ std::vector<std::string> CommandEnvironment(const std::map<std::string, std::str
 
 Result<SecretValue> FetchSecret(const std::string& name, const policies::SecretRule& rule,
                                 const std::map<std::string, std::string>& launcher_env,
-                                const std::vector<std::string>& known_values) {
+                                const std::vector<std::string>& known_values,
+                                bool stop_on_termination) {
   const std::string what = "secret " + name;
   SecretValue out;
   switch (rule.from) {
@@ -336,7 +340,8 @@ Result<SecretValue> FetchSecret(const std::string& name, const policies::SecretR
       auto timeout =
           std::chrono::milliseconds(rule.timeout_ms.value_or(policies::kDefaultSecretTimeoutMs));
       Result<HostCommandResult> run = RunHostCommand(
-          rule.run, "", timeout, CommandEnvironment(launcher_env, {{"GANDER_SECRET", name}}), true);
+          rule.run, "", timeout, CommandEnvironment(launcher_env, {{"GANDER_SECRET", name}}),
+          stop_on_termination);
       if (!run) return std::move(run).error().Context(what + ": cannot run its command");
       if (run->interrupted) {
         return MakeError(what + ": its command was stopped: gander was told to end " +

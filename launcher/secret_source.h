@@ -38,7 +38,8 @@ struct HostCommandResult {
 // the whole group is SIGKILLed. No fd of gander's but the pipes reaches it (gander's stdin and
 // stdout carry MCP messages). Errors only when the command cannot be run at all.
 // `stop_on_termination`: a SIGTERM, SIGINT or SIGHUP held for gander's loop
-// (monitor::HoldTerminationSignals) ends the wait the same way, left pending for the loop: a
+// (monitor::HoldTerminationSignals) and pending for this thread or the process ends the wait
+// the same way (`interrupted`, when the command had not exited), the signal left pending: a
 // run being started is not kept waiting for a password prompt it was told to give up.
 Result<HostCommandResult> RunHostCommand(const std::string& script, std::string_view input,
                                          std::chrono::milliseconds timeout,
@@ -69,9 +70,12 @@ struct SecretValue {
 // source's, and the commands' environment); `known_values` are scrubbed from any stderr shown.
 // A value is the file's content or the command's stdout with one trailing newline (\n or \r\n)
 // removed, or the JSON field; an empty value, or one with a NUL byte, is an error.
+// `stop_on_termination`: a command source's command is stopped when gander is told to end
+// while it runs (RunHostCommand): the start's fetch, not a refresh's (the loop ends the run).
 Result<SecretValue> FetchSecret(const std::string& name, const policies::SecretRule& rule,
                                 const std::map<std::string, std::string>& launcher_env,
-                                const std::vector<std::string>& known_values);
+                                const std::vector<std::string>& known_values,
+                                bool stop_on_termination = false);
 
 // `NAME=value` entries of `env` plus `extra`, for a host command.
 std::vector<std::string> CommandEnvironment(const std::map<std::string, std::string>& env,

@@ -124,8 +124,10 @@ SecretManager::~SecretManager() {
 }
 
 Status SecretManager::Fetch(Secret& secret) {
-  int64_t now = WallNowMs();
-  return Accept(secret, now, FetchSecret(secret.name, secret.rule, launcher_env_, Values()));
+  int64_t now = WallNowMs();  // the start's fetch: stopped if gander is told to end meanwhile
+  return Accept(secret, now,
+                FetchSecret(secret.name, secret.rule, launcher_env_, Values(),
+                            /*stop_on_termination=*/true));
 }
 
 Status SecretManager::Accept(Secret& secret, int64_t now, Result<SecretValue> fetched) {

@@ -291,6 +291,10 @@ void GvisorRun::Terminate() {
     int null = open("/dev/null", O_WRONLY);
     dup2(null, 1);
     dup2(null, 2);
+    for (int sig = 1; sig < NSIG; ++sig) signal(sig, SIG_DFL);  // gander holds and ignores some
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, nullptr);
     kill.Exec();
     _exit(127);
   }
