@@ -9,6 +9,7 @@
 
 #include <cstdlib>
 
+#include "common/exec_signals.h"
 #include "common/exec_strings.h"
 #include "common/install_paths.h"
 
@@ -103,9 +104,7 @@ Status SpawnDetached(const std::vector<std::string>& argv) {
   }
   if (child == 0) {
     if (setsid() < 0 || fork() != 0) _exit(0);  // the grandchild is re-parented to init
-    sigset_t none;  // `gander run` holds its termination signals: the collector gets none held
-    sigemptyset(&none);
-    sigprocmask(SIG_SETMASK, &none, nullptr);
+    ResetSignalsForExec();
     int null = open("/dev/null", O_RDWR | O_CLOEXEC);
     if (null >= 0) {
       dup2(null, 0);

@@ -18,6 +18,7 @@
 #include <charconv>
 #include <nlohmann/json.hpp>
 
+#include "common/exec_signals.h"
 #include "common/exec_strings.h"
 #include "common/unique_fd.h"
 #include "monitor/supervisor.h"
@@ -122,10 +123,7 @@ Result<HostCommandResult> RunHostCommand(const std::string& script, std::string_
     dup2(out_w.get(), 1);
     dup2(err_w.get(), 2);
     syscall(SYS_close_range, 3, ~0U, 0);
-    sigset_t none;
-    sigemptyset(&none);
-    sigprocmask(SIG_SETMASK, &none, nullptr);  // the supervisor blocks SIGTERM etc.
-    signal(SIGPIPE, SIG_DFL);                  // and ignores SIGPIPE
+    ResetSignalsForExec();
     execve(argv[0], const_cast<char**>(argv), env.get());
     _exit(127);
   }

@@ -22,6 +22,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/exec_signals.h"
 #include "common/unique_fd.h"
 #include "mcp/base64.h"
 #include "mcp/bounded_output.h"
@@ -127,10 +128,7 @@ void ChildStdio(int out, int err) {
   dup2(err, 2);
   setpgid(0, 0);
   prctl(PR_SET_PDEATHSIG, SIGKILL);
-  sigset_t none;
-  sigemptyset(&none);
-  sigprocmask(SIG_SETMASK, &none, nullptr);
-  signal(SIGPIPE, SIG_DFL);
+  ResetSignalsForExec();
 }
 
 // The executor's stdin: requests the main loop reads one at a time, and that a running command

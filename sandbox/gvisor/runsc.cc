@@ -18,6 +18,7 @@
 #include <cstring>
 #include <fstream>
 
+#include "common/exec_signals.h"
 #include "common/path.h"
 #include "sandbox/cgroup_limit.h"
 #include "sandbox/child_setup.h"
@@ -228,10 +229,7 @@ Result<std::unique_ptr<GvisorRun>> StartGvisor(const BundleSpec& spec, const Run
     dup2(stdin_fd, 0);
     dup2(stdout_fd, 1);
     dup2(stderr_fd, 2);
-    for (int sig = 1; sig < NSIG; ++sig) signal(sig, SIG_DFL);
-    sigset_t none;
-    sigemptyset(&none);
-    sigprocmask(SIG_SETMASK, &none, nullptr);
+    ResetSignalsForExec();
     syscall(SYS_close_range, 3, ~0U, 0);
     _exit(runsc.Exec() == ENOENT ? 127 : 126);
   }
@@ -291,10 +289,7 @@ void GvisorRun::Terminate() {
     int null = open("/dev/null", O_WRONLY);
     dup2(null, 1);
     dup2(null, 2);
-    for (int sig = 1; sig < NSIG; ++sig) signal(sig, SIG_DFL);  // gander holds and ignores some
-    sigset_t none;
-    sigemptyset(&none);
-    sigprocmask(SIG_SETMASK, &none, nullptr);
+    ResetSignalsForExec();
     kill.Exec();
     _exit(127);
   }
