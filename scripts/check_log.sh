@@ -49,8 +49,9 @@ check_label_counts() {
 
 # failure_summary LOG: what a failed step's log says went wrong, short enough for the tail of
 # CI's output (which is all CI shows): the failed tests ctest lists and the log's first 15
-# sanitizer, gtest or timeout lines; a failed step without that list (its build failed, or
-# ctest itself stopped) shows the log's last lines instead. Called for failed steps only.
+# sanitizer, gtest, shell-test check ("FAIL - ") or timeout lines; a failed step without that
+# list (its build failed, or ctest itself stopped) shows the log's last lines instead. Called for
+# failed steps only.
 failure_summary() {
   local log=$1 failed
   [[ -f $log ]] || { echo "check: $log: no log" >&2; return 1; }
@@ -63,7 +64,7 @@ failure_summary() {
   fi
   echo "check: failed in $log:" >&2
   printf '%s\n' "$failed" >&2
-  grep -nE '==[0-9]+==ERROR|runtime error:|\[  FAILED  \] .*\(|Failure$|\*\*\*(Failed|Timeout)' "$log" |
+  grep -nE '==[0-9]+==ERROR|runtime error:|\[  FAILED  \] .*\(|Failure$|: FAIL - |\*\*\*(Failed|Timeout)' "$log" |
     head -n 15 | cut -c1-300 | sed "s|^|  $log:|" >&2
   return 1
 }

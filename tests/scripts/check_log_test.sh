@@ -78,6 +78,10 @@ LOG
 expect 1 "a failed test is summed up" failure_summary "$dir/failed.log"
 grep -q '12 - Collector.Finish' "$dir/err" || { echo "FAIL: the failed test is named"; failed=1; }
 grep -q 'heap-use-after-free' "$dir/err" || { echo "FAIL: its sanitizer line is shown"; failed=1; }
+printf '%s\n' '1097: FAIL - learn: server-filesystem answers under gVisor (hello)' >>"$dir/failed.log"
+failure_summary "$dir/failed.log" 2>"$dir/err"
+grep -q 'FAIL - learn: server-filesystem' "$dir/err" ||
+  { echo "FAIL: a shell test's failed check is shown"; failed=1; }
 printf '100%% tests passed, 0 tests failed out of 3\nErrors while running CTest\nOutput from these tests are in: x\n' >"$dir/ctest-error.log"
 expect 1 "a failed step whose log lists no failed test shows its end" failure_summary "$dir/ctest-error.log"
 grep -q 'Errors while running CTest' "$dir/err" || { echo "FAIL: the log's end is shown"; failed=1; }

@@ -222,7 +222,7 @@ if command -v node >/dev/null && [ -f "$fsdir/package.json" ]; then
   rm -f "$audit" "$world/fs.out"
   mkfifo "$world/fs.in"
   run --mode learn -- "$(readlink -f "$(command -v node)")" "$fsdir/$fsbin" "$world/ws" \
-    <"$world/fs.in" >"$world/fs.out" 2>/dev/null &
+    <"$world/fs.in" >"$world/fs.out" 2>"$world/fs.err" &
   server=$!
   exec 7>"$world/fs.in"
   printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2024-11-05","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}' \
@@ -234,6 +234,10 @@ if command -v node >/dev/null && [ -f "$fsdir/package.json" ]; then
   done
   exec 7>&-
   wait "$server"
+  if ! grep -q 'hello' "$world/fs.out"; then  # what the server and gander said, for the log
+    echo "# its stdout:"; cut -c1-300 "$world/fs.out" | sed 's/^/#   /'
+    echo "# its stderr and gander's:"; tail -20 "$world/fs.err" | sed 's/^/#   /'
+  fi
   check "learn: server-filesystem answers under gVisor (hello)" grep -q 'hello' "$world/fs.out"
   logged "learn: its read of note.txt logged and attributed to read_text_file" \
     ".kind==\"file\" and .file.path==\"$world/ws/note.txt\" and .tool_call.tool==\"read_text_file\""
