@@ -11,6 +11,7 @@
 #include <chrono>
 #include <csignal>
 
+#include "common/exec_signals.h"
 #include "common/exec_strings.h"
 #include "common/path.h"
 #include "common/unique_fd.h"
@@ -53,10 +54,7 @@ std::optional<std::string> FirstLineOf(const std::vector<std::string>& argv,
   // `gander run` holds its termination signals (monitor::HoldTerminationSignals): not the helper.
   posix_spawnattr_t attr;
   posix_spawnattr_init(&attr);
-  sigset_t none;
-  sigemptyset(&none);
-  posix_spawnattr_setsigmask(&attr, &none);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK);
+  ResetSignalsInSpawn(&attr);
   pid_t pid = 0;
   int err = posix_spawn(&pid, args.front(), &actions, &attr, args.get(), envp.get());
   posix_spawnattr_destroy(&attr);

@@ -14,6 +14,7 @@
 #include <future>
 #include <thread>
 
+#include "common/exec_signals.h"
 #include "common/exec_strings.h"
 
 namespace gander::mcp {
@@ -100,9 +101,7 @@ Result<HeldSandbox> HeldSandbox::Spawn(const LaunchOptions& o) {
     // the end of the session.
     prctl(PR_SET_PDEATHSIG, SIGTERM);
     if (getppid() != parent) _exit(1);
-    sigset_t none;  // the server takes its signals through a signalfd: not gander run's concern
-    sigemptyset(&none);
-    sigprocmask(SIG_SETMASK, &none, nullptr);
+    ResetSignalsForExec();  // the server's held and ignored signals are not gander run's
     dup2(in_read.get(), 0);
     dup2(out_write.get(), 1);
     if (chdir(o.workspace.c_str()) != 0) _exit(125);

@@ -15,6 +15,7 @@
 #include <sstream>
 #include <thread>
 
+#include "common/exec_signals.h"
 #include "common/exec_strings.h"
 #include "common/path.h"
 #include "vet/description_check.h"
@@ -114,7 +115,7 @@ Result<Child> StartRun(const AuditOptions& o, const std::vector<std::string>& co
     if (dup2(in_r.get(), 0) < 0 || dup2(out_w.get(), 1) < 0 || dup2(err.get(), 2) < 0) {
       _exit(125);
     }
-    signal(SIGPIPE, SIG_DFL);
+    ResetSignalsForExec();  // the audit ignores SIGPIPE
     execve(argv.front(), argv.get(), envp.get());
     _exit(127);
   }

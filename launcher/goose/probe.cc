@@ -11,6 +11,7 @@
 #include <set>
 #include <sstream>
 
+#include "common/exec_signals.h"
 #include "common/exec_strings.h"
 #include "common/unique_fd.h"
 
@@ -56,6 +57,7 @@ bool Spawn(const std::vector<std::string>& argv, const std::map<std::string, std
   posix_spawnattr_t attr;
   posix_spawnattr_init(&attr);
   posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);  // Goose: a process group of its own
+  ResetSignalsInSpawn(&attr);  // as Goose's children: SIGPIPE is ignored in this process
   int rc = posix_spawnp(&child.pid, args.front(), &actions, &attr, args.get(), envp.get());
   posix_spawn_file_actions_destroy(&actions);
   posix_spawnattr_destroy(&attr);

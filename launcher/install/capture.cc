@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "common/exec_signals.h"
 #include "common/exec_strings.h"
 #include "common/unique_fd.h"
 
@@ -23,9 +24,13 @@ Result<std::string> CaptureOutput(const std::vector<std::string>& argv, const st
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_adddup2(&actions, in_read.get(), 0);
   posix_spawn_file_actions_adddup2(&actions, out_write.get(), 1);
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  ResetSignalsInSpawn(&attr);  // SIGPIPE is ignored here once a helper has run
   const ExecStrings args(argv);
   pid_t pid = 0;
-  int err = posix_spawnp(&pid, args.front(), &actions, nullptr, args.get(), environ);
+  int err = posix_spawnp(&pid, args.front(), &actions, &attr, args.get(), environ);
+  posix_spawnattr_destroy(&attr);
   posix_spawn_file_actions_destroy(&actions);
   if (err != 0) return Error{err, "spawn " + argv[0]};
   in_read.Reset();
