@@ -62,7 +62,8 @@ TEST(ExecSignalsTest, AChildStartsWithNothingHeldOrIgnored) {
   sigaddset(&held, SIGTERM);
   sigaddset(&held, SIGURG);
   pthread_sigmask(SIG_BLOCK, &held, &before);
-  struct sigaction ignore {}, old_pipe {}, old_hup {};
+  struct sigaction ignore {
+  }, old_pipe{}, old_hup{};
   ignore.sa_handler = SIG_IGN;
   sigaction(SIGPIPE, &ignore, &old_pipe);
   sigaction(SIGHUP, &ignore, &old_hup);
