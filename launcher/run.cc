@@ -32,7 +32,11 @@ int Finish(Session& s, int status) {
   PublishCounts(s, x);
   UndoWorkspaceWrites(s);  // the sandbox is gone: nothing in it races the undo
   const sandbox::StartFailure failure = x.exec_failure;  // a copy: the extension goes below
-  if (failure.reported()) {
+  const int stopped_by = x.stopped_by;
+  if (failure.stopped) {
+    s.queue.Push(Lifecycle(p.name, events::LifecyclePhase::kStop,
+                           "told to end while the sandbox was being built"));
+  } else if (failure.reported()) {
     s.queue.Push(
         Lifecycle(p.name, events::LifecyclePhase::kStop,
                   "could not start: " + failure.Describe() + ": " + std::strerror(failure.err)));
@@ -52,6 +56,7 @@ int Finish(Session& s, int status) {
   StartClosingSinks(s);
   s.dirs.Remove();
   CloseSinks(s);
+  if (failure.stopped) return Report(StoppedWhileStarting(stopped_by));
   if (failure.reported()) {
     const Error error{failure.err, "sandbox set-up failed at '" + failure.Describe() + "'"};
     return Report(StartFailureStop(failure, error, p.command.exec_path));
@@ -72,6 +77,7 @@ int Run(const RunOptions& o) {
   monitor::HoldTerminationSignals();  // before anything is made that a signal would leave behind
   spdlog::debug("phase: arguments parsed");
   Prepared p;
+  p.stop_signals = monitor::TerminationSignalFd();
   if (auto stop = Prepare(o, p)) return Report(*stop);
   if (auto stop = CompilePolicy(p, !o.no_namespaces)) return Report(*stop);
 

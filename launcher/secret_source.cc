@@ -5,7 +5,6 @@
 #include <poll.h>
 #include <signal.h>
 #include <spdlog/spdlog.h>
-#include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -137,8 +136,7 @@ Result<HostCommandResult> RunHostCommand(const std::string& script, std::string_
   }
 
   // Readable while such a signal is pending; never read here: it stays for the loop.
-  const sigset_t termination = monitor::TerminationSignals();
-  UniqueFd term(stop_on_termination ? signalfd(-1, &termination, SFD_CLOEXEC | SFD_NONBLOCK) : -1);
+  UniqueFd term = stop_on_termination ? monitor::TerminationSignalFd() : UniqueFd();
   HostCommandResult result;
   size_t written = 0;
   bool exited = false;

@@ -38,6 +38,20 @@ void HoldTerminationSignals() {
   sigprocmask(SIG_BLOCK, &signals, nullptr);
 }
 
+UniqueFd TerminationSignalFd() {
+  sigset_t signals = TerminationSignals();
+  return UniqueFd(signalfd(-1, &signals, SFD_CLOEXEC | SFD_NONBLOCK));
+}
+
+int PendingTerminationSignal() {
+  sigset_t pending;
+  if (sigpending(&pending) != 0) return 0;
+  for (int sig : {SIGTERM, SIGINT, SIGHUP}) {
+    if (sigismember(&pending, sig) == 1) return sig;
+  }
+  return 0;
+}
+
 namespace {
 
 constexpr int64_t kNever = INT64_MAX;
@@ -97,8 +111,7 @@ int ExitStatus(const siginfo_t& info) {
 UniqueFd BlockTerminationSignals() {
   HoldTerminationSignals();
   signal(SIGPIPE, SIG_IGN);  // a closed stdout shows up as EPIPE
-  sigset_t signals = TerminationSignals();
-  return UniqueFd(signalfd(-1, &signals, SFD_CLOEXEC | SFD_NONBLOCK));
+  return TerminationSignalFd();
 }
 
 // The poll set of one loop turn, in this order; the watches follow from kCount on.

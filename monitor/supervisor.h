@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "common/unique_fd.h"
 #include "relay/line_relay.h"
 
 namespace gander::monitor {
@@ -141,5 +142,11 @@ int Supervise(const SupervisorOptions& options);
 void HoldTerminationSignals();
 // SIGTERM, SIGINT and SIGHUP: what HoldTerminationSignals holds for the loop's signalfd.
 sigset_t TerminationSignals();
+// A signalfd of the held termination signals that its owner only polls, never reads: readable
+// while one is pending, which the loop then still takes (sandbox::SandboxSpec::stop_fd).
+UniqueFd TerminationSignalFd();
+// The held termination signal pending for gander (SIGTERM first, then SIGINT, then SIGHUP),
+// or 0.
+int PendingTerminationSignal();
 
 }  // namespace gander::monitor

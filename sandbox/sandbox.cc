@@ -2,6 +2,7 @@
 #include "sandbox/sandbox.h"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -114,6 +115,19 @@ bool ReceiveReport(int sync, ChildReport* report, int* fd, std::vector<int>* mor
   return false;
 }
 
+// Waits until the init's next report (or its exit) can be read. False when gander was told to
+// end first (`stop_fd`, when there is one, readable): its signal stays pending for the loop.
+bool AwaitReadable(int sync, int stop_fd) {
+  if (stop_fd < 0) return true;
+  pollfd fds[2] = {{sync, POLLIN, 0}, {stop_fd, POLLIN, 0}};
+  for (;;) {
+    int n = poll(fds, 2, -1);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 || fds[0].revents) return true;  // a failed poll: the receive decides
+    if (fds[1].revents) return false;
+  }
+}
+
 StartFailure DescribeFailure(const ChildReport& report, const SandboxSpec& spec) {
   StartFailure failure{report.step, report.err, ""};
   if (report.step == ChildStep::kMount && report.detail >= 0 &&
@@ -224,6 +238,10 @@ Result<SandboxProcess> StartSandbox(const SandboxSpec& spec, StartFailure* failu
   ChildReport report{};
   int fd = -1;
   std::vector<int> more;
+  if (!AwaitReadable(process.sync.get(), spec.stop_fd)) {
+    failure->stopped = true;
+    return abandon(MakeError("told to end while the sandbox was being built"));
+  }
   if (!ReceiveReport(process.sync.get(), &report, &fd, &more)) {
     return abandon(MakeError("the sandbox init exited during set-up"));
   }
@@ -249,6 +267,11 @@ bool AwaitListener(SandboxProcess& process, const SandboxSpec& spec, StartFailur
   process.listener_pending = false;
   ChildReport report{};
   int fd = -1;
+  if (!AwaitReadable(process.sync.get(), spec.stop_fd)) {
+    *failure = {};
+    failure->stopped = true;
+    return false;
+  }
   if (!ReceiveReport(process.sync.get(), &report, &fd)) {
     *failure = {ChildStep::kListener, EPIPE, ""};
     return false;

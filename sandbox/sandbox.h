@@ -53,6 +53,10 @@ struct SandboxSpec {
   int stdin_fd = 0;               // the extension's ends of the relay pipes
   int stdout_fd = 1;
   int stderr_fd = 2;
+  // Readable once gander is told to end (an unread signalfd of its held termination signals):
+  // the waits for the init's set-up reports watch it too, so a root that hangs while it is
+  // built (a bind mount of a hung FUSE or NFS path) does not hold gander. -1: not watched.
+  int stop_fd = -1;
 };
 
 // What the parent learns from a started sandbox.
@@ -95,6 +99,10 @@ struct StartFailure {
   int err = 0;
   std::string where;  // the mount target at fault, with kMount
 
+  // gander was told to end (spec.stop_fd) before the sandbox ran: the init was killed, no step
+  // failed.
+  bool stopped = false;
+
   bool reported() const { return step.has_value(); }
   bool exec_failed() const { return step == ChildStep::kExec; }  // the command itself
   // "mount /x" or "execve": the step as people read it.
@@ -105,12 +113,14 @@ struct StartFailure {
 // the errno), `failure` saying which. A clone refused (user namespaces unavailable here) is
 // Error{code, "clone"} with failure->step kClone, so the caller may degrade
 // (NamespacesRefused): every step that can say so comes before the return. With egress sockets
-// it returns when they arrive, with `listener_pending`.
+// it returns when they arrive, with `listener_pending`. When spec.stop_fd becomes readable
+// first, the init is killed and waited for, and `failure->stopped` is set.
 Result<SandboxProcess> StartSandbox(const SandboxSpec& spec, StartFailure* failure);
 
 // Receives the listener StartSandbox left pending (or the start report, or a failure). True
 // when it came (or the extension is running); false with `failure` set when a step failed,
-// with step kListener and EPIPE when the init is gone.
+// with step kListener and EPIPE when the init is gone; false with failure->stopped when
+// spec.stop_fd became readable first (the init is left to the caller).
 bool AwaitListener(SandboxProcess& process, const SandboxSpec& spec, StartFailure* failure);
 
 // Reads the report that confirms the start once the listener arrived first. Returns true when

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "common/unique_fd.h"
 #include "launcher/command.h"
 #include "launcher/run.h"
 #include "launcher/run/stage.h"
@@ -70,6 +71,9 @@ struct Prepared {
   std::string audit_log;     // --audit-log, else the policy's, else DefaultAuditLogPath
   std::string policy_label;  // how a refusal notice names the policy (launcher/denial_notice.h)
   CompiledPolicy compiled;
+  // Readable while gander is told to end (monitor::TerminationSignalFd): the sandbox's set-up
+  // waits watch it (sandbox::SandboxSpec::stop_fd).
+  UniqueFd stop_signals;
 
   bool gvisor() const { return backend == policies::Backend::kGvisor; }
   bool learn() const { return mode == RunMode::kLearn; }

@@ -15,6 +15,7 @@
 #include <map>
 
 #include "launcher/limits_notice.h"
+#include "monitor/supervisor.h"
 #include "policies/parser.h"
 #include "sandbox/child_setup.h"
 #include "sandbox/egress_setup.h"
@@ -232,6 +233,7 @@ Result<sandbox::SandboxSpec> BuildSpec(const Prepared& p, bool use_namespaces, P
   spec.cwd = p.workspace;
   spec.exec_path = p.command.exec_path;
   spec.argv = p.argv;
+  spec.stop_fd = p.stop_signals.get();
   spec.envp = sandbox::BuildEnvironment(p.policy, p.command.path_dirs, fixed, p.environ,
                                         p.secrets->Environment(use_namespaces));
   if (Status added = p.secrets->AddToSandbox(spec); !added) return added.error();
@@ -336,8 +338,16 @@ std::optional<Stop> StartWithFallback(const RunOptions& o, Prepared& p, PrivateD
       if (auto stop = CompilePolicy(p, false)) return stop;  // the cgroup view differs
       continue;
     }
+    if (failure.stopped) return StoppedWhileStarting(monitor::PendingTerminationSignal());
     return StartFailureStop(failure, started.error(), p.command.exec_path);
   }
+}
+
+Stop StoppedWhileStarting(int signal) {
+  if (signal == 0) signal = SIGTERM;
+  const char* name = sigabbrev_np(signal);
+  return Stop{128 + signal, std::string("told to end (SIG") + (name ? name : "?") +
+                                ") while the sandbox was being built: it is gone, nothing started"};
 }
 
 Stop StartFailureStop(const sandbox::StartFailure& failure, const Error& error,

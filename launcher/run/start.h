@@ -44,6 +44,7 @@ struct Extension {
   sandbox::SandboxProcess sandbox;
   UniqueFd to_child, from_child, from_child_err;  // to_child goes to the supervisor loop
   sandbox::StartFailure exec_failure;             // reported on the sync socket after the start
+  int stopped_by = 0;  // with exec_failure.stopped: the signal gander was told to end by
   std::unique_ptr<monitor::KernelUnotify> unotify;
   std::unique_ptr<network::Egress> egress;
   std::unique_ptr<monitor::SeccompMonitor> seccomp_monitor;
@@ -76,6 +77,10 @@ struct Started {
 // namespaces (and compiling the policy again for that) where the kernel refuses them.
 std::optional<Stop> StartWithFallback(const RunOptions& options, Prepared& p, PrivateDirs& dirs,
                                       Started& out);
+
+// The stop of a run told to end by `signal` (0: not known, taken as SIGTERM) while its sandbox
+// was being built: 128 + the signal, as if the extension had been ended by it.
+Stop StoppedWhileStarting(int signal);
 
 // gander's exit status for a start that failed at `failure` (computed once, here): the
 // command missing 127, not executable 126, the sandbox's set-up 125.

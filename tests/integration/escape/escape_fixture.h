@@ -13,8 +13,10 @@
 #include <pwd.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/ptrace.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -387,6 +389,19 @@ class SandboxTest {
     ExpectNoSurvivors(m, "command: " + Quote(argv) + "\n" + r.Describe());
   }
 
+  // Nothing of the run named `name` is left in /tmp or /dev/shm (its private directories, its
+  // file secrets).
+  static void ExpectNoPrivateDirsLeft(const std::string& name, const std::string& context) {
+    for (const char* parent : {"/tmp", "/dev/shm"}) {
+      std::error_code ec;
+      for (const auto& entry : fs::directory_iterator(parent, ec)) {
+        EXPECT_FALSE(entry.path().filename().string().starts_with("gander-" + name + "-"))
+            << entry.path() << " was left behind\n"
+            << context;
+      }
+    }
+  }
+
   // SIGTERM to gander while its extension runs (Goose's PDEATHSIG when Goose dies, a user's
   // kill): gander ends its sandbox and then itself, in order. Nothing of the sandbox is left the
   // moment gander is gone (no wait: gander waits for its init), and gander's private
@@ -423,15 +438,90 @@ class SandboxTest {
     EXPECT_FALSE(r.timed_out) << context;
     EXPECT_EQ(r.status, 128 + SIGTERM) << "the extension ends by the SIGTERM\n" << context;
     EXPECT_TRUE(ProcessesWithMarker(m).empty()) << "gander exited before its sandbox\n" << context;
-    for (const char* parent : {"/tmp", "/dev/shm"}) {
-      std::error_code ec;
-      for (const auto& entry : fs::directory_iterator(parent, ec)) {
-        EXPECT_FALSE(entry.path().filename().string().starts_with("gander-" + name + "-"))
-            << entry.path() << " was left behind\n"
-            << context;
-      }
-    }
+    ExpectNoPrivateDirsLeft(name, context);
     ExpectNoSurvivors(m, context);
+  }
+
+  // Traces `init` from this thread and holds it at the entry of its vfork (the extension's
+  // fork): after its root, network and egress report, before the seccomp listener. False when it
+  // was already past it (it exec'd gander-init or exited): then it is let go.
+  static bool HoldAtExtensionFork(pid_t init) {
+    if (ptrace(PTRACE_SEIZE, init, 0, PTRACE_O_TRACESYSGOOD) != 0) return false;
+    ptrace(PTRACE_INTERRUPT, init, 0, 0);
+    for (;;) {
+      int status = 0;
+      if (waitpid(init, &status, __WALL) != init || !WIFSTOPPED(status)) return false;
+      int deliver = 0;
+      if (WSTOPSIG(status) == (SIGTRAP | 0x80)) {
+        __ptrace_syscall_info info{};
+        ptrace(PTRACE_GET_SYSCALL_INFO, init, sizeof(info), &info);
+        if (info.op == PTRACE_SYSCALL_INFO_ENTRY && info.entry.nr == SYS_vfork) return true;
+        if (info.op == PTRACE_SYSCALL_INFO_ENTRY &&
+            (info.entry.nr == SYS_execveat || info.entry.nr == SYS_execve)) {
+          ptrace(PTRACE_DETACH, init, 0, 0);
+          return false;
+        }
+      } else if (status >> 16 == 0) {
+        deliver = WSTOPSIG(status);  // a signal for the init, not a stop of ours
+      }
+      ptrace(PTRACE_SYSCALL, init, 0, deliver);
+    }
+  }
+
+  // The sandbox's init hangs while it builds the sandbox (held here at the extension's fork, as
+  // a hung FUSE or NFS path would hold a mount or the workspace's chdir) and gander is told to
+  // end: it must not wait for the init but kill it, remove its directories and exit
+  // 128 + SIGTERM. With `network`, the init has handed over its egress sockets first (gander
+  // then waits for the listener); without, gander still waits for the start's first report.
+  void CheckSigtermWhileInitHangs(const Argv& flags, bool network) {
+    const fs::path policy = world_->root / "hang-policy.yaml";
+    std::ofstream(policy) << "version: 1\nextends: default\n"
+                          << (network ? "network:\n  allow:\n    - host: example.com\n"
+                                        "      ports: [443]\n"
+                                      : "");
+    chmod(policy.c_str(), 0644);
+    bool held = false;
+    for (int attempt = 0; attempt < 10 && !held; ++attempt) {
+      const std::string m = Marker();
+      const std::string name = "hang-" + m.substr(0, m.find('.'));
+      RunOptions o = Opts(world_->ws);
+      o.pipe_stdin = true;
+      Argv named = flags;
+      named.insert(named.end(), {"--name", name, "--policy", policy.string()});
+      Argv argv = GanderArgv(named, {"/bin/sleep", m}, world_->ws);
+      Child gander(argv, o);
+      const std::string pid = std::to_string(gander.pid());
+      const std::string children = "/proc/" + pid + "/task/" + pid + "/children";
+      pid_t init = -1;
+      for (int spins = 0; init < 0 && spins < 3'000'000; ++spins) {
+        std::istringstream kids(ReadFileOr(children, ""));
+        kids >> init;
+      }
+      ASSERT_GT(init, 0) << "gander started no sandbox: " << Quote(argv);
+      held = HoldAtExtensionFork(init);
+      ASSERT_EQ(kill(gander.pid(), SIGTERM), 0);
+      // gander's SIGKILL ends the held init; as its tracer, this thread reaps it first (the
+      // 15 s only bound a hang).
+      int status = 0;
+      const bool ended =
+          !held || WaitUntil([&] { return waitpid(init, &status, __WALL | WNOHANG) == init; }, 15);
+      if (!ended) {
+        kill(init, SIGKILL);
+        waitpid(init, &status, __WALL);
+      }
+      RunResult r = gander.Wait(15);
+      std::string context = "command: " + Quote(argv) + "\n" + r.Describe();
+      EXPECT_TRUE(ended) << "gander waited for its hung init\n" << context;
+      EXPECT_FALSE(r.timed_out) << context;
+      if (held) {
+        EXPECT_EQ(r.status, 128 + SIGTERM) << context;
+        EXPECT_NE(r.err.find("told to end"), std::string::npos) << context;
+        EXPECT_EQ(r.out, "") << context;
+        ExpectNoPrivateDirsLeft(name, context);
+      }
+      ExpectNoSurvivors(m, context);
+    }
+    EXPECT_TRUE(held) << "the init was never caught before the extension's fork";
   }
 
   // Starts a SIGTERM-ignoring extension, closes stdin, and expects gander to SIGKILL it and be

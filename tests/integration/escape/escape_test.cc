@@ -289,6 +289,11 @@ TEST_P(DegradedBasicsTest, SigtermWhileGanderStartsTearsDownToo) {
   for (int us : {0, 500, 1000, 2000, 3000, 5000, 8000}) CheckSigtermTearsDown(Flags(), us);
 }
 
+TEST_P(DegradedBasicsTest, SigtermWhileTheInitHangsInItsSetUp) {
+  CheckSigtermWhileInitHangs(Flags(), /*network=*/false);
+  CheckSigtermWhileInitHangs(Flags(), /*network=*/true);
+}
+
 TEST_P(DegradedBasicsTest, EscapedGrandchildDiesWithGanderOnSigkill) {
   CheckEscapedGrandchildDies(Flags(), /*kill_gander=*/true, 4);
 }
@@ -319,6 +324,11 @@ TEST_P(LifecycleTest, SigtermToGanderTearsItsSandboxDownFirst) {
 
 TEST_P(LifecycleTest, SigtermWhileGanderStartsTearsDownToo) {
   for (int us : {0, 500, 1000, 2000, 3000, 5000, 8000}) CheckSigtermTearsDown(kFullFlags, us);
+}
+
+TEST_P(LifecycleTest, SigtermWhileTheInitHangsInItsSetUp) {
+  CheckSigtermWhileInitHangs(kFullFlags, /*network=*/false);
+  CheckSigtermWhileInitHangs(kFullFlags, /*network=*/true);
 }
 
 TEST_P(LifecycleTest, EscapedGrandchildDiesAtNormalExit) {
