@@ -80,6 +80,7 @@ int Run(const RunOptions& o) {
   p.stop_signals = monitor::TerminationSignalFd();
   if (auto stop = Prepare(o, p)) return Report(*stop);
   if (auto stop = CompilePolicy(p, !o.no_namespaces)) return Report(*stop);
+  spdlog::debug("phase: policy compiled");
 
   PrivateDirs private_dirs;
   Started started;

@@ -172,6 +172,7 @@ Result<sandbox::SandboxSpec> BuildSpec(const Prepared& p, bool use_namespaces, P
     }
   }
   sandbox::FilesystemPlan plan = Plan(p, inputs, use_namespaces);
+  spdlog::debug("phase: filesystem planned");
   spec.mounts = std::move(plan.mounts);
   // Egress: the broker needs notification. With namespaces the sandbox's resolver is the DNS
   // stub; without, the broker works on host loopback and only Landlock (ABI 4+) keeps the
