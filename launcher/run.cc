@@ -32,8 +32,7 @@ int Finish(Session& s, int status) {
   PublishCounts(s, x);
   UndoWorkspaceWrites(s);  // the sandbox is gone: nothing in it races the undo
   const sandbox::StartFailure failure = x.exec_failure;  // a copy: the extension goes below
-  const int stopped_by = x.stopped_by;
-  if (failure.stopped) {
+  if (s.stopped_by != 0) {
     s.queue.Push(Lifecycle(p.name, events::LifecyclePhase::kStop,
                            "told to end while the sandbox was being built"));
   } else if (failure.reported()) {
@@ -56,7 +55,7 @@ int Finish(Session& s, int status) {
   StartClosingSinks(s);
   s.dirs.Remove();
   CloseSinks(s);
-  if (failure.stopped) return Report(StoppedWhileStarting(stopped_by));
+  if (s.stopped_by != 0) return Report(StoppedWhileStarting(s.stopped_by));
   if (failure.reported()) {
     const Error error{failure.err, "sandbox set-up failed at '" + failure.Describe() + "'"};
     return Report(StartFailureStop(failure, error, p.command.exec_path));

@@ -69,6 +69,7 @@ class Shutdown {
   }
 
   void TermAt(int64_t when) { term_at_ = std::min(term_at_, when); }
+  bool Scheduled() const { return term_at_ != kNever || kill_at_ != kNever; }
   void KillAt(int64_t when) { kill_at_ = std::min(kill_at_, when); }
   int64_t NextDeadline() const {
     return std::min(term_sent_ ? kNever : term_at_, kill_sent_ ? kNever : kill_at_);
@@ -352,7 +353,10 @@ int Supervise(const SupervisorOptions& options) {
       eof_pending = false;
       client_gone(now);
     }
-    if (RestartControl* rc = options.restart; rc && rc->requested && !ext.exited) {
+    // Not once the extension is being ended (gander told to end, Goose gone): a fresh one
+    // would only be ended in turn, or outlive the signal that asked for the end.
+    if (RestartControl* rc = options.restart; rc && rc->requested && !ext.exited &&
+                                              !shutdown.Scheduled()) {
       RestartExtension(*rc, relays, ext, shutdown, watches, threads, now);
     }
     shutdown.Fire(now);

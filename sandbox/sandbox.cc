@@ -240,7 +240,12 @@ Result<SandboxProcess> StartSandbox(const SandboxSpec& spec, StartFailure* failu
   std::vector<int> more;
   if (!AwaitReadable(process.sync.get(), spec.stop_fd)) {
     failure->stopped = true;
-    return abandon(MakeError("told to end while the sandbox was being built"));
+    kill(pid, SIGKILL);
+    // Reaped if it dies within a second. An init stuck where no signal reaches it (a FUSE
+    // request its daemon took and never answers) is left behind: it dies when the wait ends.
+    pollfd gone{process.pidfd.get(), POLLIN, 0};
+    if (poll(&gone, 1, 1000) == 1) waitpid(pid, nullptr, 0);
+    return MakeError("told to end while the sandbox was being built");
   }
   if (!ReceiveReport(process.sync.get(), &report, &fd, &more)) {
     return abandon(MakeError("the sandbox init exited during set-up"));

@@ -34,6 +34,10 @@ std::optional<monitor::ExtensionHandles> Restarts::Start() {
   }
   sandbox::StartFailure failure;
   auto fresh = StartExtension(p, s_.use_namespaces, s_.dirs, &failure);
+  if (!fresh && failure.stopped) {
+    s_.stopped_by = StoppedBy();
+    return std::nullopt;
+  }
   if (!fresh) {
     spdlog::error("{}: restart: {}{}", p.name, fresh.error().Describe(),
                   failure.reported() ? " (at '" + failure.Describe() + "')" : "");
@@ -68,6 +72,10 @@ void Restarts::OnRestart(const std::string& reason, bool ok) {
       (s_.current->sandbox.namespaces ? e.sandbox_pid : e.pid) = pid;
     }
     s_.queue.Push(std::move(e));
+  } else if (s_.stopped_by != 0) {
+    spdlog::info("{}: told to end during the restart behind the relay ({})", p.name, reason);
+    s_.queue.Push(Lifecycle(p.name, events::LifecyclePhase::kRestart,
+                            reason + "; told to end before the fresh extension started"));
   } else {
     spdlog::error("{}: the restart behind the relay ({}) failed: the extension is gone", p.name,
                   reason);

@@ -40,6 +40,9 @@ struct Session {
   // The extension a restart replaced: kept until the next restart, since the loop may still
   // hold its fds for the rest of the turn.
   std::unique_ptr<Extension> previous;
+  // Told to end (SIGTERM, SIGINT, SIGHUP) while a sandbox was being built, first or at a
+  // restart: that signal, and gander exits 128 + it. 0: not so.
+  int stopped_by = 0;
 };
 
 // An event of the run's own life (start, relay, restart, secret, stop).

@@ -339,13 +339,17 @@ std::optional<Stop> StartWithFallback(const RunOptions& o, Prepared& p, PrivateD
       if (auto stop = CompilePolicy(p, false)) return stop;  // the cgroup view differs
       continue;
     }
-    if (failure.stopped) return StoppedWhileStarting(monitor::PendingTerminationSignal());
+    if (failure.stopped) return StoppedWhileStarting(StoppedBy());
     return StartFailureStop(failure, started.error(), p.command.exec_path);
   }
 }
 
+int StoppedBy() {
+  int signal = monitor::PendingTerminationSignal();
+  return signal != 0 ? signal : SIGTERM;
+}
+
 Stop StoppedWhileStarting(int signal) {
-  if (signal == 0) signal = SIGTERM;
   const char* name = sigabbrev_np(signal);
   return Stop{128 + signal, std::string("told to end (SIG") + (name ? name : "?") +
                                 ") while the sandbox was being built: it is gone, nothing started"};

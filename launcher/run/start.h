@@ -44,7 +44,6 @@ struct Extension {
   sandbox::SandboxProcess sandbox;
   UniqueFd to_child, from_child, from_child_err;  // to_child goes to the supervisor loop
   sandbox::StartFailure exec_failure;             // reported on the sync socket after the start
-  int stopped_by = 0;  // with exec_failure.stopped: the signal gander was told to end by
   std::unique_ptr<monitor::KernelUnotify> unotify;
   std::unique_ptr<network::Egress> egress;
   std::unique_ptr<monitor::SeccompMonitor> seccomp_monitor;
@@ -78,8 +77,12 @@ struct Started {
 std::optional<Stop> StartWithFallback(const RunOptions& options, Prepared& p, PrivateDirs& dirs,
                                       Started& out);
 
-// The stop of a run told to end by `signal` (0: not known, taken as SIGTERM) while its sandbox
-// was being built: 128 + the signal, as if the extension had been ended by it.
+// The signal gander was told to end by while a sandbox was being built (failure.stopped): the
+// one pending (monitor::PendingTerminationSignal), SIGTERM when none is left.
+int StoppedBy();
+// The stop of a run told to end by `signal` while its sandbox was being built: 128 + the
+// signal. (Once the extension runs, the signal is passed on to it as SIGTERM and gander's
+// status is the extension's.)
 Stop StoppedWhileStarting(int signal);
 
 // gander's exit status for a start that failed at `failure` (computed once, here): the

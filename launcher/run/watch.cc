@@ -124,12 +124,9 @@ std::optional<std::vector<monitor::Watch>> WatchExtension(Session& s, Extension&
     // out, or, if only the listener went missing, about to run the extension unwatched; told
     // to end, it may hang in a step (a hung mount): it goes now, with the whole sandbox. Its
     // exit ends the run (or the restart), and Finish reports the step or the signal.
-    if (x.exec_failure.stopped) x.stopped_by = monitor::PendingTerminationSignal();
+    if (x.exec_failure.stopped) s.stopped_by = StoppedBy();
     syscall(SYS_pidfd_send_signal, x.sandbox.pidfd.get(), SIGKILL, nullptr, 0);
-    if (restarted && x.exec_failure.stopped) {
-      spdlog::warn("{}: restart: told to end while the sandbox was being built", p.name);
-      return std::nullopt;
-    }
+    if (restarted && x.exec_failure.stopped) return std::nullopt;  // Restarts::OnRestart says
     if (restarted) {
       spdlog::error("{}: restart: sandbox set-up failed at '{}': {}", p.name,
                     x.exec_failure.Describe(), std::strerror(x.exec_failure.err));

@@ -468,6 +468,19 @@ class SandboxTest {
     }
   }
 
+  // After gander was told to end: true when its SIGKILL ended the `init` this thread holds
+  // (HoldAtExtensionFork), which, as its tracer, reaps it first, so that gander sees it go.
+  // Otherwise (15 s: a bound on a hang, no clock threshold) the test kills it.
+  static bool ReapHeldInit(pid_t init) {
+    int status = 0;
+    if (WaitUntil([&] { return waitpid(init, &status, __WALL | WNOHANG) == init; }, 15)) {
+      return true;
+    }
+    kill(init, SIGKILL);
+    waitpid(init, &status, __WALL);
+    return false;
+  }
+
   // The sandbox's init hangs while it builds the sandbox (held here at the extension's fork, as
   // a hung FUSE or NFS path would hold a mount or the workspace's chdir) and gander is told to
   // end: it must not wait for the init but kill it, remove its directories and exit
@@ -500,15 +513,7 @@ class SandboxTest {
       ASSERT_GT(init, 0) << "gander started no sandbox: " << Quote(argv);
       held = HoldAtExtensionFork(init);
       ASSERT_EQ(kill(gander.pid(), SIGTERM), 0);
-      // gander's SIGKILL ends the held init; as its tracer, this thread reaps it first (the
-      // 15 s only bound a hang).
-      int status = 0;
-      const bool ended =
-          !held || WaitUntil([&] { return waitpid(init, &status, __WALL | WNOHANG) == init; }, 15);
-      if (!ended) {
-        kill(init, SIGKILL);
-        waitpid(init, &status, __WALL);
-      }
+      const bool ended = !held || ReapHeldInit(init);
       RunResult r = gander.Wait(15);
       std::string context = "command: " + Quote(argv) + "\n" + r.Describe();
       EXPECT_TRUE(ended) << "gander waited for its hung init\n" << context;

@@ -15,6 +15,8 @@
 //     a refresh shows the new token (as a hash), the call in flight at the restart gets a
 //     JSON-RPC error, every old token is revoked, and no token is in anything gander wrote.
 #include <nlohmann/json.hpp>
+#include <ranges>
+#include <set>
 
 #include "escape_fixture.h"
 
@@ -253,6 +255,50 @@ TEST_P(SecretsTest, KillEndsTheExtensionWithAMessage) {
       << context;
   ExpectNoSurvivors(m, context);
   ExpectNoValueIn(r, {planted_, aws_, w().secret_value}, context);
+}
+
+// Told to end while a restart behind the relay (a refreshed secret) builds the fresh sandbox,
+// its init held at the extension's fork: gander does not wait for that init, exits
+// 128 + SIGTERM saying why, logs the restart as ended by it, and revokes every value minted.
+TEST_P(SecretsTest, SigtermWhileARestartBuildsTheSandbox) {
+  fs::path policy = MintedSecretPolicy(60, "ttl: 1s, on_expiry: refresh");
+  audit_ = w().data / "audit-restart-stop.jsonl";
+  std::string m = Marker();
+  Argv argv = DebugArgv(Flags(policy), {"/bin/sleep", m});
+  RunOptions o = SecretOpts();
+  o.pipe_stdin = true;
+  Child gander(argv, o);
+  ASSERT_TRUE(gander.WaitForStderr("started", 15)) << Quote(argv);
+  const std::string pid = std::to_string(gander.pid());
+  const std::string children = "/proc/" + pid + "/task/" + pid + "/children";
+  std::set<pid_t> seen;
+  for (std::istringstream kids(ReadFileOr(children, ""));
+       pid_t k : std::views::istream<pid_t>(kids))
+    seen.insert(k);
+  // The next new child that reaches a vfork is the fresh init (a refresh's mint.sh execs first).
+  pid_t held = -1;
+  for (int spins = 0; held < 0 && spins < 3'000'000; ++spins) {
+    std::istringstream kids(ReadFileOr(children, ""));
+    for (pid_t k; held < 0 && kids >> k;) {
+      if (seen.insert(k).second && HoldAtExtensionFork(k)) held = k;
+    }
+  }
+  ASSERT_GT(held, 0) << "no restart began\n" << Quote(argv);
+  ASSERT_EQ(kill(gander.pid(), SIGTERM), 0);
+  const bool ended = ReapHeldInit(held);
+  RunResult r = gander.Wait(20);
+  std::string context = "command: " + Quote(argv) + "\n" + r.Describe();
+  EXPECT_TRUE(ended) << "gander waited for the fresh sandbox's init\n" << context;
+  EXPECT_FALSE(r.timed_out) << context;
+  EXPECT_EQ(r.status, 128 + SIGTERM) << context;
+  EXPECT_NE(r.err.find("told to end (SIGTERM) while the sandbox was being built"),
+            std::string::npos)
+      << context;
+  EXPECT_NE(ReadFileOr(audit_, "").find("told to end before the fresh extension started"),
+            std::string::npos)
+      << ReadFileOr(audit_, "") << context;
+  ExpectNoSurvivors(m, context);
+  ExpectEveryMintedValueRevoked(context);
 }
 
 TEST_P(SecretsTest, AFailingSourceStopsTheRunBeforeAnythingStarts) {
