@@ -355,8 +355,8 @@ int Supervise(const SupervisorOptions& options) {
     }
     // Not once the extension is being ended (gander told to end, Goose gone): a fresh one
     // would only be ended in turn, or outlive the signal that asked for the end.
-    if (RestartControl* rc = options.restart; rc && rc->requested && !ext.exited &&
-                                              !shutdown.Scheduled()) {
+    if (RestartControl* rc = options.restart;
+        rc && rc->requested && !ext.exited && !shutdown.Scheduled()) {
       RestartExtension(*rc, relays, ext, shutdown, watches, threads, now);
     }
     shutdown.Fire(now);
