@@ -48,8 +48,9 @@ check_label_counts() {
 }
 
 # failure_summary LOG: what a failed step's log says went wrong, short enough for the tail of
-# CI's output (which is all CI shows): the failed tests ctest lists and the log's first 15
-# sanitizer, gtest, shell-test check ("FAIL - ") or timeout lines; a failed step without that
+# CI's output (which is all CI shows): the failed tests ctest lists, the log's first 10
+# sanitizer, gtest, shell-test check ("FAIL - ") or timeout lines and the first gtest failure's
+# message (30 lines); a failed step without that
 # list (its build failed, or ctest itself stopped) shows the log's last lines instead. Called for
 # failed steps only.
 failure_summary() {
@@ -65,6 +66,15 @@ failure_summary() {
   echo "check: failed in $log:" >&2
   printf '%s\n' "$failed" >&2
   grep -nE '==[0-9]+==ERROR|runtime error:|\[  FAILED  \] .*\(|Failure$|: FAIL - |\*\*\*(Failed|Timeout)' "$log" |
-    head -n 15 | cut -c1-300 | sed "s|^|  $log:|" >&2
+    head -n 10 | cut -c1-300 | sed "s|^|  $log:|" >&2
+  # The first gtest failure's message (a timed-out run's ends with what each process was
+  # doing), from ctest's test-numbered copy of the output: its lines until the next gtest mark.
+  local first
+  first=$(grep -nE '^[0-9]+: .*Failure$' "$log" | head -n 1 | cut -d: -f1)
+  if [[ -n $first ]]; then
+    echo "check: the first failure's message ($log:$first):" >&2
+    tail -n +"$((first + 1))" "$log" | sed -E '/^[0-9]+: \[ +(FAILED|OK|RUN) +\]/q' |
+      grep -vE '^[0-9]+: \[ +(FAILED|OK|RUN) +\]' | head -n 30 | cut -c1-240 | sed 's/^/  | /' >&2
+  fi
   return 1
 }

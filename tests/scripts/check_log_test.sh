@@ -82,6 +82,19 @@ printf '%s\n' '1097: FAIL - learn: server-filesystem answers under gVisor (hello
 failure_summary "$dir/failed.log" 2>"$dir/err"
 grep -q 'FAIL - learn: server-filesystem' "$dir/err" ||
   { echo "FAIL: a shell test's failed check is shown"; failed=1; }
+cat >>"$dir/failed.log" <<'LOG'
+710: /src/tests/integration/escape/escape_attempts.h:200: Failure
+710: Value of: r.timed_out
+710: status -1 (TIMED OUT) after 90 s
+710:   task 4242 gander state S wchan do_epoll_wait syscall 232
+710: [  FAILED  ] Escape/EscapeTest.AttemptFailsInsideSandbox/uid65534_race (90321 ms)
+710: unrelated line after the failure
+LOG
+failure_summary "$dir/failed.log" 2>"$dir/err"
+grep -q 'task 4242 gander state S' "$dir/err" ||
+  { echo "FAIL: the first gtest failure's message is shown"; failed=1; }
+grep -q 'unrelated line after' "$dir/err" &&
+  { echo "FAIL: the message stops at the next gtest mark"; failed=1; }
 printf '100%% tests passed, 0 tests failed out of 3\nErrors while running CTest\nOutput from these tests are in: x\n' >"$dir/ctest-error.log"
 expect 1 "a failed step whose log lists no failed test shows its end" failure_summary "$dir/ctest-error.log"
 grep -q 'Errors while running CTest' "$dir/err" || { echo "FAIL: the log's end is shown"; failed=1; }

@@ -20,10 +20,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <optional>
 #include <random>
 #include <sstream>
@@ -83,6 +85,58 @@ inline int StatusOf(int wait_status) {
   if (WIFEXITED(wait_status)) return WEXITSTATUS(wait_status);
   if (WIFSIGNALED(wait_status)) return 128 + WTERMSIG(wait_status);
   return -1;
+}
+
+// What `root` and every process under it were doing, for a run that timed out: each thread's
+// state, kernel wait channel, syscall and kernel stack (the stack is readable as root only).
+inline std::string ProcessTreeSnapshot(pid_t root) {
+  auto read_small = [](const std::string& path) {
+    std::ifstream in(path);
+    std::string s((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    while (!s.empty() && s.back() == '\n') s.pop_back();
+    return s;
+  };
+  // Parents from /proc/PID/stat (the field after the parenthesised comm, which may hold spaces).
+  std::vector<std::pair<pid_t, pid_t>> parents;
+  if (DIR* d = opendir("/proc")) {
+    while (dirent* e = readdir(d)) {
+      pid_t pid = atoi(e->d_name);
+      if (pid <= 0) continue;
+      std::string stat = read_small("/proc/" + std::to_string(pid) + "/stat");
+      size_t close = stat.rfind(')');
+      if (close == std::string::npos || close + 4 >= stat.size()) continue;
+      parents.emplace_back(pid, atoi(stat.c_str() + close + 4));
+    }
+    closedir(d);
+  }
+  std::vector<pid_t> tree{root};
+  for (size_t i = 0; i < tree.size(); ++i) {
+    for (auto [pid, ppid] : parents)
+      if (ppid == tree[i]) tree.push_back(pid);
+  }
+  std::ostringstream s;
+  s << "--- test harness: the process tree at the timeout ---\n";
+  for (pid_t pid : tree) {
+    std::string base = "/proc/" + std::to_string(pid);
+    std::string cmdline = read_small(base + "/cmdline");
+    std::replace(cmdline.begin(), cmdline.end(), '\0', ' ');
+    s << pid << " " << cmdline.substr(0, 120) << "\n";
+    std::error_code ec;
+    for (const auto& t : fs::directory_iterator(base + "/task", ec)) {
+      std::string stat = read_small(t.path() / "stat");
+      size_t close = stat.rfind(')');
+      char state = close != std::string::npos && close + 2 < stat.size() ? stat[close + 2] : '?';
+      s << "  task " << t.path().filename().string() << " " << read_small(t.path() / "comm")
+        << " state " << state << " wchan " << read_small(t.path() / "wchan") << " syscall "
+        << read_small(t.path() / "syscall").substr(0, read_small(t.path() / "syscall").find(' '))
+        << "\n";
+      std::istringstream frames(read_small(t.path() / "stack"));
+      int shown = 0;  // the innermost frames say where it waits
+      for (std::string frame; shown < 3 && std::getline(frames, frame); ++shown)
+        s << "    " << frame << "\n";
+    }
+  }
+  return s.str();
 }
 
 // A spawned process with its stdio on pipes. Kills and reaps itself if still running when
@@ -156,6 +210,8 @@ class Child {
 
   pid_t pid() const { return pid_; }
   const Argv& argv() const { return argv_; }
+  // What the process wrote to stderr so far (as far as WaitForStderr or Wait have read).
+  const std::string& err_so_far() const { return result_.err; }
 
   bool WriteStdin(const std::string& data) {
     return stdin_ >= 0 &&
@@ -187,6 +243,7 @@ class Child {
     }
     auto deadline = Clock::now() + std::chrono::duration<double>(timeout_s);
     std::optional<Clock::time_point> exited;
+    std::string snapshot;  // what the processes were doing when the timeout struck
     while (true) {
       if (!reaped_) {
         int st = 0;
@@ -199,6 +256,7 @@ class Child {
           result_.seconds = std::chrono::duration<double>(*exited - start_).count();
         } else if (Clock::now() > deadline) {
           result_.timed_out = true;
+          snapshot = ProcessTreeSnapshot(pid_);
           kill(pid_, SIGKILL);
           deadline = Clock::now() + std::chrono::seconds(5);
         }
@@ -207,6 +265,7 @@ class Child {
       if (exited && Clock::now() - *exited > std::chrono::seconds(2)) break;
       Pump(20);
     }
+    result_.err += snapshot;
     return result_;
   }
 
