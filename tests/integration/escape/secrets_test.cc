@@ -301,6 +301,39 @@ TEST_P(SecretsTest, SigtermWhileARestartBuildsTheSandbox) {
   ExpectEveryMintedValueRevoked(context);
 }
 
+// Goose gone (stdin's EOF) while the extension, one that ignores SIGTERM, is being ended, and a
+// secret comes due for refresh meanwhile (ttl 1s; gander's SIGKILL comes 2.5 s after the EOF):
+// gander restarts nothing (a fresh extension would only be ended in turn, or outlive the end),
+// ends the old one by SIGKILL, and revokes every value minted.
+TEST_P(SecretsTest, NoRestartOnceTheEndBegan) {
+  fs::path policy = MintedSecretPolicy(60, "ttl: 1s, on_expiry: refresh");
+  audit_ = w().data / "audit-no-restart.jsonl";
+  std::string m = Marker();
+  Argv argv = DebugArgv(Flags(policy), {w().probe.string(), "ignore-term", m});
+  RunOptions o = SecretOpts();
+  o.pipe_stdin = true;
+  Child gander(argv, o);
+  const std::string restarted = "restarted behind the relay";
+  // Right after a restart, the next refresh is about a second away: no restart is under way
+  // when the EOF arrives.
+  ASSERT_TRUE(gander.WaitForStderr(restarted, 20)) << Quote(argv);
+  auto count = [&](const std::string& err) {
+    size_t n = 0;
+    for (size_t at = err.find(restarted); at != std::string::npos; at = err.find(restarted, at + 1))
+      ++n;
+    return n;
+  };
+  const size_t before = count(gander.err_so_far());
+  gander.CloseStdin();
+  RunResult r = gander.Wait(20);
+  std::string context = "command: " + Quote(argv) + "\n" + r.Describe();
+  EXPECT_FALSE(r.timed_out) << context;
+  EXPECT_EQ(count(r.err), before) << "a restart began after the EOF\n" << context;
+  EXPECT_EQ(r.status, 128 + SIGKILL) << context;
+  ExpectNoSurvivors(m, context);
+  ExpectEveryMintedValueRevoked(context);
+}
+
 TEST_P(SecretsTest, AFailingSourceStopsTheRunBeforeAnythingStarts) {
   // The command prints the would-be value on stderr too: the error shows it scrubbed.
   fs::path policy = Policy("  T: {from: command, run: \"echo " + planted_ + "; echo denied " +
