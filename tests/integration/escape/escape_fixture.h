@@ -444,13 +444,35 @@ class SandboxTest {
 
   // Traces `init` from this thread and holds it at the entry of its vfork (the extension's
   // fork): after its root, network and egress report, before the seccomp listener. False when it
-  // was already past it (it exec'd gander-init or exited): then it is let go.
+  // was already past it (it exec'd gander-init or exited): then it is let go. Past it already
+  // when caught (the test's thread was slower than the init's set-up), the init waits in
+  // gander-init for as long as the extension runs: seen from its executable at the first stop,
+  // and, as a bound on a hang, after 20 s without reaching either the fork or an exec.
   static bool HoldAtExtensionFork(pid_t init) {
     if (ptrace(PTRACE_SEIZE, init, 0, PTRACE_O_TRACESYSGOOD) != 0) return false;
     ptrace(PTRACE_INTERRUPT, init, 0, 0);
-    for (;;) {
+    const auto deadline = Clock::now() + std::chrono::seconds(20);
+    auto let_go = [init] {
+      ptrace(PTRACE_DETACH, init, 0, 0);
+      return false;
+    };
+    for (bool first = true;; first = false) {
       int status = 0;
-      if (waitpid(init, &status, __WALL) != init || !WIFSTOPPED(status)) return false;
+      pid_t got;
+      while ((got = waitpid(init, &status, __WALL | WNOHANG)) == 0) {
+        if (Clock::now() > deadline) {
+          ptrace(PTRACE_INTERRUPT, init, 0, 0);
+          if (waitpid(init, &status, __WALL) != init || !WIFSTOPPED(status)) return false;
+          return let_go();
+        }
+        usleep(100);
+      }
+      if (got != init || !WIFSTOPPED(status)) return false;
+      if (first) {
+        std::error_code ec;
+        fs::path exe = fs::read_symlink("/proc/" + std::to_string(init) + "/exe", ec);
+        if (exe.string().find("gander-init") != std::string::npos) return let_go();
+      }
       int deliver = 0;
       if (WSTOPSIG(status) == (SIGTRAP | 0x80)) {
         __ptrace_syscall_info info{};
@@ -458,8 +480,7 @@ class SandboxTest {
         if (info.op == PTRACE_SYSCALL_INFO_ENTRY && info.entry.nr == SYS_vfork) return true;
         if (info.op == PTRACE_SYSCALL_INFO_ENTRY &&
             (info.entry.nr == SYS_execveat || info.entry.nr == SYS_execve)) {
-          ptrace(PTRACE_DETACH, init, 0, 0);
-          return false;
+          return let_go();
         }
       } else if (status >> 16 == 0) {
         deliver = WSTOPSIG(status);  // a signal for the init, not a stop of ours
