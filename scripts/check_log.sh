@@ -49,8 +49,9 @@ check_label_counts() {
 
 # failure_summary LOG: what a failed step's log says went wrong, short enough for the tail of
 # CI's output (which is all CI shows): the failed tests ctest lists, the log's first 10
-# sanitizer, gtest, shell-test check ("FAIL - ") or timeout lines and the first gtest failure's
-# message (30 lines); a failed step without that
+# sanitizer, gtest, shell-test check ("FAIL - ") or timeout lines, the first gtest failure's
+# message (30 lines) and the "# " lines the first failed shell test printed before that check
+# (20); a failed step without that
 # list (its build failed, or ctest itself stopped) shows the log's last lines instead. Called for
 # failed steps only.
 failure_summary() {
@@ -75,6 +76,16 @@ failure_summary() {
     echo "check: the first failure's message ($log:$first):" >&2
     tail -n +"$((first + 1))" "$log" | sed -E '/^[0-9]+: \[ +(FAILED|OK|RUN) +\]/q' |
       grep -vE '^[0-9]+: \[ +(FAILED|OK|RUN) +\]' | head -n 30 | cut -c1-240 | sed 's/^/  | /' >&2
+  fi
+  # The first failed shell-test check: the diagnostic lines ("# ...") that test printed before
+  # it (what it saw: a command's output, gander's stderr), from ctest's test-numbered copy.
+  local fail_line test_no
+  fail_line=$(grep -nE '^[0-9]+: FAIL - ' "$log" | head -n 1 | cut -d: -f1)
+  if [[ -n $fail_line ]]; then
+    test_no=$(sed -n "${fail_line}p" "$log" | cut -d: -f1)
+    echo "check: what that test printed before its first failed check ($log:$fail_line):" >&2
+    head -n "$fail_line" "$log" | grep -E "^${test_no}: #" | tail -n 20 | cut -c1-240 |
+      sed 's/^/  | /' >&2
   fi
   return 1
 }

@@ -95,6 +95,20 @@ grep -q 'task 4242 gander state S' "$dir/err" ||
   { echo "FAIL: the first gtest failure's message is shown"; failed=1; }
 grep -q 'unrelated line after' "$dir/err" &&
   { echo "FAIL: the message stops at the next gtest mark"; failed=1; }
+cat >"$dir/shell.log" <<'LOG'
+The following tests FAILED:
+	1317 - gvisor.backend (Failed)
+1317: # 200 name=6 ip=7
+1317: # status 1; gander's stderr:
+1317: #   gander: the sandbox ended with signal 6
+1317: FAIL - network.allow under gvisor runs (exit 0)
+1317: # printed after the failure
+LOG
+failure_summary "$dir/shell.log" 2>"$dir/err"
+grep -q 'ended with signal 6' "$dir/err" ||
+  { echo "FAIL: what the failed shell test printed before its check is shown"; failed=1; }
+grep -q 'printed after the failure' "$dir/err" &&
+  { echo "FAIL: only what came before the first failed check"; failed=1; }
 printf '100%% tests passed, 0 tests failed out of 3\nErrors while running CTest\nOutput from these tests are in: x\n' >"$dir/ctest-error.log"
 expect 1 "a failed step whose log lists no failed test shows its end" failure_summary "$dir/ctest-error.log"
 grep -q 'Errors while running CTest' "$dir/err" || { echo "FAIL: the log's end is shown"; failed=1; }
