@@ -30,7 +30,7 @@ int Finish(Session& s, int status) {
   p.secrets->hooks = {};
 
   PublishCounts(s, x);
-  UndoWorkspaceWrites(s);  // the sandbox is gone: nothing in it races the undo
+  UndoWorkspaceWrites(s);  // only the exiting init is left: nothing in it races the undo
   const sandbox::StartFailure failure = x.exec_failure;  // a copy: the extension goes below
   if (s.stopped_by != 0) {
     s.queue.Push(Lifecycle(p.name, events::LifecyclePhase::kStop,
@@ -48,6 +48,9 @@ int Finish(Session& s, int status) {
   // (its descriptors, the seccomp listener, runsc, the private directories): the exit waits
   // for the later of the two, not for their sum.
   StartClosingSinks(s);
+  // The init may still be exiting (it reported the exit code first): its cgroup and
+  // directories go once it is gone.
+  if (!x.gvisor) sandbox::AwaitInitExit(x.sandbox);
   s.previous.reset();
   s.current.reset();
   // Again: what did not fit the collector's socket at the first call (it was full) is sent

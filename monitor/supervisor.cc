@@ -134,9 +134,19 @@ struct Running {
   pid_t kill_group;
   int child_out_fd;
   int child_err_fd;
+  const std::optional<int>* reported_exit;
   bool exited = false;
   int status = 0;
   int64_t drain_deadline = kNever;
+
+  // The extension's end, from the init's pidfd or its report.
+  void Exited(int exit_status, int64_t now) {
+    exited = true;
+    status = exit_status;
+    // Every writer of the extension's stdout is gone with the init's namespace; without
+    // one, an escaped grandchild could hold it open: do not wait for it forever.
+    drain_deadline = now + 1000;
+  }
 };
 
 // Moves bytes as far as this turn's poll results allow, each direction in turn.
@@ -244,6 +254,7 @@ void RestartExtension(RestartControl& rc, Relays& r, Running& ext, Shutdown& shu
   r.up.SwitchOutput(fresh->child_in, replay);
   ext.pidfd = fresh->pidfd;
   ext.kill_group = fresh->kill_group;
+  ext.reported_exit = fresh->reported_exit;
   shutdown.Retarget(fresh->pidfd, fresh->kill_group);
   for (Watch& w : fresh->watches) w.extension = true;
   threads.Start(fresh->watches);
@@ -281,7 +292,8 @@ int Supervise(const SupervisorOptions& options) {
                        options.stderr_rewriter);
   Relays relays{up, down, err, options.child_err >= 0, child_in};
   const bool relay_err = relays.relay_err;
-  Running ext{options.pidfd, options.kill_group, options.child_out, options.child_err};
+  Running ext{options.pidfd, options.kill_group, options.child_out, options.child_err,
+              options.reported_exit};
   Shutdown shutdown(options.pidfd, options.kill_group, options.terminate);
 
   bool eof_pending = false;  // the client left before the extension started (options.started)
@@ -335,11 +347,7 @@ int Supervise(const SupervisorOptions& options) {
     if (fds[kPidfd].revents) {
       siginfo_t info{};
       if (waitid(static_cast<idtype_t>(P_PIDFD), ext.pidfd, &info, WEXITED) == 0) {
-        ext.exited = true;
-        ext.status = ExitStatus(info);
-        // Every writer of the extension's stdout is gone with the init's namespace; without
-        // one, an escaped grandchild could hold it open: do not wait for it forever.
-        ext.drain_deadline = now + 1000;
+        ext.Exited(ExitStatus(info), now);
       }
     }
     for (size_t i = 0; i < watches.size(); ++i) {
@@ -347,6 +355,9 @@ int Supervise(const SupervisorOptions& options) {
       if (watches[i].fd >= 0 && revents && !watches[i].on_ready(revents)) {
         watches[i].fd = -1;  // poll ignores negative fds
       }
+    }
+    if (!ext.exited && ext.reported_exit && *ext.reported_exit) {
+      ext.Exited(**ext.reported_exit, now);
     }
     if (options.after_turn) options.after_turn();
     if (eof_pending && options.started()) {

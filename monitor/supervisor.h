@@ -60,7 +60,8 @@ struct ExtensionHandles {
   int child_err = -1;
   int pidfd = -1;
   pid_t kill_group = -1;
-  std::vector<Watch> watches;  // e.g. the new sandbox's seccomp listener
+  std::vector<Watch> watches;                         // e.g. the new sandbox's seccomp listener
+  const std::optional<int>* reported_exit = nullptr;  // as SupervisorOptions::reported_exit
 };
 
 // Restart behind the relay (for secrets that expire): set `requested` (from a watch callback
@@ -97,6 +98,10 @@ struct SupervisorOptions {
   relay::StreamRewriter* stdout_rewriter = nullptr;
   relay::StreamRewriter* stderr_rewriter = nullptr;
   int pidfd = -1;  // the sandbox init
+  // The extension's exit code as the init reported it before its own exit (set by a watch's
+  // callback): the loop takes it as the end, without waiting for the init's pidfd. Supervise
+  // may then return while the init is still exiting: the caller waits for it where needed.
+  const std::optional<int>* reported_exit = nullptr;
   // Without a pid namespace, SIGKILL of the init does not take the tree with it: the
   // extension's process group is killed too.
   pid_t kill_group = -1;

@@ -388,6 +388,9 @@ const int kParentDeathSignal = SIGRTMIN + 1;
 // The init's life after the extension started (init::RunInit): in gander-init when the parent
 // made its image (execveat of the memfd at kChildInitImageFd), so that the init stops being a
 // copy of gander; in this image otherwise, or when the kernel refuses the execve.
+static_assert(init::kExitReportStep == static_cast<int>(ChildStep::kExited));
+static_assert(kChildSyncFd >= 0 && kChildSyncFd <= 9);  // one digit in gander-init's argv
+
 [[noreturn]] void RunInit(const ChildPlan& plan, pid_t extension) {
   const SandboxSpec& spec = *plan.spec;
   init::InitArgs args;
@@ -395,6 +398,7 @@ const int kParentDeathSignal = SIGRTMIN + 1;
   args.namespaces = spec.use_namespaces;
   args.death_signal = kParentDeathSignal;
   args.cgroup_procs = plan.cgroup_procs;
+  args.report_fd = kChildSyncFd;
   if (plan.init_image >= 0) {
     char pid[16];
     char sig[16];
@@ -403,16 +407,19 @@ const int kParentDeathSignal = SIGRTMIN + 1;
     char name[] = "gander-init";
     char ns[] = {spec.use_namespaces ? '1' : '0', '\0'};
     char none[] = "-";
+    char report[] = {static_cast<char>('0' + kChildSyncFd), '\0'};
     char dashes[] = "--";
     // After "--", the extension's command (as many words as fit), for ps: what the init is for.
     char* argv[64] = {
-        name,  pid, ns, sig, plan.cgroup_procs ? const_cast<char*>(plan.cgroup_procs) : none,
-        dashes};
-    size_t argc = 6;
+        name,   pid,   ns, sig, plan.cgroup_procs ? const_cast<char*>(plan.cgroup_procs) : none,
+        report, dashes};
+    size_t argc = 7;
     for (size_t i = 0; plan.argv[i] && argc + 1 < std::size(argv); ++i) argv[argc++] = plan.argv[i];
     argv[argc] = nullptr;
     char* envp[] = {nullptr};
+    fcntl(kChildSyncFd, F_SETFD, 0);  // for gander-init's exit report; the extension ran long ago
     syscall(SYS_execveat, kChildInitImageFd, "", argv, envp, AT_EMPTY_PATH);
+    fcntl(kChildSyncFd, F_SETFD, FD_CLOEXEC);
   }
   init::RunInit(args);
 }
@@ -508,8 +515,11 @@ void ChildMain(const ChildPlan& plan) {
     ExecExtension(plan, error_pipe[1], original);
   }
   close(error_pipe[1]);
+  // The init keeps none of the extension's stdio: its output ends (EOF to gander) with the
+  // extension's tree, not with the init's exit (the exit report comes first).
   close(0);
   close(1);
+  close(2);
   unsigned char wire[kChildReportBytes];
   ssize_t n = read(error_pipe[0], wire, sizeof(wire));
   close(error_pipe[0]);
@@ -518,8 +528,7 @@ void ChildMain(const ChildPlan& plan) {
     waitpid(extension, nullptr, 0);
     Fail(sync, report ? report->step : ChildStep::kExec, report ? report->err : EIO);
   }
-  Send(sync, ChildStep::kStarted, 0, extension);
-  close(sync);
+  Send(sync, ChildStep::kStarted, 0, extension);  // `sync` stays for the exit report
   // The init is a copy of gander (Goose's environment, the secrets' values): once the uid map
   // is written and the extension has exec'd, nothing needs its /proc files, so no other
   // process of the user may read its memory or make it dump core.

@@ -33,6 +33,7 @@ constexpr const char* kChildStepNames[] = {
     "fork",
     "execve",
     "started",
+    "exited",
     "unshare",
     "write uid/gid maps",
     "mount inside the namespace",

@@ -41,6 +41,10 @@ enum class ChildStep : int32_t {
   kFork,
   kExec,
   kStarted,  // not a failure: the extension was exec'd
+  // Not a failure: the extension exited (detail: its status as the init's exit code) and
+  // everything else in the sandbox is gone; sent by the init just before its own exit, whose
+  // teardown of the namespaces the parent need not wait for to know it (init::kExitReportStep).
+  kExited,
   // Only the broker's set-up (runsc) and the probe: they unshare and map themselves.
   kUnshare,
   kIdMaps,
@@ -53,7 +57,8 @@ enum class ChildStep : int32_t {
 const char* ChildStepName(ChildStep step);
 
 // One message: the step, its errno (0 when the step is a success report), and a detail (index
-// of the mount or rlimit at fault; the extension's pid with kStarted; the egress slots).
+// of the mount or rlimit at fault; the extension's pid with kStarted; the egress slots; the exit
+// code with kExited).
 struct ChildReport {
   ChildStep step;
   int32_t err;

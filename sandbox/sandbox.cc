@@ -293,4 +293,26 @@ bool ReadStartReport(SandboxProcess& process, const SandboxSpec& spec, StartFail
   return TakeReport(process, report, -1, spec, failure);
 }
 
+bool ReadExitReport(SandboxProcess& process) {
+  ChildReport report{};
+  int fd = -1;
+  if (!ReceiveReport(process.sync.get(), &report, &fd)) return false;
+  if (fd >= 0) close(fd);
+  if (report.step != ChildStep::kExited) return true;
+  process.reported_exit = report.detail & 0xff;
+  return false;
+}
+
+void AwaitInitExit(const SandboxProcess& process) {
+  if (!process.pidfd) return;
+  // An init that reported is on its way out (SIGKILL changes nothing); one that did not, and
+  // is not reaped yet, is there only if the loop broke off: it goes now, not at some later
+  // hang of this wait.
+  syscall(SYS_pidfd_send_signal, process.pidfd.get(), SIGKILL, nullptr, 0);
+  siginfo_t info{};
+  while (waitid(static_cast<idtype_t>(P_PIDFD), process.pidfd.get(), &info, WEXITED) != 0 &&
+         errno == EINTR) {
+  }
+}
+
 }  // namespace gander::sandbox

@@ -78,6 +78,10 @@ struct SandboxProcess {
   // With spec.egress and namespaces: sockets in the sandbox's network namespace.
   network::EgressSockets egress;
   bool started = false;  // the extension's execve is confirmed
+  // The init's report of the extension's exit code, sent once nothing but the init is left
+  // and before its own exit (ReadExitReport): the run's end need not wait for the kernel's
+  // teardown of the sandbox to begin. What needs the init gone waits for it (AwaitInitExit).
+  std::optional<int> reported_exit;
   // The run's cgroup, when spec.cgroup offered one: emptied (SIGKILL) and removed when this
   // goes, after the init.
   RunCgroup cgroup;
@@ -128,5 +132,15 @@ bool AwaitListener(SandboxProcess& process, const SandboxSpec& spec, StartFailur
 // set when it could not be executed; false with failure->step empty when nothing came (the
 // init is gone).
 bool ReadStartReport(SandboxProcess& process, const SandboxSpec& spec, StartFailure* failure);
+
+// Reads the init's next message once the extension runs: its exit report sets
+// process.reported_exit (an exit code, 0-255). False when nothing more will come (the report
+// came, or the init is gone); anything else on the socket is ignored.
+bool ReadExitReport(SandboxProcess& process);
+
+// Waits until the init has exited (and reaps it), if it was not reaped yet: after its exit
+// report, before what needs the sandbox gone (its cgroup's removal, its private directories).
+// The init is SIGKILLed first: after its report that changes nothing.
+void AwaitInitExit(const SandboxProcess& process);
 
 }  // namespace gander::sandbox

@@ -58,7 +58,8 @@ std::optional<monitor::ExtensionHandles> Restarts::Start() {
                                    .child_err = x.from_child_err.get(),
                                    .pidfd = x.pidfd(),
                                    .kill_group = x.KillGroup(),
-                                   .watches = std::move(*watches)};
+                                   .watches = std::move(*watches),
+                                   .reported_exit = x.ReportedExit()};
 }
 
 void Restarts::OnRestart(const std::string& reason, bool ok) {

@@ -54,6 +54,10 @@ struct Extension {
   std::vector<std::pair<std::string, std::string>> root_symlinks;  // of the gVisor root
 
   int pidfd() const { return gvisor ? gvisor->pidfd() : sandbox.pidfd.get(); }
+  // The native init's exit report (SupervisorOptions::reported_exit); none under gVisor.
+  const std::optional<int>* ReportedExit() const {
+    return gvisor ? nullptr : &sandbox.reported_exit;
+  }
   // Without a pid namespace, SIGKILL of the init does not take its children with it.
   pid_t KillGroup() const { return sandbox.namespaces ? -1 : sandbox.extension_pid; }
 };

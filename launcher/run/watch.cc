@@ -138,17 +138,20 @@ std::optional<std::vector<monitor::Watch>> WatchExtension(Session& s, Extension&
   }
 
   std::vector<monitor::Watch> watches;
-  if (!x.sandbox.started) {
+  // The init's sync socket: the start report (unless it came already), then the exit report.
+  if (x.ReportedExit() && x.sandbox.sync) {
     watches.push_back({x.sandbox.sync.get(), [&s, ex = &x, restarted](short) {
-                         if (sandbox::ReadStartReport(ex->sandbox, *ex->spec, &ex->exec_failure)) {
-                           spdlog::info(
-                               "{}: {}, isolation {} (namespaces {}, landlock ABI {}), mode "
-                               "{}, accounting {}",
-                               s.p.name, restarted ? "restarted" : "started",
-                               sandbox::LevelName(s.level), s.use_namespaces ? "on" : "off",
-                               s.p.landlock_abi, ModeName(s.p.mode), s.accounting);
+                         if (ex->sandbox.started) return sandbox::ReadExitReport(ex->sandbox);
+                         if (!sandbox::ReadStartReport(ex->sandbox, *ex->spec, &ex->exec_failure)) {
+                           return false;
                          }
-                         return false;
+                         spdlog::info(
+                             "{}: {}, isolation {} (namespaces {}, landlock ABI {}), mode "
+                             "{}, accounting {}",
+                             s.p.name, restarted ? "restarted" : "started",
+                             sandbox::LevelName(s.level), s.use_namespaces ? "on" : "off",
+                             s.p.landlock_abi, ModeName(s.p.mode), s.accounting);
+                         return true;
                        }});
   }
   if (x.gvisor && x.gvisor->strace_fd() >= 0) {
@@ -289,6 +292,7 @@ std::optional<monitor::SupervisorOptions> SuperviseFirst(Session& s, Redaction& 
   supervise.child_out = x.from_child.get();
   supervise.child_err = x.from_child_err.get();
   supervise.pidfd = x.pidfd();
+  supervise.reported_exit = x.ReportedExit();
   supervise.kill_group = x.KillGroup();
   if (s.p.gvisor()) {
     supervise.terminate = [&s] { s.current->gvisor->Terminate(); };

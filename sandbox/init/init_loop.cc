@@ -93,6 +93,15 @@ void KillAndReapEverything(const char* cgroup_procs) {
   }
 }
 
+// Everything else is gone: tells gander the exit code now, so that its end of the run
+// overlaps the kernel's teardown of the init (its mounts, its namespaces). SIGPIPE, if gander
+// is gone, stays blocked.
+void ReportExit(const InitArgs& args, int code) {
+  if (args.report_fd < 0) return;
+  const int fields[3] = {kExitReportStep, 0, code};
+  Sys(SYS_write, args.report_fd, reinterpret_cast<long>(fields), sizeof(fields));
+}
+
 [[noreturn]] void KillTreeAndExit(const InitArgs& args, int code) {
   if (args.namespaces) {
     Kill(-1, SIGKILL);
@@ -102,6 +111,7 @@ void KillAndReapEverything(const char* cgroup_procs) {
     if (args.extension > 0) Kill(-args.extension, SIGKILL);
     KillAndReapEverything(args.cgroup_procs);
   }
+  ReportExit(args, code);
   Exit(code);
 }
 

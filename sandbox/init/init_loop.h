@@ -12,7 +12,15 @@ struct InitArgs {
   bool namespaces = true;              // pid 1 of a pid namespace (else a child subreaper)
   int death_signal = 0;                // the PDEATHSIG armed before: kill the tree and exit 137
   const char* cgroup_procs = nullptr;  // the run's cgroup.procs without namespaces, or null
+  // The sync socket to gander, or -1: the extension's exit code is reported there once the
+  // tree is gone, before the init's own exit (whose teardown of the namespaces takes a while).
+  int report_fd = -1;
 };
+
+// The report's wire form (sandbox/child_step.h, ChildReport: three host-order int32 fields,
+// step, errno, detail): this step number, 0, the exit code. child_setup.cc checks the number
+// against ChildStep::kExited; gander-init has no use for the rest of that header.
+inline constexpr int kExitReportStep = 26;
 
 // A system call: its raw result, -errno on failure.
 long Sys(long nr, long a = 0, long b = 0, long c = 0, long d = 0);

@@ -3,7 +3,7 @@
 // this instead, a few KiB with no libc, and runs the same loop (init_loop.cc). Built
 // freestanding (-nostdlib -static) and embedded in gander (init_image.cc).
 //
-//   gander-init EXTENSION_PID NAMESPACES(1|0) DEATH_SIGNAL CGROUP_PROCS|- -- COMMAND...
+//   gander-init EXTENSION_PID NAMESPACES(1|0) DEATH_SIGNAL CGROUP_PROCS|- REPORT_FD|- -- COMMAND...
 //
 // (COMMAND, the extension's, is only there for ps.)
 #include <linux/prctl.h>
@@ -71,12 +71,13 @@ extern "C" [[noreturn]] void gander_init_start(long* stack) {
   // Never dumpable: nothing of the sandbox may read this process's memory or ptrace it.
   Sys(SYS_prctl, PR_SET_DUMPABLE, 0);
   Sys(SYS_prctl, PR_SET_NAME, reinterpret_cast<long>("gander-init"));
-  if (argc < 5) Sys(SYS_exit_group, 125);
+  if (argc < 6) Sys(SYS_exit_group, 125);
   InitArgs args;
   args.extension = static_cast<int>(Number(argv[1]));
   args.namespaces = argv[2][0] == '1';
   args.death_signal = static_cast<int>(Number(argv[3]));
   args.cgroup_procs = argv[4][0] == '-' ? nullptr : argv[4];
+  args.report_fd = argv[5][0] == '-' ? -1 : static_cast<int>(Number(argv[5]));
   // execve reset the handlers. A pid namespace's init drops signals from outside that have
   // none; they stay blocked (the mask survives execve) and are taken by sigtimedwait.
   KernelSigaction action{};

@@ -583,19 +583,40 @@ class SandboxTest {
     const std::string children = "/proc/" + std::to_string(gander.pid()) + "/task/" +
                                  std::to_string(gander.pid()) + "/children";
     std::string status;
+    pid_t init = -1;
     auto small = [&] {
       std::istringstream kids(ReadFileOr(children, ""));
       for (pid_t pid; kids >> pid;) {
         status = ReadFileOr("/proc/" + std::to_string(pid) + "/status", "");
         size_t at = status.find("VmSize:");
-        if (at != std::string::npos && std::stol(status.substr(at + 7)) < 1024) return true;
+        if (at != std::string::npos && std::stol(status.substr(at + 7)) < 1024) {
+          init = pid;
+          return true;
+        }
       }
       return false;
     };
     bool ok = WaitUntil(small, 15);
+    // Its only descriptor: the sync socket its exit report goes out on. None of the
+    // extension's stdio, whose EOF must not wait for the init's own exit.
+    // (Listing a non-dumpable process's fds takes CAP_SYS_PTRACE: root's, as in CI.)
+    std::string fds;
+    std::error_code listed;
+    for (fs::directory_iterator it("/proc/" + std::to_string(init) + "/fd", listed), end;
+         ok && !listed && it != end; it.increment(listed)) {
+      std::error_code ec;
+      fds +=
+          it->path().filename().string() + "->" + fs::read_symlink(it->path(), ec).string() + " ";
+    }
+    if (listed) fds.clear();
     gander.CloseStdin();
     RunResult r = gander.Wait(15);
     EXPECT_TRUE(ok) << "the init is still a copy of gander:\n" << status << Quote(argv);
+    if (ok && geteuid() == 0) {
+      EXPECT_TRUE(fds.starts_with("3->socket:[")) << fds << Quote(argv);
+      EXPECT_EQ(fds.find(' '), fds.size() - 1) << "more than one fd: " << fds;
+    }
+    EXPECT_EQ(r.status, 143) << "stdin EOF, then SIGTERM to the sleep\n" << r.Describe();
     ExpectNoSurvivors(m, r.Describe());
   }
 

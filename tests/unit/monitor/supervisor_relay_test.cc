@@ -195,6 +195,45 @@ TEST_F(SupervisorRelay, SecretNeverReachesTheClient) {
   EXPECT_EQ(hits.size(), 2u);
 }
 
+// The sandbox init reports the extension's exit code before its own exit (whose teardown of
+// the namespaces takes a while): a watch sets reported_exit, and the loop ends with that code
+// while the "init" (a sleep here, its stdio already closed) is still there for the caller to
+// wait for. Without the report the loop would wait for the sleep's exit (status 0).
+TEST_F(SupervisorRelay, AReportedExitEndsTheLoopBeforeTheInitIsGone) {
+  int out[2], err[2];
+  ASSERT_EQ(pipe2(out, O_CLOEXEC | O_NONBLOCK), 0);
+  ASSERT_EQ(pipe2(err, O_CLOEXEC | O_NONBLOCK), 0);
+  pid_t pid = fork();
+  if (pid == 0) {
+    execl("/bin/sleep", "sleep", "5", nullptr);
+    _exit(127);
+  }
+  close(out[1]);  // the extension's output is over: EOF at once
+  close(err[1]);
+  int pidfd = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
+  children_.push_back({-1, out[0], err[0], pidfd, pid});
+  SupervisorOptions o;
+  o.client_in = client_in_r_;
+  o.client_out = client_out_w_;
+  o.client_err = client_err_w_;
+  o.child_out = out[0];
+  o.child_err = err[0];
+  o.pidfd = pidfd;
+  std::optional<int> reported;
+  o.reported_exit = &reported;
+  int report = eventfd(1, EFD_CLOEXEC | EFD_NONBLOCK);
+  o.watches.push_back({report, [&](short) {
+                         reported = 42;
+                         return false;
+                       }});
+  int status = Supervise(o);
+  close(report);
+  EXPECT_EQ(status, 42);
+  siginfo_t info{};
+  EXPECT_EQ(waitid(P_PID, pid, &info, WEXITED | WNOHANG | WNOWAIT), 0);
+  EXPECT_EQ(info.si_pid, 0) << "the init was waited for: the report saved nothing";
+}
+
 TEST_F(SupervisorRelay, RestartBehindTheRelay) {
   children_.push_back(Spawn());
   events::BoundedEventQueue queue(64);

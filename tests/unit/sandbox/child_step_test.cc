@@ -4,11 +4,16 @@
 #include "sandbox/child_step.h"
 
 #include <gtest/gtest.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 #include <set>
 #include <string>
+
+#include "sandbox/init/init_loop.h"
+#include "sandbox/sandbox.h"
 
 namespace gander::sandbox {
 namespace {
@@ -64,6 +69,46 @@ TEST(ChildStep, NamespacesAreRefusedAtCloneOrAtTheFirstMountsOnly) {
                          ChildStep::kIdMaps, ChildStep::kLandlock, ChildStep::kSeccomp}) {
     EXPECT_FALSE(NamespacesRefused(step, EPERM)) << ChildStepName(step);
   }
+}
+
+// The init's exit report, as gander-init writes it (three int32: init::kExitReportStep, 0, the
+// code; it has no EncodeChildReport), read by gander on the sync socket once the extension
+// runs: the code is taken (as an exit code, 0-255), another message is passed over, and EOF
+// or the report ends the reading.
+TEST(ChildStep, TheInitsExitReportIsReadAsAnExitCode) {
+  auto report = [](int step, int code, bool then_close) {
+    int pair[2];
+    EXPECT_EQ(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair), 0);
+    SandboxProcess p;
+    p.sync = UniqueFd(pair[0]);
+    const int32_t fields[3] = {step, 0, code};
+    EXPECT_EQ(write(pair[1], fields, sizeof(fields)), static_cast<ssize_t>(sizeof(fields)));
+    if (then_close) close(pair[1]);
+    bool more = ReadExitReport(p);
+    if (!then_close) close(pair[1]);
+    return std::make_pair(more, p.reported_exit);
+  };
+  EXPECT_EQ(report(init::kExitReportStep, 7, false), std::make_pair(false, std::optional<int>(7)));
+  EXPECT_EQ(report(init::kExitReportStep, 137, true),
+            std::make_pair(false, std::optional<int>(137)));
+  // An exit code is a byte, whatever the int holds.
+  EXPECT_EQ(report(init::kExitReportStep, 300, true),
+            std::make_pair(false, std::optional<int>(44)));
+  EXPECT_EQ(report(init::kExitReportStep, -1, true),
+            std::make_pair(false, std::optional<int>(255)));
+  // Not the exit report: the reading goes on, nothing is taken.
+  EXPECT_EQ(report(static_cast<int>(ChildStep::kStarted), 7, false),
+            std::make_pair(true, std::optional<int>()));
+  // Not a report at all (an unknown step): nothing more is read, nothing taken.
+  EXPECT_EQ(report(999, 7, false), std::make_pair(false, std::optional<int>()));
+
+  int pair[2];
+  ASSERT_EQ(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair), 0);
+  SandboxProcess gone;
+  gone.sync = UniqueFd(pair[0]);
+  close(pair[1]);
+  EXPECT_FALSE(ReadExitReport(gone)) << "EOF: the init is gone without a report";
+  EXPECT_FALSE(gone.reported_exit);
 }
 
 }  // namespace
