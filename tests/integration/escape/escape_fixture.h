@@ -589,7 +589,11 @@ class SandboxTest {
       for (pid_t pid; kids >> pid;) {
         status = ReadFileOr("/proc/" + std::to_string(pid) + "/status", "");
         size_t at = status.find("VmSize:");
-        if (at != std::string::npos && std::stol(status.substr(at + 7)) < 1024) {
+        // Its name too: gander-init sets it first thing, once the execve is over. The small
+        // image shows before that, while the kernel still drops the old one, with the image's
+        // close-on-exec fd still open (a slow ASan gander made that window wide).
+        if (at != std::string::npos && std::stol(status.substr(at + 7)) < 1024 &&
+            ReadFileOr("/proc/" + std::to_string(pid) + "/comm", "") == "gander-init\n") {
           init = pid;
           return true;
         }

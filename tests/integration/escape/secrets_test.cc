@@ -14,6 +14,7 @@
 //     relay, under ONE client session (tests/e2e/secrets-restart-client.mjs): each answer after
 //     a refresh shows the new token (as a hash), the call in flight at the restart gets a
 //     JSON-RPC error, every old token is revoked, and no token is in anything gander wrote.
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <ranges>
 #include <set>
@@ -126,12 +127,20 @@ class SecretsTest : public SandboxTest, public ::testing::TestWithParam<SecretsP
                   ",\n              revoke: " + revoke.string() + ", timeout: 5s}\n");
   }
 
-  // Every value mint.sh issued was revoked, in order; returns how many it issued.
-  int ExpectEveryMintedValueRevoked(const std::string& context) {
+  // Every value mint.sh issued was revoked, in order (unless `in_order` is false); returns how
+  // many it issued.
+  int ExpectEveryMintedValueRevoked(const std::string& context, bool in_order = true) {
     int count = std::stoi(ReadFileOr(counter_, "0"));
-    std::string expected;
-    for (int i = 1; i <= count; ++i) expected += token_prefix_ + std::to_string(i) + "\n";
-    EXPECT_EQ(ReadFileOr(revoked_, ""), expected) << context;
+    std::vector<std::string> expected, got;
+    for (int i = 1; i <= count; ++i) expected.push_back(token_prefix_ + std::to_string(i));
+    std::istringstream lines(ReadFileOr(revoked_, ""));
+    for (std::string line; std::getline(lines, line);) got.push_back(line);
+    if (!in_order)
+      std::sort(got.begin(), got.end(), [&](const auto& a, const auto& b) {
+        return std::find(expected.begin(), expected.end(), a) <
+               std::find(expected.begin(), expected.end(), b);
+      });
+    EXPECT_EQ(got, expected) << context;
     return count;
   }
 
@@ -331,7 +340,9 @@ TEST_P(SecretsTest, NoRestartOnceTheEndBegan) {
   EXPECT_EQ(count(r.err), before) << "a restart began after the EOF\n" << context;
   EXPECT_EQ(r.status, 128 + SIGKILL) << context;
   ExpectNoSurvivors(m, context);
-  ExpectEveryMintedValueRevoked(context);
+  // Not in order: a refresh still minting when the end comes revokes its fresh value as soon as
+  // it lands, before the values that waited for a restart (seen under ASan in CI: 1 5 2 3 4).
+  ExpectEveryMintedValueRevoked(context, /*in_order=*/false);
 }
 
 TEST_P(SecretsTest, AFailingSourceStopsTheRunBeforeAnythingStarts) {
