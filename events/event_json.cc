@@ -4,6 +4,7 @@
 #include <string.h>
 #include <time.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <type_traits>
 #include <variant>
@@ -305,8 +306,18 @@ std::optional<std::string> UnescapeBytes(std::string_view text) {
   return out;
 }
 
-void AppendJsonString(std::string& out, std::string_view bytes) {
+namespace {
+
+// The JSON string literal of `bytes`. byte_escaped: of EscapeBytes's form (each backslash
+// doubled, an invalid byte as \xNN), so the bytes can be recovered; otherwise of the text as
+// it is, an invalid byte as U+FFFD.
+void AppendJsonLiteral(std::string& out, std::string_view bytes, bool byte_escaped) {
   out += '"';
+  // Most strings are printable ASCII with nothing to escape: that part is copied at once.
+  auto plain = [](char c) { return c >= 0x20 && c < 0x7f && c != '"' && c != '\\'; };
+  auto run = std::find_if_not(bytes.begin(), bytes.end(), plain);
+  out.append(bytes.begin(), run);
+  bytes.remove_prefix(static_cast<size_t>(run - bytes.begin()));
   ForEachSequence(
       bytes,
       [&](std::string_view seq) {
@@ -320,8 +331,8 @@ void AppendJsonString(std::string& out, std::string_view bytes) {
             out += "\\\"";
             break;
           case '\\':
-            out += "\\\\\\\\";
-            break;  // byte-escaped "\\", then JSON-encoded
+            out += byte_escaped ? "\\\\\\\\" : "\\\\";
+            break;
           case '\n':
             out += "\\n";
             break;
@@ -348,11 +359,25 @@ void AppendJsonString(std::string& out, std::string_view bytes) {
         }
       },
       [&](unsigned char b) {
+        if (!byte_escaped) {
+          out += "\\ufffd";
+          return;
+        }
         out += "\\\\x";  // byte-escaped "\xNN", the backslash JSON-encoded
         out += kHex[b >> 4];
         out += kHex[b & 0xF];
       });
   out += '"';
+}
+
+}  // namespace
+
+void AppendJsonString(std::string& out, std::string_view bytes) {
+  AppendJsonLiteral(out, bytes, true);
+}
+
+void AppendJsonText(std::string& out, std::string_view text) {
+  AppendJsonLiteral(out, text, false);
 }
 
 std::string FormatRfc3339Micros(int64_t unix_ns) {

@@ -28,6 +28,9 @@ std::optional<std::string> UnescapeBytes(std::string_view text);
 
 // Appends `bytes` as a JSON string literal (quotes included), byte-escaped then JSON-encoded.
 void AppendJsonString(std::string& out, std::string_view bytes);
+// Appends `text` as a JSON string literal that parses back to the same text (no byte
+// escaping); an invalid UTF-8 byte becomes U+FFFD. For text already valid, as label values.
+void AppendJsonText(std::string& out, std::string_view text);
 
 // RFC 3339 UTC with microseconds: 2025-06-01T10:00:00.123456Z.
 std::string FormatRfc3339Micros(int64_t unix_ns);

@@ -85,6 +85,9 @@ class Collector::Impl {
   void Close(Connection& c);
   void WriteReplies(Connection& c);
   void Persist();
+  void MarkDirty() {
+    if (!std::exchange(dirty_, true)) persist_due_ = Clock::now() + options_.persist_interval;
+  }
   bool TryServeMetrics();
   bool Orphaned() const;
   void UpdateRunning(const std::string& extension);
@@ -107,7 +110,10 @@ class Collector::Impl {
   bool behind_ = false;             // a connection had more than a turn's read: no nap
   size_t unpersisted_ = 0;          // records applied since
   bool dirty_ = false;
-  Clock::time_point last_persist_ = Clock::now();
+  // When the state must be written at the latest: persist_interval after the first change
+  // not yet written (not after the last write: a launcher that starts after an idle spell
+  // should not pay for a write at its hello and again at its exit).
+  Clock::time_point persist_due_;
   std::string last_persist_error_;
   std::string token_;  // what every hello must present
   bool stop_ = false;
@@ -230,7 +236,7 @@ Status Collector::Impl::Run() {
       }
     }
     if (dirty_) {
-      auto due = last_persist_ + options_.persist_interval - Clock::now();
+      auto due = persist_due_ - Clock::now();
       int persist_in = static_cast<int>(
           std::max<int64_t>(0, std::chrono::ceil<std::chrono::milliseconds>(due).count()));
       timeout = timeout < 0 ? persist_in : std::min(timeout, persist_in);
@@ -246,7 +252,7 @@ Status Collector::Impl::Run() {
     }
     std::erase_if(connections_, [](const auto& e) { return e.second->closing; });
     if (dirty_ && (persist_now_ || unpersisted_ >= options_.persist_after_records ||
-                   Clock::now() - last_persist_ >= options_.persist_interval)) {
+                   Clock::now() >= persist_due_)) {
       Persist();
     }
     persist_now_ = false;
@@ -375,7 +381,7 @@ void Collector::Impl::HandleHello(Connection& c, std::string_view line) {
   c.acked = entry.last_seq;
   c.out += wire::EncodeWelcome(entry.last_seq);
   UpdateRunning(ext);
-  dirty_ = true;
+  MarkDirty();
   WriteReplies(c);
 }
 
@@ -398,7 +404,7 @@ void Collector::Impl::HandleLine(Connection& c, std::string_view line) {
     // Everything was acknowledged (the client waits for that): nothing of this launcher
     // will ever be resent.
     ledger_.Forget(c.hello.launcher);
-    dirty_ = true;
+    MarkDirty();
     Close(c);
     return;
   }
@@ -432,7 +438,7 @@ void Collector::Impl::HandleLine(Connection& c, std::string_view line) {
   ledger_.Applied(c.hello.launcher, l.seq);
   c.applied = l.seq;
   ++unpersisted_;
-  dirty_ = true;
+  MarkDirty();
   applied_this_turn_ = true;
 }
 
@@ -549,9 +555,9 @@ void Collector::Impl::Persist() {
       }
     }
   }
-  last_persist_ = Clock::now();
   if (auto s = SaveState(options_.state_path, *store_, metrics_->bounds(), ledger_); !s) {
     // Nothing is acknowledged: launchers keep their records and we try again.
+    persist_due_ = Clock::now() + options_.persist_interval;
     if (s.error().Describe() != last_persist_error_) {
       last_persist_error_ = s.error().Describe();
       spdlog::error("collector: cannot save state: {}", last_persist_error_);

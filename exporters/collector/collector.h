@@ -4,7 +4,7 @@
 // the single writer of the audit logs while it runs.
 //
 // One thread does everything but HTTP: a poll loop over the listening socket, the launchers'
-// connections and a signalfd. At most every persist_interval (or sooner under load) it flushes
+// connections and a signalfd. Within persist_interval of a change (sooner under load) it flushes
 // the audit logs, writes the state file, and only then acknowledges what it applied (see
 // collector_state.h for why that order makes restarts lossless).
 //

@@ -8,6 +8,9 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <utility>
+
+#include "events/event_json.h"
 
 namespace gander::exporters::collector {
 
@@ -44,18 +47,23 @@ void LauncherLedger::Prune(int64_t now_unix, int64_t max_age_s) {
 
 Status SaveState(const std::string& path, const MetricStore& store, const LabelBounds& bounds,
                  const LauncherLedger& ledger) {
-  nlohmann::json launchers = nlohmann::json::object();
+  // Written as text, not through a JSON tree: see MetricStore::AppendSnapshot. The strings
+  // are valid UTF-8 (label values are sanitized, launcher ids checked); a stray byte would
+  // become U+FFFD rather than make the file unreadable.
+  std::string text = "{\"version\":" + std::to_string(kStateVersion) + ",\"metrics\":";
+  store.AppendSnapshot(text);
+  text += ",\"labels\":";
+  bounds.AppendSnapshot(text);
+  text += ",\"launchers\":{";
+  bool first = true;
   for (const auto& [id, e] : ledger.entries()) {
-    launchers[id] = {{"seq", e.last_seq}, {"extension", e.extension}, {"seen", e.seen_unix}};
+    if (!std::exchange(first, false)) text += ',';
+    events::AppendJsonText(text, id);
+    text += ":{\"seq\":" + std::to_string(e.last_seq) + ",\"extension\":";
+    events::AppendJsonText(text, e.extension);
+    text += ",\"seen\":" + std::to_string(e.seen_unix) + '}';
   }
-  nlohmann::json state = {{"version", kStateVersion},
-                          {"metrics", store.Snapshot()},
-                          {"labels", bounds.Snapshot()},
-                          {"launchers", std::move(launchers)}};
-  // Label values are sanitized UTF-8 and launcher ids are checked, but never let a stray byte
-  // make the dump throw.
-  std::string text = state.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-  text += '\n';
+  text += "}}\n";
 
   std::string tmp = path + ".tmp";
   int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);

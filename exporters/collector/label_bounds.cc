@@ -2,6 +2,9 @@
 #include "exporters/collector/label_bounds.h"
 
 #include <nlohmann/json.hpp>
+#include <utility>
+
+#include "events/event_json.h"
 
 namespace gander::exporters::collector {
 
@@ -62,12 +65,22 @@ size_t LabelBounds::AdmittedCount(std::string_view extension, BoundedLabel label
   return it == admitted_.end() ? 0 : it->second.size();
 }
 
-nlohmann::json LabelBounds::Snapshot() const {
-  nlohmann::json out = nlohmann::json::object();
+void LabelBounds::AppendSnapshot(std::string& out) const {
+  out += '{';
+  bool first_key = true;
   for (const auto& [key, values] : admitted_) {
-    if (!values.empty()) out[key] = std::vector<std::string>(values.begin(), values.end());
+    if (values.empty()) continue;
+    if (!std::exchange(first_key, false)) out += ',';
+    events::AppendJsonText(out, key);
+    out += ":[";
+    bool first_value = true;
+    for (const auto& v : values) {
+      if (!std::exchange(first_value, false)) out += ',';
+      events::AppendJsonText(out, v);
+    }
+    out += ']';
   }
-  return out;
+  out += '}';
 }
 
 Status LabelBounds::Restore(const nlohmann::json& snapshot) {

@@ -42,7 +42,8 @@ class LabelBounds {
   size_t AdmittedCount(std::string_view extension, BoundedLabel label) const;
   const LabelLimits& limits() const { return limits_; }
 
-  nlohmann::json Snapshot() const;
+  // The admitted values, appended to `out` as a JSON object (the state file), and back.
+  void AppendSnapshot(std::string& out) const;
   Status Restore(const nlohmann::json& snapshot);
 
  private:

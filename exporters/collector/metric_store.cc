@@ -2,6 +2,8 @@
 #include "exporters/collector/metric_store.h"
 
 #include <algorithm>
+#include <charconv>
+#include <cmath>
 #include <mutex>
 #include <nlohmann/json.hpp>
 
@@ -229,26 +231,52 @@ size_t MetricStore::SeriesCount() const {
   return n;
 }
 
-nlohmann::json MetricStore::Snapshot() const {
-  nlohmann::json out = nlohmann::json::object();
+namespace {
+
+void AppendNumber(std::string& out, auto value) {
+  char buf[32];
+  auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), value);
+  out.append(buf, ec == std::errc() ? end : buf);
+}
+
+}  // namespace
+
+void MetricStore::AppendSnapshot(std::string& out) const {
+  // Written straight to text: this runs before every acknowledgement, and a JSON tree of a
+  // few thousand series cost milliseconds to build, dump and free.
+  out += '{';
+  bool first_metric = true;
   for (int m = 0; m < kMetricCount; ++m) {
     // Running is the connected launchers' live state, not history: never restored.
     if (static_cast<Metric>(m) == Metric::kExtensionRunning) continue;
-    nlohmann::json series = nlohmann::json::array();
+    if (!std::exchange(first_metric, false)) out += ',';
+    events::AppendJsonText(out, Specs()[m].name);
+    out += ":[";
+    bool first_series = true;
     for (const auto& [key, s] : tables_[m]) {
-      nlohmann::json entry = {{"labels", s->labels},
-                              {"value", s->value.load(std::memory_order_relaxed)}};
-      if (s->buckets) {
-        std::vector<uint64_t> buckets;
-        for (const auto& b : *s->buckets) buckets.push_back(b.load(std::memory_order_relaxed));
-        entry["buckets"] = buckets;
-        entry["sum"] = s->sum.load(std::memory_order_relaxed);
+      if (!std::exchange(first_series, false)) out += ',';
+      out += "{\"labels\":[";
+      for (size_t i = 0; i < s->labels.size(); ++i) {
+        if (i) out += ',';
+        events::AppendJsonText(out, s->labels[i]);
       }
-      series.push_back(std::move(entry));
+      out += "],\"value\":";
+      AppendNumber(out, s->value.load(std::memory_order_relaxed));
+      if (s->buckets) {
+        out += ",\"buckets\":[";
+        for (size_t b = 0; b < s->buckets->size(); ++b) {
+          if (b) out += ',';
+          AppendNumber(out, (*s->buckets)[b].load(std::memory_order_relaxed));
+        }
+        double sum = s->sum.load(std::memory_order_relaxed);
+        out += "],\"sum\":";
+        AppendNumber(out, std::isfinite(sum) ? sum : 0.0);
+      }
+      out += '}';
     }
-    out[std::string(Specs()[m].name)] = std::move(series);
+    out += ']';
   }
-  return out;
+  out += '}';
 }
 
 Status MetricStore::Restore(const nlohmann::json& snapshot) {

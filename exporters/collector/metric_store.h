@@ -88,8 +88,9 @@ class MetricStore : public prometheus::Collectable {
   int64_t Value(Metric metric, const std::vector<std::string_view>& labels) const;
   size_t SeriesCount() const;
 
-  // Writer side: every series and value, for the state file, and back.
-  nlohmann::json Snapshot() const;
+  // Writer side: every series and value, for the state file (appended to `out` as a JSON
+  // object), and back.
+  void AppendSnapshot(std::string& out) const;
   Status Restore(const nlohmann::json& snapshot);
 
  private:

@@ -29,6 +29,20 @@ std::optional<std::string> RoundTrip(std::string_view bytes) {
   return UnescapeBytes(parsed.get<std::string>());
 }
 
+TEST(JsonText, ParsesBackToTheSameTextAndReplacesInvalidBytes) {
+  for (std::string text : {"plain"s, R"(say "hi" \ C:\x)"s, "a\nb\x01\x7f"s, "nul\0here"s,
+                           "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x90\x8d"s}) {
+    std::string out;
+    AppendJsonText(out, text);
+    EXPECT_EQ(json::parse(out).get<std::string>(), text) << out;
+  }
+  // nlohmann (the state file's reader) refuses invalid UTF-8: such a byte becomes U+FFFD.
+  std::string out;
+  AppendJsonText(out, "a\xff\xc3(b");
+  EXPECT_EQ(out, R"("a\ufffd\ufffd(b")");
+  EXPECT_EQ(json::parse(out).get<std::string>(), "a\xef\xbf\xbd\xef\xbf\xbd(b");
+}
+
 TEST(JsonString, EscapesQuotesBackslashesAndControlCharacters) {
   EXPECT_EQ(JsonString("plain"), R"("plain")");
   EXPECT_EQ(JsonString(R"(say "hi")"), R"("say \"hi\"")");

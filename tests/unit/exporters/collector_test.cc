@@ -86,7 +86,9 @@ TEST(LabelBounds, FirstValuesWinTheRestAreOther) {
   EXPECT_TRUE(bounds.Admit("a", BoundedLabel::kDestination, "/usr/lib"));
 
   LabelBounds restored({.path = 2});
-  ASSERT_TRUE(restored.Restore(bounds.Snapshot()));
+  std::string snapshot;
+  bounds.AppendSnapshot(snapshot);
+  ASSERT_TRUE(restored.Restore(nlohmann::json::parse(snapshot)));
   EXPECT_TRUE(restored.Admit("a", BoundedLabel::kPath, "~/.ssh"));
   EXPECT_FALSE(restored.Admit("a", BoundedLabel::kPath, "/var"));
 }
@@ -135,8 +137,13 @@ TEST(CollectorState, RoundTripKeepsEverySeriesAndSequence) {
   EXPECT_EQ(store2.Value(Metric::kToolCallDuration, {"github", "search", "ok"}), 1);
   EXPECT_EQ(store2.Value(Metric::kExtensionRunning, {"github"}), 0);  // live state: not kept
   EXPECT_EQ(ledger2.LastSeq("L"), 41u);
-  EXPECT_EQ(store.Snapshot()["gander_tool_call_duration_seconds"],
-            store2.Snapshot()["gander_tool_call_duration_seconds"]);
+  auto snapshot = [](const MetricStore& s) {
+    std::string text;
+    s.AppendSnapshot(text);
+    return nlohmann::json::parse(text);
+  };
+  EXPECT_EQ(snapshot(store)["gander_tool_call_duration_seconds"],
+            snapshot(store2)["gander_tool_call_duration_seconds"]);
 
   // Missing: a fresh start. Damaged: an error.
   MetricStore store3;
@@ -145,6 +152,41 @@ TEST(CollectorState, RoundTripKeepsEverySeriesAndSequence) {
   EXPECT_TRUE(LoadState(dir / "none.json", store3, bounds3, ledger3));
   std::ofstream(path) << "{\"version\":1,\"metrics\":";
   EXPECT_FALSE(LoadState(path, store3, bounds3, ledger3));
+  std::filesystem::remove_all(dir);
+}
+
+// The state is written as text, not through a JSON library: every value an extension can
+// put in a label, quotes, backslashes, control-character keys, non-ASCII, must read back.
+TEST(CollectorState, LabelValuesWithJsonSyntaxReadBackTheSame) {
+  auto dir = std::filesystem::temp_directory_path() / ("gander-state2-" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  std::string path = dir / "state.json";
+  const std::string ext = "ext \"q\" \\",
+                    value = SanitizeLabelValue("/a\\b\"c\n\xc3\xa9\xff{}[],:");
+  MetricStore store;
+  store.Add(Metric::kFileOutsideWorkspace, {ext, value, "other", "read", "allowed", "run"}, 3);
+  store.Observe(Metric::kToolCallDuration, {ext, "t", "ok"}, 0.1 + 0.2);
+  LabelBounds bounds({});
+  ASSERT_TRUE(bounds.Admit(ext, BoundedLabel::kPath, value));
+  LauncherLedger ledger;
+  ledger.Touch("L", ext, 100);
+  ledger.Applied("L", 9);
+  ASSERT_TRUE(SaveState(path, store, bounds, ledger));
+
+  MetricStore store2;
+  LabelBounds bounds2({.path = 1});
+  LauncherLedger ledger2;
+  ASSERT_TRUE(LoadState(path, store2, bounds2, ledger2));
+  EXPECT_EQ(
+      store2.Value(Metric::kFileOutsideWorkspace, {ext, value, "other", "read", "allowed", "run"}),
+      3);
+  EXPECT_TRUE(bounds2.Admit(ext, BoundedLabel::kPath, value));  // the one admitted value
+  EXPECT_FALSE(bounds2.Admit(ext, BoundedLabel::kPath, "/x"));
+  EXPECT_EQ(ledger2.entries().at("L").extension, ext);
+  std::string a, b;
+  store.AppendSnapshot(a);
+  store2.AppendSnapshot(b);
+  EXPECT_EQ(nlohmann::json::parse(a), nlohmann::json::parse(b));  // the sum to the last bit
   std::filesystem::remove_all(dir);
 }
 
