@@ -18,10 +18,15 @@ chmod 755 "$world"
 # The runs below end when their command does: their stdin (fd 9) is a pipe whose writer
 # sleeps, since a client's EOF makes gander stop the extension 1 s later (SIGTERM, as Goose's
 # stop asks: checked on its own below), which cut a multi-step run short when a loaded CI
-# machine and a sanitizer build made it slower than that (exit 143).
-exec 9< <(exec sleep 3600 </dev/null >/dev/null 2>&1)
+# machine and a sanitizer build made it slower than that (exit 143). The sleep's stdout IS
+# that pipe's only writer: redirected elsewhere (as it once was), the pipe read EOF at once
+# and every `<&9` run was stopped after 1 s all the same (CI's gvisor.backend failures).
+exec 9< <(exec sleep 3600 </dev/null 2>/dev/null)
 held=$!
 trap 'kill "$held" 2>/dev/null; rm -rf "$world"' EXIT
+# Held open, not at EOF: a read times out (status > 128) rather than ending at once.
+read -r -t 0.2 -u 9 _
+[ $? -gt 128 ] || { echo "Bail out! fd 9 is not held open: every run below would be stopped 1 s in"; exit 1; }
 mkdir -p "$world/home/.ssh" "$world/ws" "$world/outside"
 echo "PLANTED-KEY-$$" >"$world/home/.ssh/id_rsa"
 export HOME=$world/home XDG_STATE_HOME=$world/state XDG_CONFIG_HOME=$world/config
