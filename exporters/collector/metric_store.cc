@@ -234,9 +234,13 @@ size_t MetricStore::SeriesCount() const {
 namespace {
 
 void AppendNumber(std::string& out, auto value) {
-  char buf[32];
+  char buf[32];  // an int64, a uint64 or a double's shortest form (24) all fit
   auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), value);
-  out.append(buf, ec == std::errc() ? end : buf);
+  if (ec == std::errc()) {
+    out.append(buf, end);
+  } else {
+    out += '0';  // never with this buffer; the file must stay JSON whatever happens
+  }
 }
 
 }  // namespace

@@ -186,7 +186,10 @@ TEST(CollectorState, LabelValuesWithJsonSyntaxReadBackTheSame) {
   std::string a, b;
   store.AppendSnapshot(a);
   store2.AppendSnapshot(b);
-  EXPECT_EQ(nlohmann::json::parse(a), nlohmann::json::parse(b));  // the sum to the last bit
+  EXPECT_EQ(nlohmann::json::parse(a), nlohmann::json::parse(b));
+  // The sum to the last bit, against the value itself, not only the writer against itself.
+  auto sum = nlohmann::json::parse(b)["gander_tool_call_duration_seconds"][0]["sum"];
+  EXPECT_EQ(sum.get<double>(), 0.1 + 0.2);
   std::filesystem::remove_all(dir);
 }
 
