@@ -220,7 +220,10 @@ class CgroupTreeTest : public CgroupTest {
     // Waits until the grandchild has written its pid (the FIFO's writer).
     long inner = ReadPid(pid_fifo);
     ASSERT_GT(inner, 0) << Quote(argv);
-    pid_t host = HostPid(m, static_cast<pid_t>(inner));
+    // Retried (a hang bound): while the grandchild's shell execs its sleep, its cmdline reads
+    // empty for a moment (the new mm has no arguments yet), so one scan can miss it.
+    pid_t host = 0;
+    WaitUntil([&] { return (host = HostPid(m, static_cast<pid_t>(inner))) > 0; }, 10);
     ASSERT_GT(host, 0) << "no process " << inner << " with marker " << m;
     int pidfd = static_cast<int>(syscall(SYS_pidfd_open, host, 0));
     ASSERT_GE(pidfd, 0);
