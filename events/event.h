@@ -161,6 +161,10 @@ struct LifecycleEvent {
 };
 
 // A tools/call that ended, seen by the stdio relay (the per-tool metrics come from these).
+// ToolEvent::outcome's names, in relay::ToolCallOutcome's order (relay/tool_call_tracker.h).
+inline constexpr std::string_view kToolOutcomes[] = {"ok",        "tool_error",     "rpc_error",
+                                                     "cancelled", "input_required", "aborted"};
+
 struct ToolEvent {
   std::string name{};        // params.name
   std::string request_id{};  // the JSON-RPC id as text

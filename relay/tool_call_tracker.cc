@@ -23,21 +23,10 @@ bool IsDenial(const events::Event& e) {
 }  // namespace
 
 std::string_view ToString(ToolCallOutcome o) {
-  switch (o) {
-    case ToolCallOutcome::kOk:
-      return "ok";
-    case ToolCallOutcome::kToolError:
-      return "tool_error";
-    case ToolCallOutcome::kRpcError:
-      return "rpc_error";
-    case ToolCallOutcome::kCancelled:
-      return "cancelled";
-    case ToolCallOutcome::kInputRequired:
-      return "input_required";
-    case ToolCallOutcome::kAborted:
-      return "aborted";
-  }
-  return "ok";
+  static_assert(std::size(events::kToolOutcomes) ==
+                static_cast<size_t>(ToolCallOutcome::kAborted) + 1);
+  auto i = static_cast<size_t>(o);
+  return i < std::size(events::kToolOutcomes) ? events::kToolOutcomes[i] : "ok";
 }
 
 void ToolCallTracker::OnClientMessage(const RpcMessage& m, int64_t now_ns) {

@@ -47,10 +47,10 @@ void LauncherLedger::Prune(int64_t now_unix, int64_t max_age_s) {
 
 Status SaveState(const std::string& path, const MetricStore& store, const LabelBounds& bounds,
                  const LauncherLedger& ledger) {
-  // Written as text, not through a JSON tree: see MetricStore::AppendSnapshot. Most strings
-  // are valid UTF-8 already (bounded labels are sanitized; the wire's lines are checked UTF-8
-  // before parsing), but not every label is: a stray byte becomes U+FFFD, so the file stays
-  // readable, as nlohmann's dump with error_handler_t::replace did before.
+  // Written as text, not through a JSON tree: see MetricStore::AppendSnapshot. The labels a
+  // launcher names are sanitized or one of a fixed set (event_metrics.cc), the wire's lines are
+  // checked UTF-8 before parsing; should a stray byte reach the file anyway it becomes U+FFFD,
+  // so the file stays readable, as nlohmann's dump with error_handler_t::replace did before.
   std::string text = "{\"version\":" + std::to_string(kStateVersion) + ",\"metrics\":";
   store.AppendSnapshot(text);
   text += ",\"labels\":";

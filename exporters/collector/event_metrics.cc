@@ -1,7 +1,9 @@
 // Event -> metric updates (see event_metrics.h).
 #include "exporters/collector/event_metrics.h"
 
+#include <algorithm>
 #include <charconv>
+#include <iterator>
 
 #include "monitor/path_classifier.h"
 
@@ -79,9 +81,12 @@ void EventMetrics::OnHello(const wire::Hello& h) {
   // describes no run (no isolation: the install phase's events) leaves it as it is.
   if (!run.isolation.empty() && info_key_[ext] != key) {
     store_.RemoveExtension(Metric::kExtensionInfo, ext);
-    store_.Set(
-        Metric::kExtensionInfo,
-        {ext, run.backend, run.isolation, run.mode, run.policy_sha256, run.syscall_accounting}, 1);
+    // Sanitized like every other label a launcher names (its bytes are its own to choose).
+    std::string labels[] = {SanitizeLabelValue(run.backend), SanitizeLabelValue(run.isolation),
+                            SanitizeLabelValue(run.mode), SanitizeLabelValue(run.policy_sha256),
+                            SanitizeLabelValue(run.syscall_accounting)};
+    store_.Set(Metric::kExtensionInfo, {ext, labels[0], labels[1], labels[2], labels[3], labels[4]},
+               1);
     info_key_[ext] = key;
   }
   std::string_view mode = run.mode == "monitor" ? "monitor" : "enforce";
@@ -206,6 +211,11 @@ void EventMetrics::CountDropped(std::string_view extension, std::string_view sta
 
 void EventMetrics::ToolCall(std::string_view extension, std::string_view tool,
                             std::string_view outcome, double seconds) {
+  // The launcher's relay sends only kToolOutcomes; anything else (a forged launcher's bytes)
+  // is "other", never a series of its own.
+  if (std::ranges::find(events::kToolOutcomes, outcome) == std::end(events::kToolOutcomes)) {
+    outcome = kOtherValue;
+  }
   std::string t = Bounded(extension, BoundedLabel::kTool, Metric::kToolCalls, tool);
   store_.Add(Metric::kToolCalls, {extension, t, outcome});
   store_.Observe(Metric::kToolCallDuration, {extension, t, outcome}, seconds);

@@ -5,6 +5,7 @@
 
 #include <cerrno>
 #include <charconv>
+#include <cstdint>
 
 #include "events/event_json.h"
 
@@ -191,7 +192,8 @@ Status ParseTool(const object& o, events::ToolEvent& t) {
   if (t.outcome.size() > wire::kMaxNameBytes) return Bad("outcome is too long");
   int64_t us = 0;
   GANDER_TRY_ASSIGN(us, Int(o, "duration_us"));
-  if (us < 0) return Bad("negative duration_us");
+  // Nanoseconds must fit an int64_t (a forged value would overflow the product).
+  if (us < 0 || us > INT64_MAX / 1000) return Bad("duration_us out of range");
   t.duration_ns = us * 1000;
   return {};
 }

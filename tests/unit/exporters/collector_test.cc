@@ -333,6 +333,27 @@ TEST(Wire, CollectorRejectsBadInput) {
   EXPECT_TRUE(ValidExtensionName("github-mcp_2"));
 }
 
+// A forged launcher's tool-call duration: nanoseconds that would overflow an int64_t are
+// refused before the multiplication (undefined behaviour before).
+TEST(Wire, ToolDurationsThatOverflowAreRefused) {
+  LineParser parser;
+  Event e;
+  e.time_ns = 1748772000123456000;
+  e.extension = "github";
+  e.payload =
+      events::ToolEvent{.name = "search", .request_id = "7", .outcome = "ok", .duration_ns = 5000};
+  std::string good = WithoutNewline(wire::EncodeRecord(1, e));
+  ASSERT_NE(good.find("\"duration_us\":5"), std::string::npos) << good;
+  auto with = [&](const std::string& us) {
+    std::string s = good;
+    return s.replace(s.find("\"duration_us\":5"), 15, "\"duration_us\":" + us);
+  };
+  EXPECT_TRUE(parser.ParseLine(with("9223372036854775")));  // INT64_MAX / 1000
+  for (const char* bad : {"9223372036854776", "9223372036854775807", "-1"}) {
+    EXPECT_FALSE(parser.ParseLine(with(bad))) << bad;
+  }
+}
+
 TEST(Wire, LauncherParsesReplies) {
   auto w = wire::ParseReply(WithoutNewline(wire::EncodeWelcome(17)));
   ASSERT_TRUE(w);
@@ -436,6 +457,35 @@ TEST(EventMetrics, MapsEventsAndCapsLabels) {
   m.OnHello(install);
   EXPECT_EQ(store.Value(Metric::kExtensionInfo,
                         {"github", "native", "full", "enforce", "1111", "watched"}),
+            1);
+}
+
+// Every label a launcher names is its own bytes to choose: a forged launcher (one holding the
+// token) must not make series the real relay never does, nor two that differ only in bytes
+// the state file writes alike (one would overwrite the other at a restart).
+TEST(EventMetrics, ForgedOutcomesAndRunLabelsMakeNoSeriesOfTheirOwn) {
+  MetricStore store;
+  EventMetrics m(store, LabelBounds({}));
+  for (const char* outcome : {"ok", "weird", "ok\xff", "ok\xfe", "ok\n"}) {
+    Event e;
+    e.extension = "github";
+    e.payload = events::ToolEvent{.name = "search", .outcome = outcome, .duration_ns = 1000};
+    m.Apply(e, "");
+  }
+  EXPECT_EQ(store.Value(Metric::kToolCalls, {"github", "search", "ok"}), 1);
+  EXPECT_EQ(store.Value(Metric::kToolCalls, {"github", "search", "other"}), 4);
+  for (auto outcome : events::kToolOutcomes) {
+    m.ToolCall("github", "search", outcome, 0.1);
+    EXPECT_EQ(store.Value(Metric::kToolCalls, {"github", "search", std::string(outcome)}),
+              outcome == "ok" ? 2 : 1)
+        << outcome;
+  }
+
+  wire::Hello h = MakeHello();
+  h.info.run.backend = "native\xff\n";
+  m.OnHello(h);
+  EXPECT_EQ(store.Value(Metric::kExtensionInfo,
+                        {"github", "native\\xff?", "full", "enforce", "00ff", "watched"}),
             1);
 }
 
