@@ -1,12 +1,13 @@
 // What survives a collector restart: every series value, the admitted label values, and per
-// launcher the last sequence number applied (the ledger), in one JSON file replaced
-// atomically (write a temporary file, then rename over the old one), so that a crash leaves
-// either the old state or the new one.
+// launcher the last sequence number applied (the ledger), in JSON, written alternately to two
+// slots (`path` and `path.alt`), each save numbered by a generation written at the file's
+// start and again at its end. The reader takes the newest slot whose two numbers agree, so a
+// crash in the middle of a save leaves the previous save to read.
 //
 // The collector acknowledges a launcher's records only after the state that includes them is
-// on disk; so after a crash (even SIGKILL) every record is either in the restored state, or
-// unacknowledged and sent again: never lost, never counted twice. (rename without fsync: a
-// process crash is covered, a power cut may lose the last interval.)
+// written; so after a crash (even SIGKILL) every record is either in the restored state, or
+// unacknowledged and sent again: never lost, never counted twice. (No fsync: a process crash
+// is covered, a power cut may lose the last writes.)
 #pragma once
 
 #include <cstdint>
@@ -46,12 +47,16 @@ class LauncherLedger {
   std::unordered_map<std::string, Entry> entries_;
 };
 
-// Writes the state to `path` atomically (path.tmp, then rename), mode 0600.
-Status SaveState(const std::string& path, const MetricStore& store, const LabelBounds& bounds,
-                 const LauncherLedger& ledger);
-// Reads it back into empty objects. A missing file is a fresh start (ok); a damaged one is
-// an error (the caller decides: the collector moves it aside and starts fresh, loudly).
-Status LoadState(const std::string& path, MetricStore& store, LabelBounds& bounds,
-                 LauncherLedger& ledger);
+// The file generation `generation` is written to: `path` for even ones, `path.alt` for odd.
+std::string StateSlot(const std::string& path, uint64_t generation);
+// Writes the state as `generation` (the last loaded or saved one + 1) to its slot, mode 0600.
+Status SaveState(const std::string& path, uint64_t generation, const MetricStore& store,
+                 const LabelBounds& bounds, const LauncherLedger& ledger);
+// Reads the newest whole slot back into empty objects; returns its generation. No slot at
+// all is a fresh start (generation 0); none readable is an error (the caller decides: the
+// collector moves them aside and starts fresh, loudly). A file of before the two slots reads
+// as generation 0.
+Result<uint64_t> LoadState(const std::string& path, MetricStore& store, LabelBounds& bounds,
+                           LauncherLedger& ledger);
 
 }  // namespace gander::exporters::collector

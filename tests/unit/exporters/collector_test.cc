@@ -124,15 +124,16 @@ TEST(CollectorState, RoundTripKeepsEverySeriesAndSequence) {
   LauncherLedger ledger;
   ledger.Touch("L", "github", 100);
   ledger.Applied("L", 41);
-  ASSERT_TRUE(SaveState(path, store, metrics.bounds(), ledger));
-  EXPECT_FALSE(std::filesystem::exists(path + ".tmp"));
+  ASSERT_TRUE(SaveState(path, 2, store, metrics.bounds(), ledger));
   EXPECT_EQ(std::filesystem::status(path).permissions() & std::filesystem::perms::all,
             std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
 
   MetricStore store2;
   LabelBounds bounds2({});
   LauncherLedger ledger2;
-  ASSERT_TRUE(LoadState(path, store2, bounds2, ledger2));
+  auto loaded = LoadState(path, store2, bounds2, ledger2);
+  ASSERT_TRUE(loaded) << loaded.error().Describe();
+  EXPECT_EQ(*loaded, 2u);
   EXPECT_EQ(store2.Value(Metric::kSyscalls, {"github", "read", "run"}), 5);
   EXPECT_EQ(store2.Value(Metric::kToolCallDuration, {"github", "search", "ok"}), 1);
   EXPECT_EQ(store2.Value(Metric::kExtensionRunning, {"github"}), 0);  // live state: not kept
@@ -149,7 +150,9 @@ TEST(CollectorState, RoundTripKeepsEverySeriesAndSequence) {
   MetricStore store3;
   LabelBounds bounds3({});
   LauncherLedger ledger3;
-  EXPECT_TRUE(LoadState(dir / "none.json", store3, bounds3, ledger3));
+  auto fresh = LoadState(dir / "none.json", store3, bounds3, ledger3);
+  ASSERT_TRUE(fresh);
+  EXPECT_EQ(*fresh, 0u);
   std::ofstream(path) << "{\"version\":1,\"metrics\":";
   EXPECT_FALSE(LoadState(path, store3, bounds3, ledger3));
   std::filesystem::remove_all(dir);
@@ -171,7 +174,7 @@ TEST(CollectorState, LabelValuesWithJsonSyntaxReadBackTheSame) {
   LauncherLedger ledger;
   ledger.Touch("L", ext, 100);
   ledger.Applied("L", 9);
-  ASSERT_TRUE(SaveState(path, store, bounds, ledger));
+  ASSERT_TRUE(SaveState(path, 1, store, bounds, ledger));
 
   MetricStore store2;
   LabelBounds bounds2({.path = 1});
@@ -190,6 +193,92 @@ TEST(CollectorState, LabelValuesWithJsonSyntaxReadBackTheSame) {
   // The sum to the last bit, against the value itself, not only the writer against itself.
   auto sum = nlohmann::json::parse(b)["gander_tool_call_duration_seconds"][0]["sum"];
   EXPECT_EQ(sum.get<double>(), 0.1 + 0.2);
+  std::filesystem::remove_all(dir);
+}
+
+// Saves alternate between two slots, overwritten in place; the reader takes the newest whole
+// one. A save torn by a crash (its start rewritten, its end the older text's; or whole but
+// followed by the older text's tail) leaves the save before it, which is all that was
+// acknowledged.
+TEST(CollectorState, ATornSaveLeavesThePreviousOne) {
+  auto dir = std::filesystem::temp_directory_path() / ("gander-state3-" + std::to_string(getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const std::string path = dir / "state.json";
+  MetricStore store;
+  LabelBounds bounds({});
+  LauncherLedger ledger;
+  auto save = [&](uint64_t generation, int64_t starts) {
+    store.Set(Metric::kExtensionStarts, {"github"}, starts);
+    ledger.Touch("L", "github", 100);
+    ledger.Applied("L", static_cast<uint64_t>(starts));
+    return SaveState(path, generation, store, bounds, ledger);
+  };
+  // The generation read, kFailed when none is readable.
+  constexpr uint64_t kFailed = 99;
+  auto load = [&](int64_t* starts) {
+    MetricStore s;
+    LabelBounds b({});
+    LauncherLedger l;
+    auto g = LoadState(path, s, b, l);
+    *starts = s.Value(Metric::kExtensionStarts, {"github"});
+    return g ? *g : kFailed;
+  };
+  auto read = [](const std::string& p) {
+    std::ifstream in(p, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  int64_t starts = 0;
+  ASSERT_TRUE(save(1, 1));
+  ASSERT_TRUE(save(2, 2));
+  EXPECT_EQ(StateSlot(path, 1), path + ".alt");
+  EXPECT_EQ(StateSlot(path, 2), path);
+  for (const std::string& slot : {path, path + ".alt"}) {
+    EXPECT_EQ(std::filesystem::status(slot).permissions() & std::filesystem::perms::all,
+              std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+  }
+  ASSERT_EQ(load(&starts), 2u);
+  EXPECT_EQ(starts, 2);
+  // A longer save overwritten by a shorter one: the file is cut to the new text.
+  for (int i = 0; i < 20; ++i) ledger.Touch("X" + std::to_string(i), "github", 100);
+  ASSERT_TRUE(save(3, 3));
+  for (int i = 0; i < 20; ++i) ledger.Forget("X" + std::to_string(i));
+  ASSERT_TRUE(save(5, 5));
+  ASSERT_EQ(load(&starts), 5u);
+  EXPECT_EQ(starts, 5);
+  EXPECT_NE(read(path + ".alt").back(), ' ');
+  ASSERT_TRUE(nlohmann::json::accept(read(path + ".alt")));
+
+  // Save 6 torn: its first half over save 4's... text (the slot of even generations).
+  ASSERT_TRUE(save(4, 4));
+  const std::string older = read(path);
+  ASSERT_TRUE(save(6, 6));
+  const std::string newer = read(path);
+  ASSERT_EQ(older.size(), newer.size());  // same shape: a tear anywhere keeps valid JSON shape
+  for (size_t cut : {size_t{1}, newer.size() / 2, newer.size() - 3}) {
+    std::ofstream(path, std::ios::binary) << newer.substr(0, cut) << older.substr(cut);
+    ASSERT_EQ(load(&starts), 5u) << "cut at " << cut;
+    EXPECT_EQ(starts, 5);
+  }
+  // Whole, but the shorter text not yet cut: the older one's tail follows it.
+  std::ofstream(path, std::ios::binary) << newer << "xx\n";
+  ASSERT_EQ(load(&starts), 5u);
+  // Both slots unreadable: an error, not a fresh start.
+  std::ofstream(path + ".alt", std::ios::binary) << "{";
+  EXPECT_EQ(load(&starts), kFailed);
+  // Only the other slot missing: the remaining one.
+  std::filesystem::remove(path + ".alt");
+  std::ofstream(path, std::ios::binary) << newer;
+  ASSERT_EQ(load(&starts), 6u);
+
+  // A file of before the two slots (no generation): read as generation 0; the next save (1)
+  // goes to the other slot and leaves it whole.
+  std::string legacy = newer;
+  legacy.erase(legacy.find(",\"generation_end\""), std::string(",\"generation_end\":6").size());
+  legacy.erase(legacy.find(",\"generation\""), std::string(",\"generation\":6").size());
+  std::ofstream(path, std::ios::binary) << legacy;
+  ASSERT_EQ(load(&starts), 0u);
+  EXPECT_EQ(starts, 6);
   std::filesystem::remove_all(dir);
 }
 
