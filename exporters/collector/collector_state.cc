@@ -88,7 +88,11 @@ Status SaveState(const std::string& path, uint64_t generation, const MetricStore
     if (n <= 0) return ErrnoError("write " + slot);
     done += static_cast<size_t>(n);
   }
-  if (ftruncate(fd.get(), static_cast<off_t>(text.size())) != 0) {
+  // Cut to length only when the older text was longer (a truncation costs an inode update).
+  struct stat st {};
+  if (fstat(fd.get(), &st) != 0) return ErrnoError("stat " + slot);
+  if (st.st_size > static_cast<off_t>(text.size()) &&
+      ftruncate(fd.get(), static_cast<off_t>(text.size())) != 0) {
     return ErrnoError("truncate " + slot);
   }
   if (close(fd.Release()) != 0) return ErrnoError("close " + slot);
