@@ -109,15 +109,21 @@ Result<uint64_t> ReadSlot(const std::string& slot, nlohmann::json& state) {
   text << in.rdbuf();
   state = nlohmann::json::parse(text.str(), nullptr, false);
   if (state.is_discarded() || !state.is_object()) return MakeError(slot + ": not JSON");
-  if (state.value("version", 0) != kStateVersion) return MakeError(slot + ": unknown version");
-  // A file of before the two slots has neither: generation 0. A write torn by a crash has the
-  // new generation at its start and an older one (or none) at its end.
-  uint64_t begin = state.value("generation", uint64_t{0});
-  uint64_t end = state.value("generation_end", uint64_t{0});
-  if (begin != end)
-    return MakeError(slot + ": torn write (generation " + std::to_string(begin) + ", ends with " +
-                     std::to_string(end) + ")");
-  return begin;
+  // nlohmann reports bad types by exception: they stop here.
+  try {
+    if (state.value("version", 0) != kStateVersion) return MakeError(slot + ": unknown version");
+    // A file of before the two slots has neither: generation 0. A write torn by a crash has
+    // the new generation at its start and an older one (or none) at its end.
+    uint64_t begin = state.value("generation", uint64_t{0});
+    uint64_t end = state.value("generation_end", uint64_t{0});
+    if (begin != end) {
+      return MakeError(slot + ": torn write (generation " + std::to_string(begin) + ", ends with " +
+                       std::to_string(end) + ")");
+    }
+    return begin;
+  } catch (const nlohmann::json::exception& e) {
+    return MakeError(slot + ": " + e.what());
+  }
 }
 
 }  // namespace

@@ -7,7 +7,7 @@
 // The collector acknowledges a launcher's records only after the state that includes them is
 // written; so after a crash (even SIGKILL) every record is either in the restored state, or
 // unacknowledged and sent again: never lost, never counted twice. (No fsync: a process crash
-// is covered, a power cut may lose the last writes.)
+// is covered; after a power cut both slots may be torn, and the collector starts from zero.)
 #pragma once
 
 #include <cstdint>

@@ -263,6 +263,11 @@ TEST(CollectorState, ATornSaveLeavesThePreviousOne) {
   // Whole, but the shorter text not yet cut: the older one's tail follows it.
   std::ofstream(path, std::ios::binary) << newer << "xx\n";
   ASSERT_EQ(load(&starts), 5u);
+  // A generation of the wrong type: that slot is unreadable (no exception escapes).
+  std::string typed = newer;
+  typed.replace(typed.find("\"generation\":6"), 14, "\"generation\":\"6\"");
+  std::ofstream(path, std::ios::binary) << typed;
+  ASSERT_EQ(load(&starts), 5u);
   // Both slots unreadable: an error, not a fresh start.
   std::ofstream(path + ".alt", std::ios::binary) << "{";
   EXPECT_EQ(load(&starts), kFailed);
