@@ -16,7 +16,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <ctime>
 #include <map>
 #include <unordered_map>
@@ -110,7 +112,7 @@ class Collector::Impl {
   bool behind_ = false;             // a connection had more than a turn's read: no nap
   size_t unpersisted_ = 0;          // records applied since
   Clock::time_point next_orphan_check_{};
-  uint64_t state_generation_ = 0;  // the state file's last save (collector_state.h)
+  uint64_t next_generation_ = 1;  // the state's next save (collector_state.h)
   bool dirty_ = false;
   // When the state must be written at the latest: persist_interval after the first change
   // not yet written (not after the last write: a launcher that starts after an idle spell
@@ -158,16 +160,18 @@ Status Collector::Impl::Init() {
   store_ = std::make_shared<MetricStore>();
   LabelBounds bounds(options_.limits);
   if (auto s = LoadState(options_.state_path, *store_, bounds, ledger_); s) {
-    state_generation_ = *s;
+    next_generation_ = *s + 1;
   } else {
     // Keep the damaged files for a human, start from zero (a counter reset is what Prometheus
     // handles anyway), and say so loudly.
     std::string aside = options_.state_path + ".damaged";
     for (uint64_t g : {0, 1}) {
       std::string slot = StateSlot(options_.state_path, g);
-      rename(slot.c_str(), StateSlot(aside, g).c_str());
+      if (rename(slot.c_str(), StateSlot(aside, g).c_str()) != 0 && errno != ENOENT) {
+        spdlog::error("collector: cannot move {} aside: {}", slot, strerror(errno));
+      }
     }
-    spdlog::error("collector: state unreadable ({}); moved to {}, starting from zero",
+    spdlog::error("collector: state unreadable ({}); set aside as {}, starting from zero",
                   s.error().Describe(), aside);
     store_ = std::make_shared<MetricStore>();
     bounds = LabelBounds(options_.limits);
@@ -228,17 +232,21 @@ Status Collector::Impl::Run() {
       fds.push_back({fd, static_cast<short>(POLLIN | (c->out.empty() ? 0 : POLLOUT)), 0});
       polled.push_back(c.get());
     }
-    int timeout =
-        options_.exit_when_orphaned ? static_cast<int>(options_.orphan_check_interval.count()) : -1;
+    int timeout = -1;
     // Checked once an interval, not at every turn (two stats a turn were 5 % of the
-    // collector's time per short launcher).
-    if (options_.exit_when_orphaned && Clock::now() >= next_orphan_check_) {
-      next_orphan_check_ = Clock::now() + options_.orphan_check_interval;
-      if (Orphaned()) {
-        spdlog::info("collector: {} or {} is gone; exiting", DirOf(options_.socket_path),
-                     DirOf(options_.state_path));
-        return {};  // nothing to persist to, nobody to serve
+    // collector's time per short launcher); the poll wakes for the next check.
+    if (options_.exit_when_orphaned) {
+      if (Clock::now() >= next_orphan_check_) {
+        next_orphan_check_ = Clock::now() + options_.orphan_check_interval;
+        if (Orphaned()) {
+          spdlog::info("collector: {} or {} is gone; exiting", DirOf(options_.socket_path),
+                       DirOf(options_.state_path));
+          return {};  // nothing to persist to, nobody to serve
+        }
       }
+      timeout = static_cast<int>(
+          std::chrono::ceil<std::chrono::milliseconds>(next_orphan_check_ - Clock::now()).count());
+      timeout = std::max(timeout, 0);
     }
     if (!options_.listen.empty() && !exposer_) {
       if (TryServeMetrics()) {
@@ -567,9 +575,13 @@ void Collector::Impl::Persist() {
       }
     }
   }
-  if (auto s = SaveState(options_.state_path, state_generation_ + 1, *store_, metrics_->bounds(),
-                         ledger_);
+  if (auto s =
+          SaveState(options_.state_path, next_generation_, *store_, metrics_->bounds(), ledger_);
       !s) {
+    // Never the same number twice: what a failed save left in its slot may be whole, and a
+    // retry torn by a crash would then read as whole too. +2 keeps the slot, so the other one,
+    // the last save that succeeded, stays as it is.
+    next_generation_ += 2;
     // Nothing is acknowledged: launchers keep their records and we try again.
     persist_due_ = Clock::now() + options_.persist_interval;
     if (s.error().Describe() != last_persist_error_) {
@@ -578,7 +590,7 @@ void Collector::Impl::Persist() {
     }
     return;
   }
-  ++state_generation_;
+  ++next_generation_;
   last_persist_error_.clear();
   dirty_ = false;
   unpersisted_ = 0;

@@ -6,10 +6,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <fstream>
+#include <algorithm>
+#include <cstring>
 #include <nlohmann/json.hpp>
-#include <sstream>
+#include <optional>
+#include <string_view>
 #include <utility>
+#include <vector>
 
 #include "common/unique_fd.h"
 #include "events/event_json.h"
@@ -51,6 +54,40 @@ std::string StateSlot(const std::string& path, uint64_t generation) {
   return generation % 2 == 0 ? path : path + ".alt";
 }
 
+namespace {
+
+// A 64-bit checksum of a save's text before its checksum, FNV-1a's multiply over 8-byte words
+// (a byte at a time took ~0.1 ms for a 94 KB state): a slot holding blocks of two saves (a
+// retry torn by a crash, or what a power cut leaves without fsync) does not match it. Not a
+// defence against a forger: the state directory is the user's alone.
+uint64_t Checksum(std::string_view text) {
+  uint64_t h = 0xcbf29ce484222325 ^ text.size();
+  size_t i = 0;
+  for (; i + 8 <= text.size(); i += 8) {
+    uint64_t word;
+    memcpy(&word, text.data() + i, sizeof word);
+    h = (h ^ word) * 0x100000001b3;
+    h ^= h >> 32;
+  }
+  for (; i < text.size(); ++i) h = (h ^ static_cast<unsigned char>(text[i])) * 0x100000001b3;
+  return h;
+}
+
+constexpr std::string_view kChecksumKey = ",\"checksum\":\"";
+
+// Opens a slot that must be a regular file: not a symlink (O_NOFOLLOW), not a FIFO (it
+// would block the collector) nor anything else a hand placed there.
+Result<UniqueFd> OpenSlot(const std::string& slot, int flags) {
+  UniqueFd fd(open(slot.c_str(), flags | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0600));
+  if (!fd) return ErrnoError("open " + slot);
+  struct stat st {};
+  if (fstat(fd.get(), &st) != 0) return ErrnoError("stat " + slot);
+  if (!S_ISREG(st.st_mode)) return Error{EINVAL, slot + ": not a regular file"};
+  return fd;
+}
+
+}  // namespace
+
 Status SaveState(const std::string& path, uint64_t generation, const MetricStore& store,
                  const LabelBounds& bounds, const LauncherLedger& ledger) {
   // Written as text, not through a JSON tree: see MetricStore::AppendSnapshot. The labels a
@@ -72,14 +109,25 @@ Status SaveState(const std::string& path, uint64_t generation, const MetricStore
     events::AppendJsonText(text, e.extension);
     text += ",\"seen\":" + std::to_string(e.seen_unix) + '}';
   }
-  text += "},\"generation_end\":" + gen + "}\n";
+  text += "},\"generation_end\":" + gen;
+  char sum[17];
+  snprintf(sum, sizeof sum, "%016llx", static_cast<unsigned long long>(Checksum(text)));
+  text += std::string(kChecksumKey) + sum + "\"}\n";
 
   // Overwritten in place, not truncated first and not renamed over: on ext4 either makes the
   // kernel flush the file at once and (rename) free the old inode's blocks, which cost every
   // launcher's exit a third of a millisecond on a two-core machine (docs/collector.md).
   const std::string slot = StateSlot(path, generation);
-  UniqueFd fd(open(slot.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600));
-  if (!fd) return ErrnoError("open " + slot);
+  auto opened = OpenSlot(slot, O_WRONLY | O_CREAT);
+  struct stat st {};
+  if (!opened && lstat(slot.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+    // Something other than our file at the slot, a symlink or a FIFO (ELOOP, ENXIO; the
+    // directory is private: the user's own doing): replaced, as the rename replaced it.
+    unlink(slot.c_str());
+    opened = OpenSlot(slot, O_WRONLY | O_CREAT | O_EXCL);
+  }
+  if (!opened) return std::move(opened).error();
+  UniqueFd fd = std::move(opened).value();
   if (fchmod(fd.get(), 0600) != 0) return ErrnoError("chmod " + slot);
   size_t done = 0;
   while (done < text.size()) {
@@ -89,7 +137,6 @@ Status SaveState(const std::string& path, uint64_t generation, const MetricStore
     done += static_cast<size_t>(n);
   }
   // Cut to length only when the older text was longer (a truncation costs an inode update).
-  struct stat st {};
   if (fstat(fd.get(), &st) != 0) return ErrnoError("stat " + slot);
   if (st.st_size > static_cast<off_t>(text.size()) &&
       ftruncate(fd.get(), static_cast<off_t>(text.size())) != 0) {
@@ -101,51 +148,77 @@ Status SaveState(const std::string& path, uint64_t generation, const MetricStore
 
 namespace {
 
-// One slot's generation, or an error when it is unreadable, torn or of another version.
-Result<uint64_t> ReadSlot(const std::string& slot, nlohmann::json& state) {
-  std::ifstream in(slot, std::ios::binary);
-  if (!in) return ErrnoError("open " + slot);
-  std::stringstream text;
-  text << in.rdbuf();
-  state = nlohmann::json::parse(text.str(), nullptr, false);
-  if (state.is_discarded() || !state.is_object()) return MakeError(slot + ": not JSON");
-  // nlohmann reports bad types by exception: they stop here.
-  try {
-    if (state.value("version", 0) != kStateVersion) return MakeError(slot + ": unknown version");
-    // A file of before the two slots has neither: generation 0. A write torn by a crash has
-    // the new generation at its start and an older one (or none) at its end.
-    uint64_t begin = state.value("generation", uint64_t{0});
-    uint64_t end = state.value("generation_end", uint64_t{0});
-    if (begin != end) {
-      return MakeError(slot + ": torn write (generation " + std::to_string(begin) + ", ends with " +
-                       std::to_string(end) + ")");
-    }
-    return begin;
-  } catch (const nlohmann::json::exception& e) {
-    return MakeError(slot + ": " + e.what());
+struct Slot {
+  std::string path;
+  Result<uint64_t> generation = Error{ENOENT, ""};
+  bool legacy = false;  // written before the two slots: no generation, no checksum
+  int64_t mtime_ns = 0;
+  nlohmann::json state;
+};
+
+// A slot's generation, or an error when it is unreadable, torn, mixed or of another version.
+Slot ReadSlot(const std::string& path) {
+  Slot slot;
+  slot.path = path;
+  auto opened = OpenSlot(path, O_RDONLY);
+  if (!opened) {
+    slot.generation = std::move(opened).error();
+    return slot;
   }
+  UniqueFd fd = std::move(opened).value();
+  struct stat st {};
+  fstat(fd.get(), &st);
+  slot.mtime_ns = int64_t{st.st_mtim.tv_sec} * 1'000'000'000 + st.st_mtim.tv_nsec;
+  std::string text;
+  char buf[65536];
+  for (ssize_t n; (n = read(fd.get(), buf, sizeof buf)) != 0;) {
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      slot.generation = ErrnoError("read " + path);
+      return slot;
+    }
+    text.append(buf, static_cast<size_t>(n));
+  }
+  auto bad = [&](const std::string& why) {
+    slot.generation = MakeError(path + ": " + why);
+    return std::move(slot);
+  };
+  // The checksum covers every byte before its key: found from the end, it is the last key.
+  const size_t key = text.rfind(kChecksumKey);
+  const bool has_sum = key != std::string::npos;
+  if (has_sum) {
+    char want[17];
+    snprintf(want, sizeof want, "%016llx",
+             static_cast<unsigned long long>(Checksum(std::string_view(text).substr(0, key))));
+    if (text.compare(key + kChecksumKey.size(), 16, want) != 0) {
+      return bad("checksum mismatch (a save torn by a crash or a power cut)");
+    }
+  }
+  slot.state = nlohmann::json::parse(text, nullptr, false);
+  if (slot.state.is_discarded() || !slot.state.is_object()) return bad("not JSON");
+  const auto& s = slot.state;
+  auto version = s.find("version");
+  if (version == s.end() || *version != kStateVersion) return bad("unknown version");
+  auto begin = s.find("generation"), end = s.find("generation_end");
+  slot.legacy = begin == s.end() && end == s.end() && !has_sum;
+  if (slot.legacy) {
+    slot.generation = uint64_t{0};
+    return slot;
+  }
+  if (!has_sum || begin == s.end() || end == s.end() || !begin->is_number_unsigned() ||
+      *begin != *end) {
+    return bad("incomplete save");
+  }
+  slot.generation = begin->get<uint64_t>();
+  return slot;
 }
 
-}  // namespace
-
-Result<uint64_t> LoadState(const std::string& path, MetricStore& store, LabelBounds& bounds,
-                           LauncherLedger& ledger) {
-  nlohmann::json slots[2];
-  Result<uint64_t> gens[2] = {ReadSlot(path, slots[0]), ReadSlot(path + ".alt", slots[1])};
-  auto missing = [](const Result<uint64_t>& g) { return !g && g.error().code == ENOENT; };
-  if (missing(gens[0]) && missing(gens[1])) return uint64_t{0};  // a fresh start
-  // The newest readable slot; a torn or damaged one next to it is overwritten at the next save.
-  int pick = -1;
-  for (int i : {0, 1}) {
-    if (gens[i] && (pick < 0 || *gens[i] > *gens[pick])) pick = i;
-  }
-  if (pick < 0) return missing(gens[0]) ? gens[1].error() : gens[0].error();
-  const std::string slot = pick == 0 ? path : path + ".alt";
-  const nlohmann::json& state = slots[pick];
+Status Restore(const Slot& slot, MetricStore& store, LabelBounds& bounds, LauncherLedger& ledger) {
   // nlohmann reports bad types by exception: they stop here.
   try {
-    if (auto s = store.Restore(state.at("metrics")); !s) return s.error().Context(slot);
-    if (auto s = bounds.Restore(state.at("labels")); !s) return s.error().Context(slot);
+    const nlohmann::json& state = slot.state;
+    if (auto s = store.Restore(state.at("metrics")); !s) return s.error().Context(slot.path);
+    if (auto s = bounds.Restore(state.at("labels")); !s) return s.error().Context(slot.path);
     for (const auto& [id, e] : state.at("launchers").items()) {
       auto& entry = ledger.entries()[id];
       entry.last_seq = e.at("seq").get<uint64_t>();
@@ -153,9 +226,49 @@ Result<uint64_t> LoadState(const std::string& path, MetricStore& store, LabelBou
       entry.seen_unix = e.at("seen").get<int64_t>();
     }
   } catch (const nlohmann::json::exception& e) {
-    return MakeError(slot + ": " + e.what());
+    return MakeError(slot.path + ": " + e.what());
   }
-  return *gens[pick];
+  return {};
+}
+
+}  // namespace
+
+Result<uint64_t> LoadState(const std::string& path, MetricStore& store, LabelBounds& bounds,
+                           LauncherLedger& ledger) {
+  Slot slots[2] = {ReadSlot(path), ReadSlot(path + ".alt")};
+  auto missing = [](const Slot& s) { return !s.generation && s.generation.error().code == ENOENT; };
+  if (missing(slots[0]) && missing(slots[1])) return uint64_t{0};  // a fresh start
+  // The newest readable slot first. A file of before the two slots next to an `.alt` (an
+  // upgrade, a downgrade that wrote only the file, an upgrade again): the later written wins.
+  auto newer = [](const Slot& a, const Slot& b) {
+    if (a.legacy || b.legacy) return a.mtime_ns > b.mtime_ns;
+    return *a.generation > *b.generation;
+  };
+  std::vector<const Slot*> order;
+  for (const Slot& s : slots) {
+    if (s.generation) order.push_back(&s);
+  }
+  if (order.size() == 2 && newer(*order[1], *order[0])) std::swap(order[0], order[1]);
+  // One that does not restore (a type error) leaves the other to try, into fresh objects.
+  std::optional<Error> first_error;
+  for (const Slot* s : order) {
+    MetricStore trial_store;
+    LabelBounds trial_bounds(bounds.limits());
+    LauncherLedger trial_ledger;
+    if (auto restored = Restore(*s, trial_store, trial_bounds, trial_ledger); !restored) {
+      if (!first_error) first_error = restored.error();
+      continue;
+    }
+    if (auto restored = Restore(*s, store, bounds, ledger); !restored) return restored.error();
+    // The next save must not reuse the number of a slot that reads as whole.
+    uint64_t generation = *s->generation;
+    for (const Slot& other : slots) {
+      if (other.generation) generation = std::max(generation, *other.generation);
+    }
+    return generation;
+  }
+  if (first_error) return *first_error;
+  return missing(slots[0]) ? slots[1].generation.error() : slots[0].generation.error();
 }
 
 }  // namespace gander::exporters::collector

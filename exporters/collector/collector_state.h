@@ -1,13 +1,16 @@
 // What survives a collector restart: every series value, the admitted label values, and per
 // launcher the last sequence number applied (the ledger), in JSON, written alternately to two
-// slots (`path` and `path.alt`), each save numbered by a generation written at the file's
-// start and again at its end. The reader takes the newest slot whose two numbers agree, so a
-// crash in the middle of a save leaves the previous save to read.
+// slots (`path` and `path.alt`) and overwritten in place. Each save carries its generation
+// at its start and again at its end, and a 64-bit checksum of everything before it. The
+// reader takes the newest slot that is whole, so a save torn by a crash leaves the one
+// before it. A save that fails is retried under a new number (+2: the same slot), so two
+// texts of one number never mix.
 //
 // The collector acknowledges a launcher's records only after the state that includes them is
 // written; so after a crash (even SIGKILL) every record is either in the restored state, or
 // unacknowledged and sent again: never lost, never counted twice. (No fsync: a process crash
-// is covered; after a power cut both slots may be torn, and the collector starts from zero.)
+// is covered; after a power cut a slot holding blocks of two saves fails its checksum, and
+// when both do the collector starts from zero.)
 #pragma once
 
 #include <cstdint>

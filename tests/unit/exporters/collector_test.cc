@@ -3,7 +3,9 @@
 // mapping.
 #include <gtest/gtest.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -255,7 +257,9 @@ TEST(CollectorState, ATornSaveLeavesThePreviousOne) {
   ASSERT_TRUE(save(6, 6));
   const std::string newer = read(path);
   ASSERT_EQ(older.size(), newer.size());  // same shape: a tear anywhere keeps valid JSON shape
-  for (size_t cut : {size_t{1}, newer.size() / 2, newer.size() - 3}) {
+  const size_t end_digit = newer.find("\"generation_end\":") + 17;
+  const size_t in_sum = newer.find("\"checksum\":\"") + 14;
+  for (size_t cut : {size_t{1}, newer.size() / 2, end_digit, in_sum}) {
     std::ofstream(path, std::ios::binary) << newer.substr(0, cut) << older.substr(cut);
     ASSERT_EQ(load(&starts), 5u) << "cut at " << cut;
     EXPECT_EQ(starts, 5);
@@ -263,6 +267,18 @@ TEST(CollectorState, ATornSaveLeavesThePreviousOne) {
   // Whole, but the shorter text not yet cut: the older one's tail follows it.
   std::ofstream(path, std::ios::binary) << newer << "xx\n";
   ASSERT_EQ(load(&starts), 5u);
+  // A retry under the same number (a save that failed after its text was written) torn by a
+  // crash: both halves say generation 6, the checksum does not match.
+  ASSERT_TRUE(save(6, 8));
+  const std::string retried = read(path);
+  ASSERT_EQ(retried.size(), newer.size());
+  for (size_t cut = 1; cut < newer.size(); cut += 7) {
+    std::ofstream(path, std::ios::binary) << newer.substr(0, cut) << retried.substr(cut);
+    const uint64_t got = load(&starts);
+    // Generation 6 only when the bytes are one whole save (a cut past the last difference).
+    const std::string now = read(path);
+    ASSERT_TRUE(got == 5u || (got == 6u && (now == newer || now == retried))) << "cut at " << cut;
+  }
   // A generation of the wrong type: that slot is unreadable (no exception escapes).
   std::string typed = newer;
   typed.replace(typed.find("\"generation\":6"), 14, "\"generation\":\"6\"");
@@ -279,11 +295,42 @@ TEST(CollectorState, ATornSaveLeavesThePreviousOne) {
   // A file of before the two slots (no generation): read as generation 0; the next save (1)
   // goes to the other slot and leaves it whole.
   std::string legacy = newer;
+  legacy.erase(legacy.find(",\"checksum\""),
+               std::string(",\"checksum\":\"0123456789abcdef\"").size());
   legacy.erase(legacy.find(",\"generation_end\""), std::string(",\"generation_end\":6").size());
   legacy.erase(legacy.find(",\"generation\""), std::string(",\"generation\":6").size());
+  ASSERT_TRUE(nlohmann::json::accept(legacy)) << legacy;
   std::ofstream(path, std::ios::binary) << legacy;
   ASSERT_EQ(load(&starts), 0u);
   EXPECT_EQ(starts, 6);
+  // Next to an `.alt` (an upgrade, a downgrade that wrote only the old file, an upgrade
+  // again): the one written last wins, and the next save numbers above both.
+  ASSERT_TRUE(save(7, 7));
+  std::filesystem::last_write_time(
+      path, std::filesystem::last_write_time(path + ".alt") + std::chrono::seconds(5));
+  ASSERT_EQ(load(&starts), 7u);
+  EXPECT_EQ(starts, 6);
+  std::filesystem::last_write_time(
+      path, std::filesystem::last_write_time(path + ".alt") - std::chrono::seconds(5));
+  ASSERT_EQ(load(&starts), 7u);
+  EXPECT_EQ(starts, 7);
+
+  // Not a regular file at a slot (the state directory is the user's own, 0700): a symlink is
+  // replaced, not written through; a FIFO does not block the save.
+  const std::string target = dir / "elsewhere";
+  std::ofstream(target) << "keep";
+  std::filesystem::remove(path);
+  std::filesystem::create_symlink(target, path);
+  ASSERT_TRUE(save(8, 8));
+  EXPECT_FALSE(std::filesystem::is_symlink(path));
+  EXPECT_EQ(read(target), "keep");
+  std::filesystem::remove(path + ".alt");
+  ASSERT_EQ(mkfifo((path + ".alt").c_str(), 0600), 0);
+  ASSERT_EQ(load(&starts), 8u);  // the FIFO is no slot to read either
+  ASSERT_TRUE(save(9, 9));
+  EXPECT_TRUE(std::filesystem::is_regular_file(path + ".alt"));
+  ASSERT_EQ(load(&starts), 9u);
+  EXPECT_EQ(starts, 9);
   std::filesystem::remove_all(dir);
 }
 
