@@ -160,11 +160,11 @@ struct LifecycleEvent {
   std::optional<RunInfo> info{};  // kStart only
 };
 
-// A tools/call that ended, seen by the stdio relay (the per-tool metrics come from these).
 // ToolEvent::outcome's names, in relay::ToolCallOutcome's order (relay/tool_call_tracker.h).
 inline constexpr std::string_view kToolOutcomes[] = {"ok",        "tool_error",     "rpc_error",
                                                      "cancelled", "input_required", "aborted"};
 
+// A tools/call that ended, seen by the stdio relay (the per-tool metrics come from these).
 struct ToolEvent {
   std::string name{};        // params.name
   std::string request_id{};  // the JSON-RPC id as text
