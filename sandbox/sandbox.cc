@@ -231,6 +231,7 @@ Result<SandboxProcess> StartSandbox(const SandboxSpec& spec, StartFailure* failu
   if (auto s = cgroup.Enter(pid); !s) return abandon(MakeError("cgroup: " + s.error().message));
   process.cgroup = std::move(cgroup);
   if (write(parent_end.get(), "g", 1) != 1) return abandon(ErrnoError("start the sandbox"));
+  if (spec.while_building) spec.while_building();
 
   process.sync = std::move(parent_end);
   StartFailure local;

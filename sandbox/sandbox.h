@@ -6,6 +6,7 @@
 #include <sys/resource.h>
 #include <sys/types.h>
 
+#include <functional>
 #include <iterator>
 #include <optional>
 #include <string>
@@ -57,6 +58,10 @@ struct SandboxSpec {
   // the waits for the init's set-up reports watch it too, so a root that hangs while it is
   // built (a bind mount of a hung FUSE or NFS path) does not hold gander. -1: not watched.
   int stop_fd = -1;
+  // gander's own work that does not depend on how the start ends, done while the init builds
+  // the sandbox (~1 ms in which gander would only wait for its report): called once, after
+  // the clone. Never in the child.
+  std::function<void()> while_building;
 };
 
 // What the parent learns from a started sandbox.

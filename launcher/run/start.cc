@@ -291,6 +291,11 @@ Result<std::unique_ptr<Extension>> StartExtension(const Prepared& p, bool use_na
   x->spec->stdin_fd = child_stdin.get();
   x->spec->stdout_fd = child_stdout.get();
   x->spec->stderr_fd = child_stderr.get();
+  if (x->spec->seccomp.notify) {
+    x->spec->while_building = [ext = x.get()] {
+      ext->standby = monitor::WatchThread::TryStandby();
+    };
+  }
   spdlog::debug("phase: sandbox planned, seccomp compiled");
   auto sandbox = sandbox::StartSandbox(*x->spec, failure);
   if (!sandbox) return sandbox.error();

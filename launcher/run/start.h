@@ -10,6 +10,7 @@
 
 #include "launcher/run/prepare.h"
 #include "monitor/seccomp_monitor.h"
+#include "monitor/watch_thread.h"
 #include "network/egress.h"
 #include "sandbox/gvisor/runsc.h"
 #include "sandbox/gvisor/strace.h"
@@ -45,6 +46,8 @@ struct Extension {
   UniqueFd to_child, from_child, from_child_err;  // to_child goes to the supervisor loop
   sandbox::StartFailure exec_failure;             // reported on the sync socket after the start
   std::unique_ptr<monitor::KernelUnotify> unotify;
+  // The thread that will wait on the seccomp listener, made while the sandbox was built.
+  std::shared_ptr<monitor::WatchThread> standby;
   std::unique_ptr<network::Egress> egress;
   std::unique_ptr<monitor::SeccompMonitor> seccomp_monitor;
   // The gVisor backend: runsc (killed, its files removed, when this goes) and what maps its

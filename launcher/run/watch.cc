@@ -113,7 +113,9 @@ std::optional<std::vector<monitor::Watch>> WatchExtension(Session& s, Extension&
   std::shared_ptr<monitor::WatchThread> standby;
   if (listening) {
     x.unotify = std::make_unique<monitor::KernelUnotify>();
-    standby = monitor::WatchThread::TryStandby();  // running by the time the listener comes
+    // Made while the sandbox was built (StartExtension), so running by the time the listener
+    // comes.
+    standby = x.standby ? std::move(x.standby) : monitor::WatchThread::TryStandby();
   }
   if (listening && x.spec->egress) {
     x.egress = MakeEgress(p, x.sandbox, *x.unotify, s.memory, s.queue, s.rpc.tracker());
