@@ -15,6 +15,7 @@ namespace gander::monitor {
 namespace {
 
 constexpr size_t kPage = 4096;
+constexpr size_t kFirstRead = 256;
 
 }  // namespace
 
@@ -74,9 +75,11 @@ std::optional<std::string> KernelTargetMemory::ReadString(pid_t pid, uint64_t ad
   std::string out;
   char buf[kPage];
   while (out.size() < max) {
-    // Never cross a page boundary in one read: the next page may be unmapped.
+    // Never cross a page boundary in one read: the next page may be unmapped. The first read
+    // stops at kFirstRead bytes: most paths and arguments are shorter, and a read to the
+    // page's end copied ~2 KiB on average for a ~30-byte path (issue 20).
     size_t in_page = kPage - (address % kPage);
-    size_t want = std::min(in_page, max - out.size());
+    size_t want = std::min({in_page, max - out.size(), out.empty() ? kFirstRead : kPage});
     iovec local{buf, want};
     iovec remote{reinterpret_cast<void*>(address), want};
     ssize_t n = process_vm_readv(pid, &local, 1, &remote, 1, 0);

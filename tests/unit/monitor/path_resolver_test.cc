@@ -51,6 +51,24 @@ TEST_F(PathResolverTest, AbsolutePathsAreNormalisedLexically) {
                           {"/", "/"}});
 }
 
+// A plain absolute path comes back as it is without a walk (ResolvePath's shortcut): only
+// where nothing could change it. Next to it, what the shortcut must leave to the walk.
+TEST_F(PathResolverTest, PlainPathsComeBackAsTheyAreAndOnlyThose) {
+  ExpectMaps(Resolved(), {{"/home/u/proj/CMakeLists.txt", "/home/u/proj/CMakeLists.txt"},
+                          {"/procfs/x", "/procfs/x"},
+                          {"/devices/x", "/devices/x"},
+                          {"/x/proc/self/cwd", "/x/proc/self/cwd"},
+                          {"/proc/self/cwd/x", "/home/u/proj/x"},
+                          {"/dev/fd/4/passwd", "/etc/passwd"},
+                          {"/dev/stdout", "/dev/null"},
+                          {"/etc/x/../passwd", "/etc/passwd"},
+                          {"/etc//passwd", "/etc/passwd"},
+                          {"/etc/./passwd", "/etc/passwd"},
+                          {"/etc/", "/etc"}});
+  view_.root_path = "/jail";
+  EXPECT_EQ(Resolve("/etc/passwd"), "/jail/etc/passwd") << "not under the root /";
+}
+
 TEST_F(PathResolverTest, DotDotNeverClimbsAboveTheRoot) {
   ExpectMaps(
       Resolved(),
