@@ -326,10 +326,29 @@ int SendListener(int sync, int listener, pid_t self) {
   return SendFd(sync, wire, sizeof(wire), listener);
 }
 
+// The extension's seccomp program: the spec's, or the one the parent compiled after the clone
+// (SandboxSpec::compile_seccomp), sent as one message on the sync socket after "g". Anything
+// but whole instructions that fit is a failure: the extension never runs without its filter.
+int SeccompProgramOf(const ChildPlan& plan, int sync, sock_fprog* program) {
+  const SandboxSpec& spec = *plan.spec;
+  if (!plan.seccomp_room) {
+    program->len = static_cast<unsigned short>(spec.seccomp.instructions.size());
+    program->filter = const_cast<sock_filter*>(spec.seccomp.instructions.data());
+    return 0;
+  }
+  const size_t room = BPF_MAXINSNS * sizeof(sock_filter);
+  ssize_t n = recv(sync, plan.seccomp_room, room, MSG_TRUNC);
+  if (n < 0) return errno;
+  if (n == 0 || static_cast<size_t>(n) > room || n % sizeof(sock_filter) != 0) return EPROTO;
+  program->len = static_cast<unsigned short>(static_cast<size_t>(n) / sizeof(sock_filter));
+  program->filter = plan.seccomp_room;
+  return 0;
+}
+
 // Landlock and seccomp, the extension's last steps before execve: applied in the extension
 // process rather than the init so that the init keeps /proc for cleanup, and so that seccomp
 // comes last (bubblewrap's order). With notification the listener goes to the parent.
-int RestrictSelf(const SandboxSpec& spec, int sync, ChildStep* step) {
+int RestrictSelf(const SandboxSpec& spec, const sock_fprog& program, int sync, ChildStep* step) {
   const pid_t self = getpid();
   *step = ChildStep::kNoNewPrivs;
   if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return errno;
@@ -338,12 +357,9 @@ int RestrictSelf(const SandboxSpec& spec, int sync, ChildStep* step) {
     const char* failed = nullptr;
     if (int err = landlock::ChildApply(spec.landlock, &failed)) return err;
   }
-  if (!spec.seccomp.instructions.empty()) {
+  if (program.len > 0) {
     *step = ChildStep::kSeccomp;
-    struct sock_fprog prog {
-      static_cast<unsigned short>(spec.seccomp.instructions.size()),
-          const_cast<sock_filter*>(spec.seccomp.instructions.data())
-    };
+    sock_fprog prog = program;
     unsigned flags = spec.seccomp.notify ? SECCOMP_FILTER_FLAG_NEW_LISTENER : 0;
     long listener = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, flags, &prog);
     if (listener < 0) return errno;
@@ -355,7 +371,8 @@ int RestrictSelf(const SandboxSpec& spec, int sync, ChildStep* step) {
   return 0;
 }
 
-[[noreturn]] void ExecExtension(const ChildPlan& plan, int error_fd, const sigset_t& mask) {
+[[noreturn]] void ExecExtension(const ChildPlan& plan, const sock_fprog& program, int error_fd,
+                                const sigset_t& mask) {
   const int sync = kChildSyncFd;
   const SandboxSpec& spec = *plan.spec;
   if (!spec.use_namespaces) setpgid(0, 0);  // its own group: the init signals the group
@@ -366,7 +383,7 @@ int RestrictSelf(const SandboxSpec& spec, int sync, ChildStep* step) {
   PresizeFdTable();  // while single-threaded: no RCU waits when its threads open many files
 
   ChildStep step = ChildStep::kExec;
-  int err = RestrictSelf(spec, sync, &step);
+  int err = RestrictSelf(spec, program, sync, &step);
   if (err == 0) {
     execve(spec.exec_path.c_str(), plan.argv.data(), plan.envp.data());
     err = errno;
@@ -503,6 +520,8 @@ void ChildMain(const ChildPlan& plan) {
   // Capabilities last among the privileged steps: mounts, hostname and lo needed them.
   if (int err = DropCapabilities()) Fail(sync, ChildStep::kCapabilities, err);
 
+  sock_fprog program{};
+  if (int err = SeccompProgramOf(plan, sync, &program)) Fail(sync, ChildStep::kSeccomp, err);
   int error_pipe[2];
   if (pipe2(error_pipe, O_CLOEXEC) != 0) Fail(sync, ChildStep::kFork, errno);
   // vfork: the extension shares the init's memory until its execve, so no page tables are
@@ -512,7 +531,7 @@ void ChildMain(const ChildPlan& plan) {
   if (extension < 0) Fail(sync, ChildStep::kFork, errno);
   if (extension == 0) {
     close(error_pipe[0]);  // the sync socket stays: the seccomp listener travels over it
-    ExecExtension(plan, error_pipe[1], original);
+    ExecExtension(plan, program, error_pipe[1], original);
   }
   close(error_pipe[1]);
   // The init keeps none of the extension's stdio: its output ends (EOF to gander) with the

@@ -2,6 +2,7 @@
 // no allocation, no logging, failures reported as {step, errno} over the sync socket.
 #pragma once
 
+#include <linux/filter.h>
 #include <sys/resource.h>
 
 #include <cstdint>
@@ -47,6 +48,9 @@ struct ChildPlan {
   const char* cgroup_procs = nullptr;
   bool unshare_cgroup = false;  // a cgroup namespace after the parent moved the init
   int init_image = -1;          // gander-init's memfd (InitImageFd), or -1
+  // With spec->compile_seccomp: room for the instructions the parent sends after the clone
+  // (the child cannot allocate), BPF_MAXINSNS of them.
+  sock_filter* seccomp_room = nullptr;
 };
 
 // The sync socket's number in the child, fixed so that the seccomp filter (compiled in the

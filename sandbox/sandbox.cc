@@ -177,6 +177,11 @@ Result<SandboxProcess> StartSandbox(const SandboxSpec& spec, StartFailure* failu
   PrepareChildPlan(spec, child_end.get(), plan);
   plan.parent = getpid();
   plan.init_image = InitImageFd();
+  std::vector<sock_filter> seccomp_room;  // made before the clone: the child cannot allocate
+  if (spec.compile_seccomp) {
+    seccomp_room.resize(BPF_MAXINSNS);
+    plan.seccomp_room = seccomp_room.data();
+  }
   // The run's cgroup first, so the init can be moved in before it execs anything.
   RunCgroup cgroup;
   if (spec.cgroup.kind != CgroupKind::kNone) {
@@ -231,6 +236,23 @@ Result<SandboxProcess> StartSandbox(const SandboxSpec& spec, StartFailure* failu
   if (auto s = cgroup.Enter(pid); !s) return abandon(MakeError("cgroup: " + s.error().message));
   process.cgroup = std::move(cgroup);
   if (write(parent_end.get(), "g", 1) != 1) return abandon(ErrnoError("start the sandbox"));
+  // A program that could not be sent (the init is gone already: a failed step, whose report
+  // below decides, e.g. the fallback without namespaces), or 0.
+  int unsent = 0;
+  if (spec.compile_seccomp) {
+    auto program = spec.compile_seccomp();
+    if (!program) return abandon(std::move(program).error());
+    const size_t bytes = program->instructions.size() * sizeof(sock_filter);
+    if (program->instructions.empty() || program->instructions.size() > BPF_MAXINSNS) {
+      return abandon(MakeError("seccomp: a program of " +
+                               std::to_string(program->instructions.size()) + " instructions"));
+    }
+    if (send(parent_end.get(), program->instructions.data(), bytes, MSG_NOSIGNAL) !=
+        static_cast<ssize_t>(bytes)) {
+      unsent = errno;
+    }
+    process.seccomp = std::move(program).value();
+  }
   if (spec.while_building) spec.while_building();
 
   process.sync = std::move(parent_end);
@@ -250,6 +272,15 @@ Result<SandboxProcess> StartSandbox(const SandboxSpec& spec, StartFailure* failu
   }
   if (!ReceiveReport(process.sync.get(), &report, &fd, &more)) {
     return abandon(MakeError("the sandbox init exited during set-up"));
+  }
+  const bool went_on =
+      (report.step == ChildStep::kEgressSockets || report.step == ChildStep::kListener ||
+       report.step == ChildStep::kStarted) &&
+      report.err == 0;
+  if (unsent != 0 && went_on) {  // it would wait for the program for ever
+    if (fd >= 0) close(fd);
+    for (int extra : more) close(extra);
+    return abandon(Error{unsent, "send the seccomp filter to the sandbox"});
   }
   if (report.step == ChildStep::kEgressSockets && report.err == 0) {
     more.insert(more.begin(), fd);

@@ -28,7 +28,7 @@ struct SandboxSpec {
   std::vector<MountOp> mounts;       // used with namespaces
   std::vector<CgroupMount> cgroups;  // the host's, shown read-only (sandbox/cgroup_view.h)
   landlock::Ruleset landlock;        // abi 0: not applied
-  SeccompProgram seccomp;            // empty: not applied
+  SeccompProgram seccomp;            // empty: not applied (but see compile_seccomp)
   std::vector<std::pair<int, rlim_t>> rlimits;
   // Bounds of every private tmpfs (policies::TmpfsSize/TmpfsInodes): without them /tmp and
   // $HOME could take half the host's memory, outside every rlimit. 0: unbounded.
@@ -62,6 +62,12 @@ struct SandboxSpec {
   // the sandbox (~1 ms in which gander would only wait for its report): called once, after
   // the clone. Never in the child.
   std::function<void()> while_building;
+  // The seccomp program, compiled after the clone, while the init builds the sandbox, instead
+  // of being given in `seccomp` (its ~0.2 ms then leave the start's path): StartSandbox sends
+  // its instructions to the init over the sync socket, for the extension to load, and returns
+  // the whole program in SandboxProcess::seccomp. `seccomp.notify` says beforehand whether it
+  // notifies (the extension then hands over a listener). An error ends the start.
+  std::function<Result<SeccompProgram>()> compile_seccomp;
 };
 
 // What the parent learns from a started sandbox.
@@ -72,6 +78,7 @@ struct SandboxProcess {
   // listener's report (before the extension's first notification), then the start report.
   pid_t extension_pid = -1;
   bool namespaces = false;
+  std::optional<SeccompProgram> seccomp;  // what spec.compile_seccomp made
   // With seccomp notification: the listener, received before the extension's execve. The
   // start is then confirmed (or its failure reported) later on `sync`: see ReadStartReport.
   UniqueFd listener;

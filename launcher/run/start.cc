@@ -210,19 +210,23 @@ Result<sandbox::SandboxSpec> BuildSpec(const Prepared& p, bool use_namespaces, P
   // The sysctl is writable by the host's root only (uid 0 mapped to itself).
   spec.memfd_noexec =
       use_namespaces && geteuid() == 0 && access("/proc/sys/vm/memfd_noexec", F_OK) == 0;
-  auto seccomp =
-      sandbox::CompileSeccompFilter({.deny_host_sockets = !use_namespaces,
-                                     // Everywhere, the sysctl notwithstanding: the same
-                                     // answer for every user and mode (defence in depth).
-                                     .deny_exec_memfd = true,
-                                     .notify = p.notify,
-                                     .files = p.files,
-                                     .census = p.mode == RunMode::kLearn,
-                                     .network = spec.egress,
-                                     .handoff_fd = sandbox::kChildSyncFd,
-                                     .allow = p.policy.syscalls_allow});
-  if (!seccomp) return seccomp.error();
-  spec.seccomp = std::move(seccomp).value();
+  // Compiled while the init builds the sandbox (SandboxSpec::compile_seccomp).
+  sandbox::SeccompOptions seccomp{.deny_host_sockets = !use_namespaces,
+                                  // Everywhere, the sysctl notwithstanding: the same answer
+                                  // for every user and mode (defence in depth).
+                                  .deny_exec_memfd = true,
+                                  .notify = p.notify,
+                                  .files = p.files,
+                                  .census = p.mode == RunMode::kLearn,
+                                  .network = spec.egress,
+                                  .handoff_fd = sandbox::kChildSyncFd,
+                                  .allow = p.policy.syscalls_allow};
+  spec.seccomp.notify = seccomp.notify;
+  spec.compile_seccomp = [seccomp] {
+    auto program = sandbox::CompileSeccompFilter(seccomp);
+    spdlog::debug("phase: seccomp compiled, while the sandbox is built");
+    return program;
+  };
   spec.rlimits = Rlimits(p.policy.limits);
   spec.tmpfs_size = policies::TmpfsSize(p.policy.limits);
   spec.tmpfs_inodes = policies::TmpfsInodes(p.policy.limits);
@@ -296,10 +300,11 @@ Result<std::unique_ptr<Extension>> StartExtension(const Prepared& p, bool use_na
       ext->standby = monitor::WatchThread::TryStandby();
     };
   }
-  spdlog::debug("phase: sandbox planned, seccomp compiled");
+  spdlog::debug("phase: sandbox planned");
   auto sandbox = sandbox::StartSandbox(*x->spec, failure);
   if (!sandbox) return sandbox.error();
   x->sandbox = std::move(sandbox).value();
+  if (x->sandbox.seccomp) x->spec->seccomp = std::move(*x->sandbox.seccomp);
   return x;
 }
 
