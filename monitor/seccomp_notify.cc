@@ -58,7 +58,6 @@ bool KernelUnotify::IdValid(uint64_t id) {
 }
 
 bool KernelUnotify::Gone() {
-  if (!listener_) return true;  // closed: its filter is gone
   pollfd fd{listener_.get(), POLLIN, 0};
   return poll(&fd, 1, 0) < 0 || (fd.revents & (POLLHUP | POLLERR | POLLNVAL));
 }

@@ -60,10 +60,6 @@ class KernelUnotify final : public Unotify {
   bool Send(uint64_t id, const Response& response) override;
   bool IdValid(uint64_t id) override;
   bool Gone() override;
-  // Once no process uses the filter: closing the listener frees the filter (its program's
-  // release, ~80 µs here), which the listener's own thread does while gander waits for the
-  // init's exit report, not on the way to gander's exit. Every call after it fails (EBADF).
-  void Close() { listener_.Reset(); }
 
  private:
   UniqueFd listener_;

@@ -208,10 +208,7 @@ std::optional<std::vector<monitor::Watch>> WatchExtension(Session& s, Extension&
   watches.push_back({.fd = x.unotify->fd(),
                      .on_ready =
                          [ex = &x](short revents) {
-                           if ((revents & POLLIN) && ex->seccomp_monitor->HandleOne()) {
-                             return true;
-                           }
-                           ex->unotify->Close();  // the sandbox is gone: its filter goes now
+                           if (revents & POLLIN) return ex->seccomp_monitor->HandleOne();
                            return false;
                          },
                      .own_thread = true,
