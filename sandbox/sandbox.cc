@@ -13,6 +13,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <exception>
 #include <string>
 
 #include "common/fd_passing.h"
@@ -236,24 +237,33 @@ Result<SandboxProcess> StartSandbox(const SandboxSpec& spec, StartFailure* failu
   if (auto s = cgroup.Enter(pid); !s) return abandon(MakeError("cgroup: " + s.error().message));
   process.cgroup = std::move(cgroup);
   if (write(parent_end.get(), "g", 1) != 1) return abandon(ErrnoError("start the sandbox"));
-  // A program that could not be sent (the init is gone already: a failed step, whose report
-  // below decides, e.g. the fallback without namespaces), or 0.
-  int unsent = 0;
-  if (spec.compile_seccomp) {
-    auto program = spec.compile_seccomp();
-    if (!program) return abandon(std::move(program).error());
-    const size_t bytes = program->instructions.size() * sizeof(sock_filter);
-    if (program->instructions.empty() || program->instructions.size() > BPF_MAXINSNS) {
-      return abandon(MakeError("seccomp: a program of " +
-                               std::to_string(program->instructions.size()) + " instructions"));
+  // The init gone before the program could be sent (EPIPE): a step failed, and its report,
+  // read below, decides (the fallback without namespaces among others).
+  bool init_gone = false;
+  try {
+    if (spec.compile_seccomp) {
+      auto program = spec.compile_seccomp();
+      if (!program) return abandon(std::move(program).error());
+      const size_t bytes = program->instructions.size() * sizeof(sock_filter);
+      if (program->instructions.empty() || program->instructions.size() > BPF_MAXINSNS) {
+        return abandon(MakeError("seccomp: a program of " +
+                                 std::to_string(program->instructions.size()) + " instructions"));
+      }
+      if (send(parent_end.get(), program->instructions.data(), bytes, MSG_NOSIGNAL) !=
+          static_cast<ssize_t>(bytes)) {
+        // Anything else (EMSGSIZE where net.core.wmem_default is tiny, ENOBUFS) leaves an init
+        // that would wait for the program for ever.
+        if (errno != EPIPE && errno != ECONNRESET) {
+          return abandon(ErrnoError("send the seccomp filter to the sandbox"));
+        }
+        init_gone = true;
+      }
+      process.seccomp = std::move(program).value();
     }
-    if (send(parent_end.get(), program->instructions.data(), bytes, MSG_NOSIGNAL) !=
-        static_cast<ssize_t>(bytes)) {
-      unsent = errno;
-    }
-    process.seccomp = std::move(program).value();
+    if (spec.while_building) spec.while_building();
+  } catch (const std::exception& e) {  // bad_alloc: the init is not left behind unreaped
+    return abandon(MakeError(std::string("while the sandbox was built: ") + e.what()));
   }
-  if (spec.while_building) spec.while_building();
 
   process.sync = std::move(parent_end);
   StartFailure local;
@@ -273,14 +283,16 @@ Result<SandboxProcess> StartSandbox(const SandboxSpec& spec, StartFailure* failu
   if (!ReceiveReport(process.sync.get(), &report, &fd, &more)) {
     return abandon(MakeError("the sandbox init exited during set-up"));
   }
-  const bool went_on =
-      (report.step == ChildStep::kEgressSockets || report.step == ChildStep::kListener ||
-       report.step == ChildStep::kStarted) &&
-      report.err == 0;
-  if (unsent != 0 && went_on) {  // it would wait for the program for ever
+  // An init that was gone before the program was sent may have reported a step done first
+  // (its egress sockets): the failure it reported after that is the start's.
+  while (init_gone && report.step == ChildStep::kEgressSockets && report.err == 0) {
     if (fd >= 0) close(fd);
     for (int extra : more) close(extra);
-    return abandon(Error{unsent, "send the seccomp filter to the sandbox"});
+    fd = -1;
+    more.clear();
+    if (!ReceiveReport(process.sync.get(), &report, &fd, &more)) {
+      return abandon(Error{EPIPE, "send the seccomp filter to the sandbox"});
+    }
   }
   if (report.step == ChildStep::kEgressSockets && report.err == 0) {
     more.insert(more.begin(), fd);
