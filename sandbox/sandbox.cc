@@ -92,6 +92,10 @@ bool ReceiveReport(int sync, ChildReport* report, int* fd, std::vector<int>* mor
   int fds[kEgressSlotCount];
   int count = 0;
   int err = ReceiveFds(sync, wire, sizeof(wire), fds, kEgressSlotCount, &count);
+  // An init that exited with the seccomp program still unread (it failed a step before taking
+  // it) leaves ECONNRESET on our end, which the kernel returns before the reports the init
+  // queued; the next receive gives them (the step that failed, the fallback's input).
+  if (err == ECONNRESET) err = ReceiveFds(sync, wire, sizeof(wire), fds, kEgressSlotCount, &count);
   *fd = count > 0 ? fds[0] : -1;
   for (int i = 1; i < count; ++i) {
     if (more) {
