@@ -48,15 +48,18 @@ int Finish(Session& s, int status) {
   // (its descriptors, the seccomp listener, runsc, the private directories): the exit waits
   // for the later of the two, not for their sum.
   StartClosingSinks(s);
-  // The init may still be exiting (it reported the exit code first): its cgroup and
-  // directories go once it is gone.
-  if (!x.gvisor) sandbox::AwaitInitExit(x.sandbox);
+  // The init may still be exiting: it reported the exit code first, and the kernel tears its
+  // namespaces down before it can be reaped. All but its pidfd and cgroup go meanwhile; the
+  // private directories too (nothing but the init is left, and a bind mount in its namespace
+  // keeps nothing of them busy on the host). Its cgroup goes once it is gone.
+  sandbox::InitRemains init = sandbox::TakeInitRemains(x.sandbox);
   s.previous.reset();
   s.current.reset();
   // Again: what did not fit the collector's socket at the first call (it was full) is sent
   // as soon as there is room, not only after the private directories are gone.
   StartClosingSinks(s);
   s.dirs.Remove();
+  init.AwaitExit();
   CloseSinks(s);
   if (s.stopped_by != 0) return Report(StoppedWhileStarting(s.stopped_by));
   if (failure.reported()) {

@@ -8,10 +8,12 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <exception>
 #include <memory>
@@ -268,6 +270,7 @@ Result<SandboxProcess> StartSandbox(const SandboxSpec& spec, StartFailure* failu
       process.seccomp = std::move(program).value();
     }
     if (spec.while_building) spec.while_building();
+    if (spec.use_namespaces) process.mount_ns = HeldMountNamespace::Of(pid);
   } catch (const std::exception& e) {  // bad_alloc: the init is not left behind unreaped
     return abandon(MakeError(std::string("while the sandbox was built: ") + e.what()));
   }
@@ -354,16 +357,74 @@ bool ReadExitReport(SandboxProcess& process) {
   return false;
 }
 
-void AwaitInitExit(const SandboxProcess& process) {
-  if (!process.pidfd) return;
-  // An init that reported is on its way out (SIGKILL changes nothing); one that did not, and
-  // is not reaped yet, is there only if the loop broke off: it goes now, not at some later
-  // hang of this wait.
-  syscall(SYS_pidfd_send_signal, process.pidfd.get(), SIGKILL, nullptr, 0);
-  siginfo_t info{};
-  while (waitid(static_cast<idtype_t>(P_PIDFD), process.pidfd.get(), &info, WEXITED) != 0 &&
-         errno == EINTR) {
+InitRemains TakeInitRemains(SandboxProcess& process) {
+  return InitRemains{.pidfd = std::move(process.pidfd),
+                     .cgroup = std::move(process.cgroup),
+                     .mount_ns = std::move(process.mount_ns)};
+}
+
+namespace {
+
+// Linux 6.10+: the unix-socket garbage collector runs in a worker (before, in the close that
+// starts it, which would put the namespace's teardown back on gander's path).
+bool UnixGcInWorker() {
+  struct utsname uts {};
+  int major = 0, minor = 0;
+  if (uname(&uts) != 0 || std::sscanf(uts.release, "%d.%d", &major, &minor) != 2) return false;
+  return major > 6 || (major == 6 && minor >= 10);
+}
+
+}  // namespace
+
+HeldMountNamespace HeldMountNamespace::Of(pid_t pid) {
+  static const bool worth_it = UnixGcInWorker();
+  HeldMountNamespace held;
+  if (worth_it) {
+    const std::string ns = "/proc/" + std::to_string(pid) + "/ns/mnt";
+    held.ns_ = UniqueFd(open(ns.c_str(), O_RDONLY | O_CLOEXEC));
   }
+  return held;
+}
+
+HeldMountNamespace& HeldMountNamespace::operator=(HeldMountNamespace&& other) noexcept {
+  if (this != &other) {
+    Release();
+    ns_ = std::move(other.ns_);
+  }
+  return *this;
+}
+
+// A datagram socket pair: the namespace and one end of the pair are sent on the other end, so
+// that end's queue holds the last references to both, and to itself. Once both ends are
+// closed that is an unreachable cycle, which the collector (started by the last close) frees
+// from its worker. Should the send fail, the namespace is closed here, as it would have been.
+void HeldMountNamespace::Release() {
+  if (!ns_) return;
+  int pair[2];
+  if (socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, pair) != 0) {
+    ns_.Reset();
+    return;
+  }
+  UniqueFd sender(pair[0]), queue(pair[1]);
+  const int fds[2] = {queue.get(), ns_.get()};
+  const char byte = 0;
+  (void)SendFds(sender.get(), &byte, 1, fds, 2);
+  ns_.Reset();
+  queue.Reset();
+  sender.Reset();  // last: its release starts the collector
+}
+
+void InitRemains::AwaitExit() {
+  if (pidfd) {
+    syscall(SYS_pidfd_send_signal, pidfd.get(), SIGKILL, nullptr, 0);
+    siginfo_t info{};
+    while (waitid(static_cast<idtype_t>(P_PIDFD), pidfd.get(), &info, WEXITED) != 0 &&
+           errno == EINTR) {
+    }
+    pidfd.Reset();
+  }
+  cgroup.Remove();
+  mount_ns.Release();
 }
 
 }  // namespace gander::sandbox

@@ -70,6 +70,28 @@ struct SandboxSpec {
   std::function<Result<SeccompProgram>()> compile_seccomp;
 };
 
+// The sandbox's mount namespace, held by gander from the start where the kernel can let it go
+// in the background (Linux 6.10+, whose unix-socket garbage collector runs in a worker). The
+// last reference to a mount namespace waits for an RCU grace period when it goes
+// (synchronize_rcu_expedited, 0.1-0.5 ms here): dropped by the init's exit, as it would be, it
+// delays the init's reaping, which gander's exit waits for. Released, it is handed to that
+// collector as an unreachable in-flight descriptor, and a kernel worker drops it after gander
+// is gone. Nothing runs in it by then: it only holds the sandbox's mounts a few ms longer.
+class HeldMountNamespace {
+ public:
+  HeldMountNamespace() = default;
+  HeldMountNamespace(HeldMountNamespace&&) = default;
+  HeldMountNamespace& operator=(HeldMountNamespace&& other) noexcept;
+  ~HeldMountNamespace() { Release(); }
+  // Takes the mount namespace of `pid` (gander's child), where it is worth holding.
+  static HeldMountNamespace Of(pid_t pid);
+  explicit operator bool() const { return static_cast<bool>(ns_); }
+  void Release();
+
+ private:
+  UniqueFd ns_;
+};
+
 // What the parent learns from a started sandbox.
 struct SandboxProcess {
   pid_t pid = -1;  // the sandbox init, in gander's pid namespace
@@ -92,11 +114,12 @@ struct SandboxProcess {
   bool started = false;  // the extension's execve is confirmed
   // The init's report of the extension's exit code, sent once nothing but the init is left
   // and before its own exit (ReadExitReport): the run's end need not wait for the kernel's
-  // teardown of the sandbox to begin. What needs the init gone waits for it (AwaitInitExit).
+  // teardown of the sandbox to begin. What needs the init gone waits for it (InitRemains).
   std::optional<int> reported_exit;
   // The run's cgroup, when spec.cgroup offered one: emptied (SIGKILL) and removed when this
   // goes, after the init.
   RunCgroup cgroup;
+  HeldMountNamespace mount_ns;
 };
 
 // The egress sockets the init hands over, in this order: bit i of the report's detail says
@@ -150,9 +173,21 @@ bool ReadStartReport(SandboxProcess& process, const SandboxSpec& spec, StartFail
 // came, or the init is gone); anything else on the socket is ignored.
 bool ReadExitReport(SandboxProcess& process);
 
-// Waits until the init has exited (and reaps it), if it was not reaped yet: after its exit
-// report, before what needs the sandbox gone (its cgroup's removal, its private directories).
-// The init is SIGKILLed first: after its report that changes nothing.
-void AwaitInitExit(const SandboxProcess& process);
+// What of a sandbox must outlive its init: the init's pidfd, to reap it, the run's cgroup,
+// removed once the init is gone, and the held mount namespace, released after both. Taken at
+// the run's end (TakeInitRemains), so the rest of the sandbox (our descriptors, the listener,
+// the egress sockets, the private directories) goes while the init exits, not after that.
+struct InitRemains {
+  UniqueFd pidfd;
+  RunCgroup cgroup;
+  HeldMountNamespace mount_ns;
+
+  // Waits until the init has exited (and reaps it), if it was not reaped yet, then removes
+  // the cgroup and releases the mount namespace. The init is SIGKILLed first: after its exit
+  // report that changes nothing; one that did not report is there only if the loop broke off,
+  // and goes now.
+  void AwaitExit();
+};
+InitRemains TakeInitRemains(SandboxProcess& process);
 
 }  // namespace gander::sandbox
