@@ -2,7 +2,6 @@
 #include "launcher/secrets.h"
 
 #include <fcntl.h>
-#include <ftw.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -20,6 +19,7 @@
 #include <cstdlib>
 #include <system_error>
 
+#include "common/remove_tree.h"
 #include "common/unique_fd.h"
 #include "policies/parser.h"
 
@@ -50,12 +50,6 @@ Result<std::string> MakeSecretsDir(const std::map<std::string, std::string>& env
     if (mkdtemp(pattern.data())) return pattern;  // mkdtemp makes it 0700
   }
   return MakeError("no writable directory for file secrets ($XDG_RUNTIME_DIR, /dev/shm, /tmp)");
-}
-
-void RemoveTree(const std::string& dir) {
-  nftw(
-      dir.c_str(), [](const char* path, const struct stat*, int, FTW*) { return remove(path); }, 16,
-      FTW_DEPTH | FTW_PHYS);
 }
 
 void Wipe(std::string& value) {

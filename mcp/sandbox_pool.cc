@@ -9,6 +9,7 @@
 #include <ctime>
 
 #include "common/path.h"
+#include "common/remove_tree.h"
 #include "common/unique_fd.h"
 #include "mcp/tree_copy.h"
 #include "mcp/workspace_path.h"

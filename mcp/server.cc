@@ -19,6 +19,7 @@
 #include <set>
 #include <thread>
 
+#include "common/remove_tree.h"
 #include "common/unique_fd.h"
 #include "mcp/tools.h"
 #include "mcp/tree_copy.h"

@@ -35,8 +35,4 @@ struct CopyStats {
 Status CopyTree(int src_dir, const std::string& src_name, int dst_dir, const std::string& dst_name,
                 const CopyOptions& options, CopyStats& stats);
 
-// rm -rf of `path` by fds (openat/unlinkat from the directory above it): no symlink is
-// followed, no path re-walked that a process inside could swap; errors ignored (best effort).
-void RemoveTree(const std::string& path);
-
 }  // namespace gander::mcp

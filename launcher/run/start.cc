@@ -3,7 +3,6 @@
 #include "launcher/run/start.h"
 
 #include <fcntl.h>
-#include <ftw.h>
 #include <linux/magic.h>
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
@@ -14,6 +13,7 @@
 #include <cstring>
 #include <map>
 
+#include "common/remove_tree.h"
 #include "launcher/limits_notice.h"
 #include "monitor/supervisor.h"
 #include "policies/parser.h"
@@ -29,9 +29,7 @@ namespace gander::launcher {
 void PrivateDirs::Remove() {
   for (std::string* base : {&base_, &small_base_}) {
     if (base->empty()) continue;
-    nftw(
-        base->c_str(), [](const char* path, const struct stat*, int, FTW*) { return remove(path); },
-        16, FTW_DEPTH | FTW_PHYS);
+    RemoveTree(*base);
     base->clear();
   }
 }

@@ -2,7 +2,6 @@
 
 #include <dirent.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <linux/seccomp.h>
 #include <sched.h>
 #include <signal.h>
@@ -20,6 +19,7 @@
 
 #include "common/exec_signals.h"
 #include "common/path.h"
+#include "common/remove_tree.h"
 #include "sandbox/cgroup_limit.h"
 #include "sandbox/child_setup.h"
 #include "sandbox/sandbox.h"
@@ -29,12 +29,6 @@ namespace gander::sandbox::gvisor {
 namespace {
 
 constexpr std::string_view kPrefix = "gander-gvisor-";
-
-void RemoveTree(const std::string& dir) {
-  nftw(
-      dir.c_str(), [](const char* path, const struct stat*, int, FTW*) { return remove(path); }, 16,
-      FTW_DEPTH | FTW_PHYS);
-}
 
 // mkdir -p inside the root directory (for the parents of a symlink).
 void MakeDirs(const std::string& path) {

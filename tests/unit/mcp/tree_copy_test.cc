@@ -9,6 +9,7 @@
 #include <fstream>
 #include <string>
 
+#include "common/remove_tree.h"
 #include "common/unique_fd.h"
 #include "mcp/sandbox_pool.h"
 
@@ -111,26 +112,6 @@ TEST_F(TreeCopyTest, ASparseFileStaysSparseAndTheBoundIsOnItsBytes) {
   EXPECT_EQ(in.get(), 'd');
   EXPECT_NE(stat((root_ + "/out/big").c_str(), &st), 0) << "past the per-file bound";
   EXPECT_EQ(stats.too_large, 1u);
-}
-
-TEST_F(TreeCopyTest, RemoveTreeTakesDeepAndReadOnlyTreesAndNoLinkTarget) {
-  std::string deep = root_ + "/ws/d";
-  mkdir(deep.c_str(), 0755);
-  UniqueFd at(open(deep.c_str(), O_RDONLY | O_DIRECTORY));
-  for (int i = 0; i < 300; ++i) {  // deeper than RemoveTree holds fds for
-    ASSERT_EQ(mkdirat(at.get(), "n", 0755), 0);
-    at.Reset(openat(at.get(), "n", O_RDONLY | O_DIRECTORY));
-  }
-  ASSERT_EQ(mkdirat(at.get(), "ro", 0755), 0);
-  ASSERT_EQ(close(openat(at.get(), "ro/f", O_WRONLY | O_CREAT, 0644)), 0);
-  ASSERT_EQ(fchmodat(at.get(), "ro", 0500, 0), 0);
-  at.Reset();
-  ASSERT_EQ(symlink((root_ + "/out").c_str(), (root_ + "/ws/d/out-link").c_str()), 0);
-  std::ofstream(root_ + "/out/keep") << "kept\n";
-  RemoveTree(root_ + "/ws");
-  struct stat st;
-  EXPECT_NE(lstat((root_ + "/ws").c_str(), &st), 0);
-  EXPECT_EQ(stat((root_ + "/out/keep").c_str(), &st), 0) << "a link's target was removed";
 }
 
 }  // namespace
