@@ -48,11 +48,15 @@ int Finish(Session& s, int status) {
   // (its descriptors, the seccomp listener, runsc, the private directories): the exit waits
   // for the later of the two, not for their sum.
   StartClosingSinks(s);
-  // The init may still be exiting: it reported the exit code first, and the kernel tears its
-  // namespaces down before it can be reaped. All but its pidfd and cgroup go meanwhile; the
-  // private directories too (nothing but the init is left, and a bind mount in its namespace
-  // keeps nothing of them busy on the host). Its cgroup goes once it is gone.
+  // An init that reported the exit code with namespaces is all that is left of the sandbox,
+  // and on its way out: all but its pidfd, cgroup and mount namespace go while it exits, the
+  // private directories too (a bind mount in its namespace keeps nothing of them busy on the
+  // host). Without that report, or without a pid namespace, something of the extension may
+  // still run (a process outside the init's tree, in the cgroup): the cgroup is emptied and
+  // the init reaped before anything it could reach goes.
+  const bool init_alone = x.sandbox.namespaces && x.sandbox.reported_exit.has_value();
   sandbox::InitRemains init = sandbox::TakeInitRemains(x.sandbox);
+  if (!init_alone) init.AwaitExit();
   s.previous.reset();
   s.current.reset();
   // Again: what did not fit the collector's socket at the first call (it was full) is sent

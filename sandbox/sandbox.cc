@@ -237,6 +237,9 @@ Result<SandboxProcess> StartSandbox(const SandboxSpec& spec, StartFailure* failu
     return error;
   };
   if (!process.pidfd) return abandon(ErrnoError("pidfd_open"));
+  // Now, while the init waits for "g" and is still dumpable: a non-root gander could not open
+  // it once the init has made itself non-dumpable.
+  if (spec.use_namespaces) process.mount_ns = HeldMountNamespace::Of(pid);
 
   if (spec.use_namespaces) {
     if (auto s = WriteIdMaps(pid, uid, gid); !s) return abandon(std::move(s).error());
@@ -270,7 +273,6 @@ Result<SandboxProcess> StartSandbox(const SandboxSpec& spec, StartFailure* failu
       process.seccomp = std::move(program).value();
     }
     if (spec.while_building) spec.while_building();
-    if (spec.use_namespaces) process.mount_ns = HeldMountNamespace::Of(pid);
   } catch (const std::exception& e) {  // bad_alloc: the init is not left behind unreaped
     return abandon(MakeError(std::string("while the sandbox was built: ") + e.what()));
   }

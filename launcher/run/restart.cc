@@ -24,6 +24,7 @@ Restarts::Restarts(Session& s) : s_(s) {
 std::optional<monitor::ExtensionHandles> Restarts::Start() {
   Prepared& p = s_.p;
   began_ms_ = relay::MonotonicNowMs();
+  s_.current->sandbox.mount_ns.Release();  // its init is reaped: nothing keeps its mounts
   PublishCounts(s_, *s_.current);
   s_.queue.Push(ExtensionExit(p, s_.current->sandbox, 128 + SIGKILL));  // the loop just killed it
   UndoWorkspaceWrites(s_);  // before the fresh sandbox binds what it finds
