@@ -6,7 +6,9 @@
 
 #include <chrono>
 #include <cstring>
+#include <vector>
 
+#include "common/background_close.h"
 #include "launcher/run/prepare.h"
 #include "launcher/run/restart.h"
 #include "launcher/run/sinks.h"
@@ -57,6 +59,16 @@ int Finish(Session& s, int status) {
   const bool init_alone = x.sandbox.namespaces && x.sandbox.reported_exit.has_value();
   sandbox::InitRemains init = sandbox::TakeInitRemains(x.sandbox);
   if (!init_alone) init.AwaitExit();
+  // The egress sockets (TCP listeners in the sandbox's network namespace: 10-40 us each to
+  // close here) are closed by a kernel worker.
+  if (x.egress) {
+    network::EgressSockets sockets = x.egress->TakeSockets();
+    std::vector<UniqueFd> fds;
+    for (UniqueFd network::EgressSockets::*slot : sandbox::kEgressSlots) {
+      fds.push_back(std::move(sockets.*slot));
+    }
+    CloseInBackground(std::move(fds));
+  }
   s.previous.reset();
   s.current.reset();
   // Again: what did not fit the collector's socket at the first call (it was full) is sent

@@ -8,17 +8,16 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
-#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstdio>
 #include <cstring>
 #include <exception>
 #include <memory>
 #include <string>
 
+#include "common/background_close.h"
 #include "common/fd_passing.h"
 #include "common/path.h"
 #include "sandbox/child_setup.h"
@@ -365,23 +364,9 @@ InitRemains TakeInitRemains(SandboxProcess& process) {
                      .mount_ns = std::move(process.mount_ns)};
 }
 
-namespace {
-
-// Linux 6.10+: the unix-socket garbage collector runs in a worker (before, in the close that
-// starts it, which would put the namespace's teardown back on gander's path).
-bool UnixGcInWorker() {
-  struct utsname uts {};
-  int major = 0, minor = 0;
-  if (uname(&uts) != 0 || std::sscanf(uts.release, "%d.%d", &major, &minor) != 2) return false;
-  return major > 6 || (major == 6 && minor >= 10);
-}
-
-}  // namespace
-
 HeldMountNamespace HeldMountNamespace::Of(pid_t pid) {
-  static const bool worth_it = UnixGcInWorker();
   HeldMountNamespace held;
-  if (worth_it) {
+  if (ClosesInBackground()) {
     const std::string ns = "/proc/" + std::to_string(pid) + "/ns/mnt";
     held.ns_ = UniqueFd(open(ns.c_str(), O_RDONLY | O_CLOEXEC));
   }
@@ -396,24 +381,10 @@ HeldMountNamespace& HeldMountNamespace::operator=(HeldMountNamespace&& other) no
   return *this;
 }
 
-// A datagram socket pair: the namespace and one end of the pair are sent on the other end, so
-// that end's queue holds the last references to both, and to itself. Once both ends are
-// closed that is an unreachable cycle, which the collector (started by the last close) frees
-// from its worker. Should the send fail, the namespace is closed here, as it would have been.
 void HeldMountNamespace::Release() {
-  if (!ns_) return;
-  int pair[2];
-  if (socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, pair) != 0) {
-    ns_.Reset();
-    return;
-  }
-  UniqueFd sender(pair[0]), queue(pair[1]);
-  const int fds[2] = {queue.get(), ns_.get()};
-  const char byte = 0;
-  (void)SendFds(sender.get(), &byte, 1, fds, 2);
-  ns_.Reset();
-  queue.Reset();
-  sender.Reset();  // last: its release starts the collector
+  std::vector<UniqueFd> ns;
+  ns.push_back(std::move(ns_));
+  CloseInBackground(std::move(ns));
 }
 
 void InitRemains::AwaitExit() {

@@ -71,12 +71,11 @@ struct SandboxSpec {
 };
 
 // The sandbox's mount namespace, held by gander from the start where the kernel can let it go
-// in the background (Linux 6.10+, whose unix-socket garbage collector runs in a worker). The
-// last reference to a mount namespace waits for an RCU grace period when it goes
-// (synchronize_rcu_expedited, 0.1-0.5 ms here): dropped by the init's exit, as it would be, it
-// delays the init's reaping, which gander's exit waits for. Released, it is handed to that
-// collector as an unreachable in-flight descriptor, and a kernel worker drops it after gander
-// is gone. Nothing runs in it by then: it only holds the sandbox's mounts a few ms longer.
+// in the background (common/background_close.h). The last reference to a mount namespace waits
+// for an RCU grace period when it goes (synchronize_rcu_expedited, 0.1-0.5 ms here): dropped by
+// the init's exit, as it would be, it delays the init's reaping, which gander's exit waits for.
+// Released, a kernel worker drops it, shortly after or once gander is gone. Nothing runs in it
+// by then: it only holds the sandbox's mounts a few ms longer.
 class HeldMountNamespace {
  public:
   HeldMountNamespace() = default;
