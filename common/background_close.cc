@@ -4,9 +4,7 @@
 #include <sys/socket.h>
 #include <sys/utsname.h>
 
-#include <algorithm>
 #include <cstdio>
-#include <utility>
 
 #include "common/fd_passing.h"
 
@@ -24,22 +22,37 @@ bool ClosesInBackground() {
   return in_worker;
 }
 
-void CloseInBackground(std::vector<UniqueFd> fds) {
-  std::erase_if(fds, [](const UniqueFd& fd) { return !fd; });
-  if (fds.empty() || !ClosesInBackground()) return;
+void CloseInBackground(std::span<UniqueFd> fds) noexcept {
+  auto close_here = [&] {
+    for (UniqueFd& fd : fds) fd.Reset();
+  };
   int pair[2];
-  if (socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, pair) != 0) return;
-  UniqueFd sender(pair[0]), queue(pair[1]);
-  // The queue's own end first, then the rest, kMaxPassedFds per message.
-  std::vector<int> all{queue.get()};
-  for (const UniqueFd& fd : fds) all.push_back(fd.get());
-  const char byte = 0;
-  for (size_t at = 0; at < all.size(); at += kMaxPassedFds) {
-    const int count = static_cast<int>(std::min<size_t>(kMaxPassedFds, all.size() - at));
-    // Failed: what was not sent is closed here, with the rest (the vector's destructor).
-    if (SendFds(sender.get(), &byte, 1, all.data() + at, count) != 0) break;
+  if (!ClosesInBackground() || socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, pair) != 0) {
+    close_here();
+    return;
   }
-  fds.clear();
+  UniqueFd sender(pair[0]), queue(pair[1]);
+  // The queue's own end first, then the rest, kMaxPassedFds per message. A failed send stops
+  // the sending: what was not sent is closed here.
+  const char byte = 0;
+  int batch[kMaxPassedFds];
+  int n = 0;
+  bool sent = false, failed = false;
+  auto flush = [&] {
+    if (n > 0 && !failed) {
+      failed = SendFds(sender.get(), &byte, 1, batch, n) != 0;
+      sent = sent || !failed;
+    }
+    n = 0;
+  };
+  batch[n++] = queue.get();
+  for (const UniqueFd& fd : fds) {
+    if (!fd) continue;
+    batch[n++] = fd.get();
+    if (n == kMaxPassedFds) flush();
+  }
+  if (n > 1 || sent) flush();  // nothing but the queue's end: nothing to send
+  close_here();
   queue.Reset();
   sender.Reset();  // last: its release starts the collector
 }

@@ -3,20 +3,21 @@
 // takes 10-40 us here) and is closed where a process waits for gander's exit.
 #pragma once
 
-#include <vector>
+#include <span>
 
 #include "common/unique_fd.h"
 
 namespace gander {
 
 // True where CloseInBackground closes in a kernel worker: Linux 6.10+, whose unix-socket
-// garbage collector runs in one (before, it runs in the close that starts it).
+// garbage collector runs in one (gander does not rely on it on older kernels).
 bool ClosesInBackground();
 
-// Closes `fds`: where ClosesInBackground(), they are sent, with one end of a datagram socket
-// pair, to the other end's queue; once both ends are closed, that is an unreachable cycle that
-// the collector, started by the last close, frees from its worker, shortly after this returns
-// (or after gander is gone). Elsewhere, or if a send fails, they are closed here.
-void CloseInBackground(std::vector<UniqueFd> fds);
+// Closes `fds` (empty ones are skipped; allocates nothing, throws nothing): where
+// ClosesInBackground(), they are sent, with one end of a datagram socket pair, to the other
+// end's queue; once both ends are closed that is an unreachable cycle, which the collector,
+// started by the last close, frees from its worker, shortly after this returns (or after
+// gander is gone). Elsewhere, or for what a failed send left, they are closed here.
+void CloseInBackground(std::span<UniqueFd> fds) noexcept;
 
 }  // namespace gander

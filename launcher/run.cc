@@ -6,9 +6,7 @@
 
 #include <chrono>
 #include <cstring>
-#include <vector>
 
-#include "common/background_close.h"
 #include "launcher/run/prepare.h"
 #include "launcher/run/restart.h"
 #include "launcher/run/sinks.h"
@@ -24,8 +22,17 @@ namespace {
 int Finish(Session& s, int status) {
   Prepared& p = s.p;
   Extension& x = *s.current;
+  // An init that reported the exit code with namespaces is all that is left of the sandbox,
+  // and on its way out: all but its pidfd, cgroup and mount namespace go while it exits, the
+  // private directories too (a bind mount in its namespace keeps nothing of them busy on the
+  // host). Without that report, or without a pid namespace, something of the extension may
+  // still run (a process outside the init's tree, in the cgroup): the cgroup is emptied and
+  // the init reaped first, before the workspace guard's undo and anything else it could race.
+  const bool init_alone = x.sandbox.namespaces && x.sandbox.reported_exit.has_value();
+  sandbox::InitRemains init = sandbox::TakeInitRemains(x.sandbox);
+  if (!init_alone) init.AwaitExit();
   // Connections still closing when the extension exited end now, each with its event.
-  if (x.egress) x.egress->Shutdown(std::chrono::milliseconds(500));
+  EndEgress(x, std::chrono::milliseconds(500));
   if (x.strace) ReadStrace(s, x);           // what gVisor wrote before it exited
   s.rpc.FailInFlight("the session ended");  // calls never answered end as `aborted` events
   p.secrets->RevokeAll();                   // now, so its events reach the audit log
@@ -50,25 +57,6 @@ int Finish(Session& s, int status) {
   // (its descriptors, the seccomp listener, runsc, the private directories): the exit waits
   // for the later of the two, not for their sum.
   StartClosingSinks(s);
-  // An init that reported the exit code with namespaces is all that is left of the sandbox,
-  // and on its way out: all but its pidfd, cgroup and mount namespace go while it exits, the
-  // private directories too (a bind mount in its namespace keeps nothing of them busy on the
-  // host). Without that report, or without a pid namespace, something of the extension may
-  // still run (a process outside the init's tree, in the cgroup): the cgroup is emptied and
-  // the init reaped before anything it could reach goes.
-  const bool init_alone = x.sandbox.namespaces && x.sandbox.reported_exit.has_value();
-  sandbox::InitRemains init = sandbox::TakeInitRemains(x.sandbox);
-  if (!init_alone) init.AwaitExit();
-  // The egress sockets (TCP listeners in the sandbox's network namespace: 10-40 us each to
-  // close here) are closed by a kernel worker.
-  if (x.egress) {
-    network::EgressSockets sockets = x.egress->TakeSockets();
-    std::vector<UniqueFd> fds;
-    for (UniqueFd network::EgressSockets::*slot : sandbox::kEgressSlots) {
-      fds.push_back(std::move(sockets.*slot));
-    }
-    CloseInBackground(std::move(fds));
-  }
   s.previous.reset();
   s.current.reset();
   // Again: what did not fit the collector's socket at the first call (it was full) is sent

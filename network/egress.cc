@@ -34,6 +34,7 @@
 #include <mutex>
 #include <string_view>
 #include <thread>
+#include <utility>
 
 #include "common/clock.h"
 #include "common/fd_passing.h"
@@ -225,6 +226,14 @@ void Egress::Watch(int fd, uint32_t events, Handler handler) {
   ev.data.fd = fd;
   epoll_ctl(epoll_.get(), EPOLL_CTL_ADD, fd, &ev);
   handlers_[fd] = handler;
+}
+
+EgressSockets Egress::TakeSockets() {
+  EgressSockets& s = config_.sockets;
+  for (const UniqueFd* fd : {&s.relay_v4, &s.relay_v6, &s.dns_udp, &s.dns_tcp}) {
+    if (*fd) Unwatch(fd->get());
+  }
+  return std::move(s);
 }
 
 void Egress::Unwatch(int fd) {

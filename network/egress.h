@@ -142,8 +142,9 @@ class Egress final : public monitor::NetworkHandler {
   // exact counts; then ends the rest (CloseAll). Every connection has emitted its event on
   // return.
   void Shutdown(std::chrono::milliseconds grace);
-  // The sockets in the sandbox's namespace, for the caller to close once Shutdown returned.
-  EgressSockets TakeSockets() { return std::move(config_.sockets); }
+  // The sockets in the sandbox's namespace, unwatched, for the caller to close once Shutdown
+  // returned.
+  EgressSockets TakeSockets();
 
   struct Connection;
   struct Resolver;

@@ -381,11 +381,7 @@ HeldMountNamespace& HeldMountNamespace::operator=(HeldMountNamespace&& other) no
   return *this;
 }
 
-void HeldMountNamespace::Release() {
-  std::vector<UniqueFd> ns;
-  ns.push_back(std::move(ns_));
-  CloseInBackground(std::move(ns));
-}
+void HeldMountNamespace::Release() { CloseInBackground(std::span<UniqueFd>(&ns_, 1)); }
 
 void InitRemains::AwaitExit() {
   if (pidfd) {

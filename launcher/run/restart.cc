@@ -7,6 +7,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
+
 #include "launcher/run/watch.h"
 
 namespace gander::launcher {
@@ -24,7 +26,12 @@ Restarts::Restarts(Session& s) : s_(s) {
 std::optional<monitor::ExtensionHandles> Restarts::Start() {
   Prepared& p = s_.p;
   began_ms_ = relay::MonotonicNowMs();
-  s_.current->sandbox.mount_ns.Release();  // its init is reaped: nothing keeps its mounts
+  // The old init is reaped (the loop killed it): its cgroup is emptied now, before the undo
+  // below, which a process of it outside the init's tree would race (without namespaces), and
+  // its mount namespace goes; its broker's connections end with their events.
+  Extension& old = *s_.current;
+  sandbox::TakeInitRemains(old.sandbox).AwaitExit();
+  EndEgress(old, std::chrono::milliseconds(0));
   PublishCounts(s_, *s_.current);
   s_.queue.Push(ExtensionExit(p, s_.current->sandbox, 128 + SIGKILL));  // the loop just killed it
   UndoWorkspaceWrites(s_);  // before the fresh sandbox binds what it finds

@@ -12,6 +12,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "common/background_close.h"
 #include "launcher/run/sinks.h"
 #include "monitor/watch_thread.h"
 #include "policies/parser.h"
@@ -215,6 +216,17 @@ std::optional<std::vector<monitor::Watch>> WatchExtension(Session& s, Extension&
                      .await = std::move(await),
                      .thread = std::move(standby)});
   return watches;
+}
+
+void EndEgress(Extension& x, std::chrono::milliseconds grace) {
+  if (!x.egress) return;
+  x.egress->Shutdown(grace);
+  network::EgressSockets sockets = x.egress->TakeSockets();
+  UniqueFd fds[sandbox::kEgressSlotCount];
+  for (int i = 0; i < sandbox::kEgressSlotCount; ++i) {
+    fds[i] = std::move(sockets.*sandbox::kEgressSlots[i]);
+  }
+  CloseInBackground(fds);
 }
 
 void PublishCounts(Session& s, Extension& x) {

@@ -27,6 +27,11 @@ bool ReadStrace(Session& s, Extension& x);
 // Publishes the syscall counts so far (every few seconds, so metrics move while it runs).
 void PublishCounts(Session& s, Extension& x);
 
+// Once the extension is gone: its broker's connections end with their events (relaying what
+// their destinations still send for up to `grace`), and its sockets in the sandbox's namespace
+// are closed by a kernel worker (common/background_close.h).
+void EndEgress(Extension& x, std::chrono::milliseconds grace);
+
 // The secrets' values redacted from the extension's stdout and stderr, kept current when a
 // refresh changes them.
 class Redaction {

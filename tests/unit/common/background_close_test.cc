@@ -25,7 +25,8 @@ TEST(CloseInBackgroundTest, EveryDescriptorGoesAndIsClosedForGood) {
     numbers.push_back(p[1]);
   }
   writers.emplace_back();  // an empty one is skipped
-  CloseInBackground(std::move(writers));
+  CloseInBackground(writers);
+  for (const UniqueFd& w : writers) EXPECT_FALSE(w) << "left open in the caller's vector";
   for (int n : numbers) EXPECT_EQ(fcntl(n, F_GETFD), -1) << "fd " << n << " is still ours";
   // The write ends' files close (here, or from the kernel's worker): each read end sees EOF.
   for (const UniqueFd& r : readers) {
