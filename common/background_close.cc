@@ -4,6 +4,7 @@
 #include <sys/socket.h>
 #include <sys/utsname.h>
 
+#include <algorithm>
 #include <cstdio>
 
 #include "common/fd_passing.h"
@@ -26,6 +27,8 @@ void CloseInBackground(std::span<UniqueFd> fds) noexcept {
   auto close_here = [&] {
     for (UniqueFd& fd : fds) fd.Reset();
   };
+  // Nothing to close (a moved-from holder's destructor, several at every run's end): no pair.
+  if (std::none_of(fds.begin(), fds.end(), [](const UniqueFd& fd) { return bool(fd); })) return;
   int pair[2];
   if (!ClosesInBackground() || socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, pair) != 0) {
     close_here();
@@ -37,11 +40,10 @@ void CloseInBackground(std::span<UniqueFd> fds) noexcept {
   const char byte = 0;
   int batch[kMaxPassedFds];
   int n = 0;
-  bool sent = false, failed = false;
+  bool failed = false;
   auto flush = [&] {
     if (n > 0 && !failed) {
       failed = SendFds(sender.get(), &byte, 1, batch, n) != 0;
-      sent = sent || !failed;
     }
     n = 0;
   };
@@ -51,7 +53,7 @@ void CloseInBackground(std::span<UniqueFd> fds) noexcept {
     batch[n++] = fd.get();
     if (n == kMaxPassedFds) flush();
   }
-  if (n > 1 || sent) flush();  // nothing but the queue's end: nothing to send
+  flush();
   close_here();
   queue.Reset();
   sender.Reset();  // last: its release starts the collector
