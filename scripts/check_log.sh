@@ -67,7 +67,7 @@ failure_summary() {
   echo "check: failed in $log:" >&2
   printf '%s\n' "$failed" >&2
   grep -nE '==[0-9]+==ERROR|runtime error:|\[  FAILED  \] .*\(|Failure$|: FAIL - |\*\*\*(Failed|Timeout)' "$log" |
-    head -n 10 | cut -c1-300 | sed "s|^|  $log:|" >&2
+    head -n 10 | sed -E 's/\.{4,}/ ... /' | cut -c1-300 | sed "s|^|  $log:|" >&2
   # The first gtest failure's message (a timed-out run's ends with what each process was
   # doing), from ctest's test-numbered copy of the output: its lines until the next gtest mark.
   local first
@@ -87,5 +87,12 @@ failure_summary() {
     head -n "$fail_line" "$log" | grep -E "^${test_no}: #" | tail -n 20 | cut -c1-240 |
       sed 's/^/  | /' >&2
   fi
+  # Last, nearest the end that CI shows: the last lines each failed test printed (up to three
+  # tests), whatever its form of failure ("FAIL: ...", a gander error, a timeout's last words).
+  local no name
+  while read -r no name; do
+    echo "check: the last lines of $name ($log, lines \"$no: ...\"):" >&2
+    grep -E "^$no: " "$log" | grep -vE "^$no: *$" | tail -n 8 | cut -c1-240 | sed 's/^/  | /' >&2
+  done < <(printf '%s\n' "$failed" | sed -nE 's/^[[:space:]]+([0-9]+) - ([^ ]+).*/\1 \2/p' | head -n 3)
   return 1
 }

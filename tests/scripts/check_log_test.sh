@@ -107,8 +107,22 @@ LOG
 failure_summary "$dir/shell.log" 2>"$dir/err"
 grep -q 'ended with signal 6' "$dir/err" ||
   { echo "FAIL: what the failed shell test printed before its check is shown"; failed=1; }
-grep -q 'printed after the failure' "$dir/err" &&
+sed '/the last lines of/,$d' "$dir/err" | grep -q 'printed after the failure' &&
   { echo "FAIL: only what came before the first failed check"; failed=1; }
+cat >"$dir/plain.log" <<'LOG'
+1110: PASS: node server learned twice
+1110: FAIL: memory-npx: learning run 1 failed (exit 1): npm error code ECONNRESET
+1109: a line of another test
+1110/1130 Test #1110: learn_twice ......................................***Failed   37.38 sec
+The following tests FAILED:
+	1110 - learn_twice (Failed)
+LOG
+failure_summary "$dir/plain.log" 2>"$dir/err"
+grep -q 'learning run 1 failed (exit 1): npm error code ECONNRESET' "$dir/err" ||
+  { echo "FAIL: the last lines of a test failing in its own words are shown"; failed=1; }
+grep -q 'a line of another test' "$dir/err" &&
+  { echo "FAIL: only the failed test's lines"; failed=1; }
+grep -q '\.\.\.\.\.' "$dir/err" && { echo "FAIL: ctest's dots are shortened"; failed=1; }
 printf '100%% tests passed, 0 tests failed out of 3\nErrors while running CTest\nOutput from these tests are in: x\n' >"$dir/ctest-error.log"
 expect 1 "a failed step whose log lists no failed test shows its end" failure_summary "$dir/ctest-error.log"
 grep -q 'Errors while running CTest' "$dir/err" || { echo "FAIL: the log's end is shown"; failed=1; }

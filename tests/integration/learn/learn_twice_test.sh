@@ -21,7 +21,7 @@ server="$modules/@modelcontextprotocol/server-memory/dist/index.js"
 [ -f "$server" ] || { echo "SKIP: $server missing: run tests/e2e/install.sh"; exit 77; }
 
 # Each run is a start whose client leaves once the server is up (its ready line; a bound of
-# 60 s, not a timing): the server then ends by itself at the EOF, or, when it is still running
+# 180 s, not a timing: an npx start installs first, through the registry): the server then ends by itself at the EOF, or, when it is still running
 # 1 s later (a loaded machine, a sanitizer build: CI saw it), gander stops it with SIGTERM, as
 # it stops any extension whose client left, and exits 143. Both are a whole learning run. (With
 # stdin /dev/null from the start, a slow enough machine stopped the server before it was up.)
@@ -33,7 +33,7 @@ learn() {  # NAME COMMAND...
       <"$scratch/in" >/dev/null 2>"$scratch/run.err" &
     pid=$!
     exec 3>"$scratch/in"
-    for _ in $(seq 600); do
+    for _ in $(seq 1800); do
       grep -q "MCP Server running on stdio" "$scratch/run.err" && break
       kill -0 "$pid" 2>/dev/null || break
       sleep 0.1
@@ -42,7 +42,7 @@ learn() {  # NAME COMMAND...
     rc=0
     wait "$pid" || rc=$?
     { [ "$rc" = 0 ] || [ "$rc" = 143 ]; } && grep -q "MCP Server running on stdio" "$scratch/run.err" ||
-      fail "$name: learning run $i failed (exit $rc): $(cat "$scratch/run.err")"
+      fail "$name: learning run $i failed (exit $rc, as uid $(id -u)); gander's stderr ends: $(tail -n 15 "$scratch/run.err")"
   done
   (cd "$scratch/ws" && "$gander" policy suggest "$name" --workspace "$scratch/ws") \
     >"$scratch/$name.yaml" 2>"$scratch/suggest.err" ||
