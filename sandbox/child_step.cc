@@ -17,7 +17,6 @@ constexpr const char* kChildStepNames[] = {
     "set pid_max",
     "set vm.memfd_noexec",
     "make /proc/sys read-only",
-    "unmount old root",
     "pivot_root",
     "make root read-only",
     "chdir",

@@ -25,7 +25,6 @@ enum class ChildStep : int32_t {
   kPidMax,
   kMemfdNoexec,
   kProcReadOnly,
-  kUnmountOld,
   kPivotRoot,
   kRootReadOnly,
   kChdir,

@@ -20,7 +20,7 @@ struct InitArgs {
 // The report's wire form (sandbox/child_step.h, ChildReport: three host-order int32 fields,
 // step, errno, detail): this step number, 0, the exit code. child_setup.cc checks the number
 // against ChildStep::kExited; gander-init has no use for the rest of that header.
-inline constexpr int kExitReportStep = 26;
+inline constexpr int kExitReportStep = 25;
 
 // A system call: its raw result, -errno on failure.
 long Sys(long nr, long a = 0, long b = 0, long c = 0, long d = 0);

@@ -44,6 +44,7 @@
 #include <memory>
 #include <optional>
 #include <random>
+#include <set>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -164,6 +165,39 @@ TEST_P(SandboxBasicsTest, ProcSysIsMountedReadOnly) {
   if (access("/proc/sysrq-trigger", F_OK) == 0) {
     ExpectFails(kFullFlags, {"write", "/proc/sysrq-trigger"}, w().ws);
   }
+}
+
+// The host root and the staging root the sandbox was built in are gone from the sandbox's
+// mount table, not only covered: one detaching unmount takes both (child_setup.cc,
+// BuildRoot). What is left is one tree: a single mount at "/", every other mount's parent in
+// the table, no staging directory's name as a mount point.
+TEST_P(SandboxBasicsTest, HostRootIsDetached) {
+  RunResult r = Gander(kFullFlags, {"/bin/cat", "/proc/self/mountinfo"}, w().ws);
+  ASSERT_EQ(r.status, 0) << Context(r);
+  std::set<std::string> ids;
+  std::vector<std::pair<std::string, std::string>> parents;  // (mount point, parent id)
+  int roots = 0;
+  std::istringstream lines(r.out);
+  for (std::string line; std::getline(lines, line);) {
+    std::istringstream fields(line);
+    std::string id, parent, dev, root, mountpoint;
+    fields >> id >> parent >> dev >> root >> mountpoint;
+    ids.insert(id);
+    if (mountpoint == "/") {
+      ++roots;
+    } else {
+      parents.emplace_back(mountpoint, parent);
+    }
+    EXPECT_FALSE(mountpoint.starts_with("/oldroot") || mountpoint.starts_with("/newroot")) << line;
+  }
+  EXPECT_EQ(roots, 1) << r.out;
+  EXPECT_GT(parents.size(), 3u) << r.out;
+  for (const auto& [mountpoint, parent] : parents) {
+    EXPECT_TRUE(ids.contains(parent))
+        << mountpoint << " hangs from mount " << parent << ", which is not in the sandbox's table\n"
+        << r.out;
+  }
+  ExpectFails(kFullFlags, {"list", "/oldroot"}, w().ws);
 }
 
 // The workspace IS $HOME: the deny list still hides ~/.ssh, ~/.aws and goose's secrets.
