@@ -253,15 +253,15 @@ if command -v node >/dev/null && [ -f "$fsdir/package.json" ]; then
     echo "# its stderr and gander's:"; tail -20 "$world/fs.err" | sed 's/^/#   /'
   fi
   check "learn: server-filesystem answers under gVisor (hello)" grep -q 'hello' "$world/fs.out"
-  if [ -z "$(ev ".kind==\"file\" and .file.path==\"$world/ws/note.txt\" and .tool_call.tool==\"read_text_file\"")" ]; then
+  attributed=".kind==\"file\" and .file.path==\"$world/ws/note.txt\" and .tool_call.tool==\"read_text_file\""
+  if [ -z "$(ev "$attributed")" ]; then
     # What was logged of note.txt and of the call instead (a CI run missed the attribution once).
     echo "# events naming note.txt:"
     ev '.file.path // "" | test("note.txt")' | cut -c1-400 | sed 's/^/#   /'
     echo "# events attributed to read_text_file:"
     ev '.tool_call.tool=="read_text_file"' | head -n 8 | cut -c1-300 | sed 's/^/#   /'
   fi
-  logged "learn: its read of note.txt logged and attributed to read_text_file" \
-    ".kind==\"file\" and .file.path==\"$world/ws/note.txt\" and .tool_call.tool==\"read_text_file\""
+  logged "learn: its read of note.txt logged and attributed to read_text_file" "$attributed"
   logged "learn: node's exec and a census of its syscalls (futex)" \
     '.kind=="syscall" and .syscall.action=="counted" and .syscall.name=="futex"'
   suggested=$("$GANDER" policy suggest --from "$audit" gv 2>/dev/null)

@@ -21,9 +21,10 @@ server="$modules/@modelcontextprotocol/server-memory/dist/index.js"
 [ -f "$server" ] || { echo "SKIP: $server missing: run tests/e2e/install.sh"; exit 77; }
 
 # Each run is a start whose client leaves once the server is up (its ready line; a bound of
-# 180 s, not a timing: an npx start installs first, through the registry): the server then ends by itself at the EOF, or, when it is still running
-# 1 s later (a loaded machine, a sanitizer build: CI saw it), gander stops it with SIGTERM, as
-# it stops any extension whose client left, and exits 143. Both are a whole learning run. (With
+# 180 s, not a timing: an npx start installs first, through the registry): the server then
+# ends by itself at the EOF, or, when it is still running 1 s later (a loaded machine, a
+# sanitizer build: CI saw it), gander stops it with SIGTERM, as it stops any extension whose
+# client left, and exits 143. Both are a whole learning run. (With
 # stdin /dev/null from the start, a slow enough machine stopped the server before it was up.)
 learn() {  # NAME COMMAND...
   name=$1; shift
