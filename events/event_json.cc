@@ -5,6 +5,7 @@
 #include <time.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <type_traits>
 #include <variant>
@@ -380,20 +381,21 @@ void AppendJsonText(std::string& out, std::string_view text) {
   AppendJsonLiteral(out, text, false);
 }
 
+// Calendar arithmetic, not gmtime_r: glibc's first gmtime_r loads /etc/localtime (tzset), an
+// open and two reads on the path of the run's first event, which the extension's execve waits
+// behind.
 std::string FormatRfc3339Micros(int64_t unix_ns) {
-  int64_t seconds = unix_ns / 1'000'000'000;
-  int64_t rest = unix_ns % 1'000'000'000;
-  if (rest < 0) {  // before 1970: floor, so the fraction stays positive
-    rest += 1'000'000'000;
-    seconds -= 1;
-  }
-  time_t t = static_cast<time_t>(seconds);
-  tm utc{};
-  gmtime_r(&t, &utc);
+  using namespace std::chrono;
+  const sys_time<nanoseconds> at{nanoseconds(unix_ns)};
+  const sys_days day = floor<days>(at);  // floor: before 1970 the fraction stays positive
+  const year_month_day date(day);
+  const hh_mm_ss<nanoseconds> time(at - day);
   char buf[64];
-  snprintf(buf, sizeof(buf), "%04d-%02d-%02dT%02d:%02d:%02d.%06dZ", utc.tm_year + 1900,
-           utc.tm_mon + 1, utc.tm_mday, utc.tm_hour, utc.tm_min, utc.tm_sec,
-           static_cast<int>(rest / 1000));
+  snprintf(buf, sizeof(buf), "%04d-%02u-%02uT%02d:%02d:%02d.%06dZ", static_cast<int>(date.year()),
+           static_cast<unsigned>(date.month()), static_cast<unsigned>(date.day()),
+           static_cast<int>(time.hours().count()), static_cast<int>(time.minutes().count()),
+           static_cast<int>(time.seconds().count()),
+           static_cast<int>(duration_cast<microseconds>(time.subseconds()).count()));
   return buf;
 }
 

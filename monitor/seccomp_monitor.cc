@@ -6,10 +6,10 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <charconv>
 #include <climits>
+#include <cstdio>
 #include <cstdlib>
-#include <fstream>
-#include <sstream>
 #include <utility>
 
 namespace gander::monitor {
@@ -22,22 +22,45 @@ std::optional<std::string> ReadLink(const std::string& path) {
   return std::string(buf, static_cast<size_t>(n));
 }
 
-// "Tgid:" and the last "NSpid:" field of /proc/TID/status.
+// "Tgid:" and the last "NSpid:" field of /proc/TID/status, read into a buffer on the stack
+// rather than through an ifstream: it is on the path of every exec and exit notification
+// (the extension's own execve among them), and a stream's buffer, locale and line copies
+// cost more than the read.
 struct ProcStatus {
   pid_t tgid = 0;
   std::optional<int32_t> nspid;
 };
 ProcStatus ReadStatus(pid_t tid) {
   ProcStatus st;
-  std::ifstream in("/proc/" + std::to_string(tid) + "/status");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.starts_with("Tgid:")) st.tgid = std::atoi(line.c_str() + 5);
-    if (line.starts_with("NSpid:")) {
-      std::istringstream fields(line.substr(6));
+  char path[32];
+  snprintf(path, sizeof(path), "/proc/%d/status", tid);
+  UniqueFd fd(open(path, O_RDONLY | O_CLOEXEC));
+  if (!fd) return st;
+  char buf[4096];  // ~1.4 KB; Tgid and NSpid come in its first half
+  size_t size = 0;
+  for (ssize_t n; size < sizeof(buf) && (n = read(fd.get(), buf + size, sizeof(buf) - size)) > 0;) {
+    size += static_cast<size_t>(n);
+  }
+  std::string_view text(buf, size);
+  auto numbers = [](std::string_view rest, auto&& each) {
+    for (;;) {
+      size_t start = rest.find_first_not_of(" \t");
+      if (start == std::string_view::npos) return;
+      rest.remove_prefix(start);
       int32_t value = 0;
-      while (fields >> value) st.nspid = value;  // the innermost namespace comes last
+      auto [end, err] = std::from_chars(rest.data(), rest.data() + rest.size(), value);
+      if (err != std::errc()) return;
+      each(value);
+      rest.remove_prefix(static_cast<size_t>(end - rest.data()));
     }
+  };
+  while (!text.empty()) {
+    size_t eol = text.find('\n');
+    std::string_view line = text.substr(0, eol);
+    text.remove_prefix(eol == std::string_view::npos ? text.size() : eol + 1);
+    if (line.starts_with("Tgid:")) numbers(line.substr(5), [&](int32_t v) { st.tgid = v; });
+    // the innermost namespace comes last
+    if (line.starts_with("NSpid:")) numbers(line.substr(6), [&](int32_t v) { st.nspid = v; });
   }
   return st;
 }

@@ -191,15 +191,16 @@ void RelayTurn(const std::vector<pollfd>& fds, Relays& r, int64_t now,
 // the loop holds except while it waits in poll.
 struct Threads {
   explicit Threads(const std::function<void()>* after) : after_turn(after) {}
-  std::mutex lock;
+  TurnLock lock;
   std::vector<std::shared_ptr<WatchThread>> running;  // destroyed after `held` lets go
-  std::unique_lock<std::mutex> held{lock};
+  std::unique_lock<TurnLock> held{lock};
   const std::function<void()>* after_turn;
 
   // Moves each own_thread watch of `watches` to a thread; one that gets none stays polled.
   void Start(std::vector<Watch>& watches) {
     std::erase_if(watches, [this](Watch& w) {
       if (!w.own_thread || w.fd < 0) return false;
+      if (!FirstTurnHere(w)) return true;  // the watch ended in it
       std::shared_ptr<WatchThread> t = std::move(w.thread);
       if (t) {
         t->Serve(w, lock, after_turn);
@@ -210,6 +211,17 @@ struct Threads {
       running.push_back(std::move(t));
       return true;
     });
+  }
+  // A watch that is readable already gets its first turn on this thread, which holds the lock:
+  // the seccomp listener of an extension just started has the extension's execve waiting, as
+  // a rule, and its thread would have to be woken for it first (~0.1 ms on this project's
+  // VM, the execve waiting meanwhile). False when the watch ended in that turn.
+  bool FirstTurnHere(Watch& w) {
+    pollfd ready{w.fd, POLLIN, 0};
+    if (poll(&ready, 1, 0) != 1 || !(ready.revents & POLLIN)) return true;
+    bool more = w.on_ready(POLLIN);
+    if (after_turn && *after_turn) (*after_turn)();
+    return more;
   }
   // Stops the threads of the extension's watches (all of them when `all`).
   void Stop(bool all) {
@@ -282,6 +294,12 @@ void FlushToClient(Relays& r) {
 
 int Supervise(const SupervisorOptions& options) {
   UniqueFd signal_fd = BlockTerminationSignals();
+  // The watch threads first: the seccomp listener's may have the extension's execve waiting
+  // already, and its wake-up then overlaps the relays' set-up. Its turn comes once this thread
+  // waits in poll (the lock is held from here).
+  std::vector<Watch> watches = options.watches;
+  Threads threads(&options.after_turn);
+  threads.Start(watches);
 
   UniqueFd child_in(options.child_in);
   relay::LineRelay up(options.client_in, options.child_in, options.up,  // Goose -> extension
@@ -307,9 +325,6 @@ int Supervise(const SupervisorOptions& options) {
   };
   auto outputs_done = [&] { return down.Finished() && (!relay_err || err.Finished()); };
 
-  std::vector<Watch> watches = options.watches;
-  Threads threads(&options.after_turn);
-  threads.Start(watches);
   std::vector<pollfd> fds;
   while (!ext.exited || !outputs_done()) {
     fds.assign({

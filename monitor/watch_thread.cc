@@ -2,17 +2,39 @@
 
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstdint>
 #include <system_error>
 
 namespace gander::monitor {
 
-std::shared_ptr<WatchThread> WatchThread::TryStart(Watch watch, std::mutex& lock,
+void TurnLock::lock() {
+  // A watch thread counts itself in before it blocks on the mutex, and out once it holds it:
+  // until then, let it run. Bounded (2 ms): a watch thread that is not scheduled at all (a
+  // host under load) holds up the loop no longer than that.
+  if (watches_waiting_.load(std::memory_order_acquire) > 0) {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(2);
+    while (watches_waiting_.load(std::memory_order_acquire) > 0 &&
+           std::chrono::steady_clock::now() < until) {
+      sched_yield();
+    }
+  }
+  mutex_.lock();
+}
+
+void TurnLock::LockForWatch() {
+  watches_waiting_.fetch_add(1, std::memory_order_acq_rel);
+  mutex_.lock();
+  watches_waiting_.fetch_sub(1, std::memory_order_acq_rel);
+}
+
+std::shared_ptr<WatchThread> WatchThread::TryStart(Watch watch, TurnLock& lock,
                                                    const std::function<void()>* after_turn) {
   std::shared_ptr<WatchThread> t = TryStandby();
   if (t) t->Serve(std::move(watch), lock, after_turn);
@@ -66,7 +88,7 @@ std::shared_ptr<WatchThread> WatchThread::TryStandby() {
 WatchThread::WatchThread(UniqueFd stop, UniqueFd go, UniqueFd done)
     : stop_(std::move(stop)), go_(std::move(go)), done_(std::move(done)) {}
 
-void WatchThread::Serve(Watch watch, std::mutex& lock, const std::function<void()>* after_turn) {
+void WatchThread::Serve(Watch watch, TurnLock& lock, const std::function<void()>* after_turn) {
   watch_ = std::move(watch);
   lock_ = &lock;
   after_turn_ = after_turn;
@@ -119,7 +141,8 @@ void WatchThread::Run() {
     short revents = Wait();
     if (revents < 0) return;
     if (revents == 0) continue;
-    std::lock_guard<std::mutex> held(*lock_);
+    lock_->LockForWatch();
+    std::lock_guard<TurnLock> held(*lock_, std::adopt_lock);
     if (stopping_.load()) return;  // Stop was called while this thread waited for the lock
     bool more = watch_.on_ready(revents);
     if (after_turn_ && *after_turn_) (*after_turn_)();
@@ -145,7 +168,7 @@ void WatchThread::Join() {
   thread_.join();
 }
 
-void WatchThread::Stop(std::unique_lock<std::mutex>& held) {
+void WatchThread::Stop(std::unique_lock<TurnLock>& held) {
   if (!thread_.joinable()) return;
   AskToStop();
   held.unlock();  // the thread may be waiting for it: it then sees `stopping_` and returns

@@ -5,8 +5,8 @@
 #include <spdlog/spdlog.h>
 
 #include <cerrno>
-#include <ctime>
 
+#include "events/event_json.h"
 #include "launcher/run/sinks.h"
 
 namespace gander::launcher {
@@ -39,10 +39,13 @@ events::Event Lifecycle(const std::string& name, events::LifecyclePhase what, st
 
 void UndoWorkspaceWrites(Session& s) {
   const Prepared& p = s.p;
-  char stamp[32];
-  time_t now = time(nullptr);
-  struct tm utc {};
-  strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", gmtime_r(&now, &utc));
+  // "20261207T211300Z", from the events' form (no gmtime_r, which loads the time zone).
+  std::string stamp;
+  for (char c : events::FormatRfc3339Micros(events::WallClockNowNs())) {
+    if (c == '.') break;
+    if (c != '-' && c != ':') stamp += c;
+  }
+  stamp += 'Z';
   const auto changes = sandbox::UndoWorkspaceChanges(p.workspace_snapshot, stamp);
   size_t said = 0;
   for (const auto& c : changes) {

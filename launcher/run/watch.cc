@@ -86,6 +86,33 @@ std::unique_ptr<network::Egress> MakeEgress(const Prepared& p, sandbox::SandboxP
   return std::make_unique<network::Egress>(std::move(config), unotify, memory, queue);
 }
 
+// The monitor of the extension's seccomp listener, built before the listener comes: its
+// set-up (the watched and denied syscalls' numbers) overlaps the init's last steps instead of
+// holding up the extension's execve, whose notification waits for it.
+std::unique_ptr<monitor::SeccompMonitor> MakeSeccompMonitor(Session& s, Extension& x) {
+  const Prepared& p = s.p;
+  monitor::SeccompMonitorConfig config{.extension = p.name,
+                                       .rules = p.compiled.files,
+                                       .trial = p.compiled.files_trial,
+                                       .denials = x.spec->seccomp.denials,
+                                       .unlisted = x.spec->seccomp.unlisted,
+                                       .unlisted_errno = sandbox::kUnlistedErrno,
+                                       .files = p.files,
+                                       // under gVisor: the broker's notifications only
+                                       .census = p.learn() && !x.gvisor,
+                                       .log_all_files = p.learn(),
+                                       .log_home = s.options.log_home,
+                                       .home = p.home,
+                                       .workspace = p.workspace,
+                                       .extension_pid = &x.sandbox.extension_pid,
+                                       .namespaces = x.sandbox.namespaces,
+                                       .tool_calls = &s.rpc.tracker(),
+                                       .count_syscalls = !x.gvisor};
+  if (x.egress) config.network = x.egress.get();
+  return std::make_unique<monitor::SeccompMonitor>(*x.unotify, s.memory, s.processes,
+                                                   std::move(config), s.queue);
+}
+
 }  // namespace
 
 bool ReadStrace(Session& s, Extension& x) {
@@ -122,6 +149,7 @@ std::optional<std::vector<monitor::Watch>> WatchExtension(Session& s, Extension&
     x.egress = MakeEgress(p, x.sandbox, *x.unotify, s.memory, s.queue, s.rpc.tracker());
     if (!x.egress) return std::nullopt;
   }
+  if (listening) x.seccomp_monitor = MakeSeccompMonitor(s, x);
   if (x.sandbox.listener_pending && !sandbox::AwaitListener(x.sandbox, *x.spec, &x.exec_failure)) {
     // The start failed after all, or gander was told to end meanwhile. The init is on its way
     // out, or, if only the listener went missing, about to run the extension unwatched; told
@@ -135,6 +163,7 @@ std::optional<std::vector<monitor::Watch>> WatchExtension(Session& s, Extension&
                     x.exec_failure.Describe(), std::strerror(x.exec_failure.err));
       return std::nullopt;
     }
+    x.seccomp_monitor.reset();
     x.egress.reset();
     x.unotify.reset();
     return std::vector<monitor::Watch>{};
@@ -171,34 +200,17 @@ std::optional<std::vector<monitor::Watch>> WatchExtension(Session& s, Extension&
                                             .tool_calls = &s.rpc.tracker()});
     watches.push_back({x.gvisor->strace_fd(), [&s, ex = &x](short) { return ReadStrace(s, *ex); }});
   }
-  if (!x.sandbox.listener) return watches;
+  if (!x.sandbox.listener) {
+    x.seccomp_monitor.reset();
+    return watches;
+  }
   x.unotify->Attach(std::move(x.sandbox.listener));
-  monitor::SeccompMonitorConfig config{.extension = p.name,
-                                       .rules = p.compiled.files,
-                                       .trial = p.compiled.files_trial,
-                                       .denials = x.spec->seccomp.denials,
-                                       .unlisted = x.spec->seccomp.unlisted,
-                                       .unlisted_errno = sandbox::kUnlistedErrno,
-                                       .files = p.files,
-                                       // under gVisor: the broker's notifications only
-                                       .census = p.learn() && !x.gvisor,
-                                       .log_all_files = p.learn(),
-                                       .log_home = s.options.log_home,
-                                       .home = p.home,
-                                       .workspace = p.workspace,
-                                       .extension_pid = &x.sandbox.extension_pid,
-                                       .namespaces = x.sandbox.namespaces,
-                                       .tool_calls = &s.rpc.tracker(),
-                                       .count_syscalls = !x.gvisor};
   if (x.egress) {
-    config.network = x.egress.get();
     watches.push_back({x.egress->fd(), [ex = &x](short) {
                          ex->egress->OnReady();
                          return true;
                        }});
   }
-  x.seccomp_monitor = std::make_unique<monitor::SeccompMonitor>(*x.unotify, s.memory, s.processes,
-                                                                std::move(config), s.queue);
   // POLLHUP: no process uses the filter any more (the sandbox is gone). A thread of its own
   // waits on the listener (Watch::own_thread): every notification's round trip skips the
   // loop's whole poll set; with sync wake-up it waits in NOTIF_RECV itself (Watch::await),
