@@ -383,19 +383,24 @@ void AppendJsonText(std::string& out, std::string_view text) {
 
 // Calendar arithmetic, not gmtime_r: glibc's first gmtime_r loads /etc/localtime (tzset), an
 // open and two reads on the path of the run's first event, which the extension's execve waits
-// behind.
+// behind. In whole seconds: a nanosecond time point near the type's limits overflows.
 std::string FormatRfc3339Micros(int64_t unix_ns) {
   using namespace std::chrono;
-  const sys_time<nanoseconds> at{nanoseconds(unix_ns)};
-  const sys_days day = floor<days>(at);  // floor: before 1970 the fraction stays positive
+  int64_t whole = unix_ns / 1'000'000'000;
+  int64_t rest = unix_ns % 1'000'000'000;
+  if (rest < 0) {  // before 1970: floor, so the fraction stays positive
+    rest += 1'000'000'000;
+    whole -= 1;
+  }
+  const sys_seconds at{seconds(whole)};
+  const sys_days day = floor<days>(at);
   const year_month_day date(day);
-  const hh_mm_ss<nanoseconds> time(at - day);
+  const hh_mm_ss<seconds> time(at - day);
   char buf[64];
   snprintf(buf, sizeof(buf), "%04d-%02u-%02uT%02d:%02d:%02d.%06dZ", static_cast<int>(date.year()),
            static_cast<unsigned>(date.month()), static_cast<unsigned>(date.day()),
            static_cast<int>(time.hours().count()), static_cast<int>(time.minutes().count()),
-           static_cast<int>(time.seconds().count()),
-           static_cast<int>(duration_cast<microseconds>(time.subseconds()).count()));
+           static_cast<int>(time.seconds().count()), static_cast<int>(rest / 1000));
   return buf;
 }
 

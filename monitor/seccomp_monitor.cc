@@ -22,10 +22,11 @@ std::optional<std::string> ReadLink(const std::string& path) {
   return std::string(buf, static_cast<size_t>(n));
 }
 
-// "Tgid:" and the last "NSpid:" field of /proc/TID/status, read into a buffer on the stack
-// rather than through an ifstream: it is on the path of every exec and exit notification
-// (the extension's own execve among them), and a stream's buffer, locale and line copies
-// cost more than the read.
+// "Tgid:" and the last "NSpid:" field of /proc/TID/status, read with plain read(2)s rather
+// than through an ifstream: it is on the path of every exec and exit notification (the
+// extension's own execve among them), and a stream's buffer, locale and line copies cost
+// more than the reads. The whole file: NSpid comes after Groups, which a user with a few
+// hundred supplementary groups grows past any fixed buffer. Only whole lines are parsed.
 struct ProcStatus {
   pid_t tgid = 0;
   std::optional<int32_t> nspid;
@@ -36,12 +37,11 @@ ProcStatus ReadStatus(pid_t tid) {
   snprintf(path, sizeof(path), "/proc/%d/status", tid);
   UniqueFd fd(open(path, O_RDONLY | O_CLOEXEC));
   if (!fd) return st;
-  char buf[4096];  // ~1.4 KB; Tgid and NSpid come in its first half
-  size_t size = 0;
-  for (ssize_t n; size < sizeof(buf) && (n = read(fd.get(), buf + size, sizeof(buf) - size)) > 0;) {
-    size += static_cast<size_t>(n);
+  std::string text;
+  char chunk[4096];  // the file is ~1.4 KB, as a rule
+  for (ssize_t n; (n = read(fd.get(), chunk, sizeof(chunk))) > 0;) {
+    text.append(chunk, static_cast<size_t>(n));
   }
-  std::string_view text(buf, size);
   auto numbers = [](std::string_view rest, auto&& each) {
     for (;;) {
       size_t start = rest.find_first_not_of(" \t");
@@ -54,10 +54,9 @@ ProcStatus ReadStatus(pid_t tid) {
       rest.remove_prefix(static_cast<size_t>(end - rest.data()));
     }
   };
-  while (!text.empty()) {
-    size_t eol = text.find('\n');
-    std::string_view line = text.substr(0, eol);
-    text.remove_prefix(eol == std::string_view::npos ? text.size() : eol + 1);
+  std::string_view rest = text;
+  for (size_t eol; (eol = rest.find('\n')) != std::string_view::npos; rest.remove_prefix(eol + 1)) {
+    std::string_view line = rest.substr(0, eol);
     if (line.starts_with("Tgid:")) numbers(line.substr(5), [&](int32_t v) { st.tgid = v; });
     // the innermost namespace comes last
     if (line.starts_with("NSpid:")) numbers(line.substr(6), [&](int32_t v) { st.nspid = v; });

@@ -295,8 +295,9 @@ void FlushToClient(Relays& r) {
 int Supervise(const SupervisorOptions& options) {
   UniqueFd signal_fd = BlockTerminationSignals();
   // The watch threads first: the seccomp listener's may have the extension's execve waiting
-  // already, and its wake-up then overlaps the relays' set-up. Its turn comes once this thread
-  // waits in poll (the lock is held from here).
+  // already, which then gets its first turn right here (Threads::FirstTurnHere); otherwise
+  // the thread's wake-up overlaps the relays' set-up. The lock is held from here until this
+  // thread waits in poll.
   std::vector<Watch> watches = options.watches;
   Threads threads(&options.after_turn);
   threads.Start(watches);

@@ -14,21 +14,24 @@
 
 namespace gander::monitor {
 
+template <class WantsIn>
+void TurnLock::GiveWay(WantsIn other_wants_in) const {
+  if (!other_wants_in()) return;
+  const auto until = std::chrono::steady_clock::now() + give_way_;
+  while (other_wants_in() && std::chrono::steady_clock::now() < until) sched_yield();
+}
+
 void TurnLock::lock() {
-  // A watch thread counts itself in before it blocks on the mutex, and out once it holds it:
-  // until then, let it run. Bounded (2 ms): a watch thread that is not scheduled at all (a
-  // host under load) holds up the loop no longer than that.
-  if (watches_waiting_.load(std::memory_order_acquire) > 0) {
-    const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(2);
-    while (watches_waiting_.load(std::memory_order_acquire) > 0 &&
-           std::chrono::steady_clock::now() < until) {
-      sched_yield();
-    }
-  }
+  // Said before waiting: a watch thread that is not counted in yet gives way from here on,
+  // and one that is has its one turn first (it counts itself out once it holds the mutex).
+  loop_waiting_.store(true, std::memory_order_release);
+  GiveWay([this] { return watches_waiting_.load(std::memory_order_acquire) > 0; });
   mutex_.lock();
+  loop_waiting_.store(false, std::memory_order_release);
 }
 
 void TurnLock::LockForWatch() {
+  GiveWay([this] { return loop_waiting_.load(std::memory_order_acquire); });
   watches_waiting_.fetch_add(1, std::memory_order_acq_rel);
   mutex_.lock();
   watches_waiting_.fetch_sub(1, std::memory_order_acq_rel);

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -23,24 +24,38 @@
 
 namespace gander::monitor {
 
-// The supervisor loop's lock, with the watch threads' turns first. A watch thread that wants
-// the lock has a notification in hand, so a process of the sandbox is blocked until its turn
-// ends; the loop's next turn has nobody waiting on it. With a plain mutex the loop wins: it
-// takes the lock again as soon as its poll returns, while the watch thread that the loop's
-// unlock woke is still being scheduled (50-150 us on this project's VM, the extension's
-// execve waiting meanwhile, in half of all starts). The loop's lock() first lets every watch
-// thread already waiting take its turn.
+// The supervisor loop's lock, taken in turns. A watch thread that wants the lock has a
+// notification in hand, so a process of the sandbox is blocked until its turn ends. With a
+// plain mutex the loop won that race: it takes the lock again as soon as its poll returns,
+// while the watch thread that the loop's unlock woke is still being scheduled (50-150 us on
+// this project's VM, the extension's execve waiting meanwhile, in half of all starts). And a
+// watch thread with the next notification already pending could take the lock back before
+// the woken loop ran, turn after turn, keeping the relay, the signals and the pidfd waiting.
+// So each side that wants the lock says so, and the other gives way for one turn: the loop
+// waits for a watch thread already counted in, a watch thread waits while the loop wants in.
+// Each gives way for `give_way` at most: a side that is not scheduled (a host under load)
+// holds the other up no longer than that, and then the plain mutex decides.
 class TurnLock {
  public:
-  // The loop's side (Lockable, for std::unique_lock): after any waiting watch thread.
+  explicit TurnLock(std::chrono::microseconds give_way = std::chrono::microseconds(500))
+      : give_way_(give_way) {}
+  // The loop's side (Lockable, for std::unique_lock).
   void lock();
   void unlock() { mutex_.unlock(); }
-  // A watch thread's side: before the loop.
+  // A watch thread's side.
   void LockForWatch();
+  // Watch threads counted in (waiting for the mutex or about to); for tests.
+  int watches_waiting() const { return watches_waiting_.load(); }
 
  private:
+  // Yields while the other side wants in (`other_wants_in()`), for give_way_ at most.
+  template <class WantsIn>
+  void GiveWay(WantsIn other_wants_in) const;
+
   std::mutex mutex_;
   std::atomic<int> watches_waiting_{0};
+  std::atomic<bool> loop_waiting_{false};
+  const std::chrono::microseconds give_way_;
 };
 
 class WatchThread {

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -95,6 +96,9 @@ TEST(FormatRfc3339Micros, UtcWithMicroseconds) {
   EXPECT_EQ(FormatRfc3339Micros(0), "1970-01-01T00:00:00.000000Z");
   EXPECT_EQ(FormatRfc3339Micros(1'700'000'000'123'456'789), "2023-11-14T22:13:20.123456Z");
   EXPECT_EQ(FormatRfc3339Micros(-1), "1969-12-31T23:59:59.999999Z");
+  // The type's ends, where a nanosecond time point would overflow.
+  EXPECT_EQ(FormatRfc3339Micros(INT64_MAX), "2262-04-11T23:47:16.854775Z");
+  EXPECT_EQ(FormatRfc3339Micros(INT64_MIN), "1677-09-21T00:12:43.145224Z");
 }
 
 Event Base() {

@@ -2,15 +2,19 @@
 #include "monitor/seccomp_monitor.h"
 
 #include <fcntl.h>
+#include <grp.h>
 #include <gtest/gtest.h>
 #include <sched.h>
 #include <seccomp.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <cstring>
 #include <map>
+#include <vector>
 
 namespace gander::monitor {
 namespace {
@@ -238,6 +242,40 @@ TEST_F(SeccompMonitorTest, SymlinksAreReadFromTheRootOpenedOnce) {
   ASSERT_EQ(events.size(), 3u);  // the link to ~/.ssh each time; the plain file is no news
   EXPECT_EQ(File(events[2]).path, "/home/u/.ssh/id_rsa");
   EXPECT_EQ(File(events[2]).path_class, events::PathClass::kDenied);
+}
+
+// The real /proc: a process's NSpid is read past a Groups line longer than any fixed buffer
+// (a user with thousands of supplementary groups), the innermost value of it (a process that
+// is pid 1 in a pid namespace of its own). Root only: setgroups and CLONE_NEWPID.
+TEST(ProcfsProcesses, IdentifyReadsNSpidPastALongGroupsLine) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root (setgroups, CLONE_NEWPID)";
+  int ready[2];
+  ASSERT_EQ(pipe2(ready, O_CLOEXEC), 0);
+  pid_t parent = fork();
+  ASSERT_GE(parent, 0);
+  if (parent == 0) {
+    std::vector<gid_t> groups(4000);
+    for (size_t i = 0; i < groups.size(); ++i) groups[i] = static_cast<gid_t>(100000 + i);
+    if (setgroups(groups.size(), groups.data()) != 0 || unshare(CLONE_NEWPID) != 0) _exit(1);
+    pid_t inner = fork();
+    if (inner == 0) {
+      pause();
+      _exit(0);
+    }
+    if (inner < 0 || write(ready[1], &inner, sizeof(inner)) != sizeof(inner)) _exit(1);
+    waitpid(inner, nullptr, 0);
+    _exit(0);
+  }
+  close(ready[1]);
+  pid_t inner = 0;
+  ASSERT_EQ(read(ready[0], &inner, sizeof(inner)), static_cast<ssize_t>(sizeof(inner)));
+  close(ready[0]);
+  ProcfsProcesses processes;
+  ProcessIdentity id = processes.Identify(inner);
+  kill(inner, SIGKILL);
+  waitpid(parent, nullptr, 0);
+  EXPECT_EQ(id.pid, inner);
+  EXPECT_EQ(id.sandbox_pid, 1);
 }
 
 // The real /proc: a link read from the open root is the link read through /proc/TID/root,
