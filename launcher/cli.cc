@@ -432,6 +432,17 @@ int Main(int argc, char** argv) {
   if (argc == 3 && std::string(argv[1]) == "mcp" && std::string(argv[2]) == "exec") {
     return mcp::ExecutorMain();
   }
+  // `gander -- CMD ARGS` is `gander run -- CMD ARGS`: the form other sandboxes' users type
+  // first (bwrap, firejail, srt all take the command after their options).
+  std::vector<char*> with_run;
+  if (argc >= 3 && std::string_view(argv[1]) == "--") {
+    static char run_word[] = "run";
+    with_run.assign(argv, argv + argc);
+    with_run.insert(with_run.begin() + 1, run_word);
+    with_run.push_back(nullptr);
+    argc += 1;
+    argv = with_run.data();
+  }
   CLI::App app{"gander: runs an MCP stdio extension in its own sandbox and reports what it did"};
   app.name("gander");  // in usage lines and man pages, whatever path gander was run by
   app.require_subcommand(1);

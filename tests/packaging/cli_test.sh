@@ -83,8 +83,13 @@ for _ in $(seq 100); do [ -S "$XDG_RUNTIME_DIR/gander/collector.sock" ] && break
 if json_ok "$world/status.json" 'e=[x for x in d["extensions"] if x["name"]=="cli-json"][0]; assert e["starts"]==1 and e["exits"].get("clean")==1, e'; then
   ok "status --json shows the run with its exit"
 else
-  bad "status --json: $(head -c 400 "$world/status.json") $(cat "$world/err")"
+  bad "status --json: $(head -c 400 "$world/status.json") $(cat "$world/err") collector: $(tail -3 "$world/collector.err")"
 fi
+
+# `gander -- CMD` is `gander run -- CMD` (after the status check: a run's default collector
+# use would start one in this world's runtime directory, where the private one must be first).
+expect "gander -- CMD is gander run -- CMD" 3 "" "" -- -- /bin/sh -c 'exit 3'
+expect "gander -- with no command: exit 2" 2 "" "" -- --
 
 # GANDER_LOG_LEVEL is --log-level's environment form; the option wins.
 GANDER_LOG_LEVEL=debug "$GANDER" run --collector off -- /bin/true 2>"$world/err" >/dev/null
