@@ -26,6 +26,20 @@ std::optional<std::string> RealPath(const std::string& path) {
   return std::string(buf);
 }
 
+std::optional<std::string> ReadFile(const std::string& path, size_t limit, int flags) {
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | flags);
+  if (fd < 0) return std::nullopt;
+  std::string out;
+  char buf[8192];
+  ssize_t n;
+  while ((n = read(fd, buf, sizeof buf)) > 0 && out.size() <= limit) {
+    out.append(buf, static_cast<size_t>(n));
+  }
+  close(fd);
+  if (n != 0 || out.size() > limit) return std::nullopt;
+  return out;
+}
+
 Status WriteFile(const std::string& path, const std::string& text, mode_t mode) {
   int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
   if (fd < 0) return ErrnoError("open " + path);

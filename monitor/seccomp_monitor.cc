@@ -12,6 +12,8 @@
 #include <cstdlib>
 #include <utility>
 
+#include "common/path.h"
+
 namespace gander::monitor {
 namespace {
 
@@ -22,11 +24,11 @@ std::optional<std::string> ReadLink(const std::string& path) {
   return std::string(buf, static_cast<size_t>(n));
 }
 
-// "Tgid:" and the last "NSpid:" field of /proc/TID/status, read with plain read(2)s rather
-// than through an ifstream: it is on the path of every exec and exit notification (the
-// extension's own execve among them), and a stream's buffer, locale and line copies cost
-// more than the reads. The whole file: NSpid comes after Groups, which a user with a few
-// hundred supplementary groups grows past any fixed buffer. Only whole lines are parsed.
+// "Tgid:" and the last "NSpid:" field of /proc/TID/status, read with plain read(2)s
+// (ReadFile) rather than through an ifstream: it is on the path of every exec and exit notification
+// (the extension's own execve among them), and a stream's buffer, locale and line copies cost more
+// than the reads. The whole file: NSpid comes after Groups, which a user with a few hundred
+// supplementary groups grows past any fixed buffer. Only whole lines are parsed.
 struct ProcStatus {
   pid_t tgid = 0;
   std::optional<int32_t> nspid;
@@ -35,13 +37,7 @@ ProcStatus ReadStatus(pid_t tid) {
   ProcStatus st;
   char path[32];
   snprintf(path, sizeof(path), "/proc/%d/status", tid);
-  UniqueFd fd(open(path, O_RDONLY | O_CLOEXEC));
-  if (!fd) return st;
-  std::string text;
-  char chunk[4096];  // the file is ~1.4 KB, as a rule
-  for (ssize_t n; (n = read(fd.get(), chunk, sizeof(chunk))) > 0;) {
-    text.append(chunk, static_cast<size_t>(n));
-  }
+  const std::string text = ReadFile(path).value_or("");
   auto numbers = [](std::string_view rest, auto&& each) {
     for (;;) {
       size_t start = rest.find_first_not_of(" \t");

@@ -12,11 +12,11 @@
 #include <atomic>
 #include <cerrno>
 #include <cstring>
-#include <fstream>
 #include <sstream>
 
 #include "common/clock.h"
 #include "common/enum_names.h"
+#include "common/path.h"
 #include "common/unique_fd.h"
 
 namespace gander::sandbox {
@@ -24,12 +24,7 @@ namespace {
 
 constexpr const char* kRunPrefix = "gander-run-";
 
-std::string ReadText(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
+std::string ReadText(const std::string& path) { return ReadFile(path).value_or(""); }
 
 bool HasWord(const std::string& text, const std::string& word) {
   std::istringstream in(text);

@@ -1,26 +1,21 @@
 #include "sandbox/cgroup_view.h"
 
-#include <fstream>
 #include <set>
-#include <sstream>
 
+#include "common/path.h"
+#include "common/split.h"
 #include "sandbox/filesystem_plan.h"
 
 namespace gander::sandbox {
 namespace {
 
-std::vector<std::string> Split(const std::string& text, char sep) {
+// The pieces between separators; a separator at the end adds no empty last piece.
+std::vector<std::string> Split(std::string_view text, char sep) {
   std::vector<std::string> out;
-  std::istringstream in(text);
-  for (std::string item; std::getline(in, item, sep);) out.push_back(item);
+  for (SplitView pieces(text, sep); auto piece = pieces.Next();) {
+    if (!piece->empty() || pieces.more()) out.emplace_back(*piece);
+  }
   return out;
-}
-
-std::string ReadAll(const char* path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
 }
 
 // mountinfo escapes blanks as octal (\040); cgroup mountpoints never need them, so a path
@@ -59,9 +54,11 @@ std::vector<CgroupMount> ParseCgroupMounts(const std::string& mountinfo,
   }
   std::vector<CgroupMount> out;
   std::set<std::string> seen;
-  for (const std::string& line : Split(mountinfo, '\n')) {
+  for (SplitView lines(mountinfo, '\n'); auto line = lines.Next();) {
     // ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTIONS [OPTIONAL...] - FSTYPE SOURCE SUPER_OPTIONS
-    std::vector<std::string> f = Split(line, ' ');
+    // Blanks in a field are escaped (\040): " - " is only ever the separator.
+    if (line->find(" - cgroup") == std::string_view::npos) continue;
+    std::vector<std::string> f = Split(*line, ' ');
     size_t dash = 0;
     while (dash < f.size() && f[dash] != "-") ++dash;
     if (dash < 5 || dash + 3 >= f.size()) continue;
@@ -94,7 +91,8 @@ std::vector<CgroupMount> ParseCgroupMounts(const std::string& mountinfo,
 }
 
 std::vector<CgroupMount> HostCgroupMounts() {
-  return ParseCgroupMounts(ReadAll("/proc/self/mountinfo"), ReadAll("/proc/self/cgroup"));
+  return ParseCgroupMounts(ReadFile("/proc/self/mountinfo").value_or(""),
+                           ReadFile("/proc/self/cgroup").value_or(""));
 }
 
 std::vector<std::string> CgroupReadPaths(const std::vector<CgroupMount>& mounts,

@@ -13,9 +13,9 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 
 #include "common/enum_names.h"
+#include "common/path.h"
 #include "sandbox/landlock.h"
 
 namespace gander::sandbox {
@@ -24,10 +24,9 @@ namespace {
 constexpr const char* kLevelNames[] = {"basic", "seccomp", "landlock", "full"};
 
 std::optional<std::string> ReadSysctl(const char* path) {
-  std::ifstream in(path);
-  std::string value;
-  if (!in || !std::getline(in, value)) return std::nullopt;
-  return value;
+  std::optional<std::string> text = ReadFile(path);
+  if (!text || text->empty()) return std::nullopt;
+  return text->substr(0, text->find('\n'));  // the first line
 }
 
 bool WriteSelf(const char* path, const std::string& text) {

@@ -68,16 +68,12 @@ bool ValidHead(const std::string& dir) {
   return hex >= 40;
 }
 
+// A file the sandbox may have written: no link followed, no FIFO waited on.
 bool ReadAll(const std::string& path, std::string& out, size_t limit) {
-  int fd = open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-  if (fd < 0) return false;
-  char buf[8192];
-  ssize_t n;
-  while ((n = read(fd, buf, sizeof buf)) > 0 && out.size() <= limit) {
-    out.append(buf, static_cast<size_t>(n));
-  }
-  close(fd);
-  return n == 0 && out.size() <= limit;
+  std::optional<std::string> text = ReadFile(path, limit, O_NOFOLLOW | O_NONBLOCK);
+  if (!text) return false;
+  out = std::move(*text);
+  return true;
 }
 
 // The gitdir a `.git` file names, when it lies inside the workspace (one outside is not the

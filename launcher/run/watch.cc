@@ -9,10 +9,9 @@
 
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 
 #include "common/background_close.h"
+#include "common/path.h"
 #include "launcher/run/sinks.h"
 #include "monitor/watch_thread.h"
 #include "policies/parser.h"
@@ -74,14 +73,8 @@ std::unique_ptr<network::Egress> MakeEgress(const Prepared& p, sandbox::SandboxP
                      p.name, policies::FormatMark(rule.mark));
       }
     }
-    std::ifstream resolv_conf("/etc/resolv.conf");
-    std::stringstream text;
-    text << resolv_conf.rdbuf();
-    config.nameservers = network::ParseNameservers(text.str());
-    std::ifstream hosts("/etc/hosts");
-    std::stringstream hosts_text;
-    hosts_text << hosts.rdbuf();
-    config.hosts_file = network::ParseHostsFile(hosts_text.str());
+    config.nameservers = network::ParseNameservers(ReadFile("/etc/resolv.conf").value_or(""));
+    config.hosts_file = network::ParseHostsFile(ReadFile("/etc/hosts").value_or(""));
   }
   return std::make_unique<network::Egress>(std::move(config), unotify, memory, queue);
 }

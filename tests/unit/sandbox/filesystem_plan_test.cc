@@ -319,6 +319,19 @@ TEST(CgroupView, ParsesHierarchiesAndTheOwnDirectory) {
   EXPECT_EQ(mounts[4].own_dir, "/sys/fs/cgroup/unified/job");
 }
 
+// Only a line whose filesystem type (after " - ") is cgroup or cgroup2 counts: a mountpoint
+// that spells " - cgroup" is escaped in mountinfo (\040), and the last line may lack its '\n'.
+TEST(CgroupView, OnlyTheTypeAfterTheSeparatorCounts) {
+  const std::string mountinfo =
+      "41 25 0:37 / /mnt/x\\040-\\040cgroup rw - tmpfs tmpfs rw\n"
+      "42 25 0:38 / /sys/fs/cgroup/tmp\\040-\\040cgroup rw - tmpfs cgroup rw,memory\n"
+      "36 30 0:32 / /sys/fs/cgroup/memory rw,relatime shared:1 master:2 - cgroup cgroup rw,memory";
+  auto mounts = ParseCgroupMounts(mountinfo, "3:memory:/job");
+  ASSERT_EQ(mounts.size(), 1u);
+  EXPECT_EQ(mounts[0].mountpoint, "/sys/fs/cgroup/memory");
+  EXPECT_EQ(mounts[0].own_dir, "/sys/fs/cgroup/memory/job");
+}
+
 TEST(FilesystemPlan, GrantsInsideDeniedPathsAreDropped) {
   FakeHost host = DebianHost();
   auto policy = DefaultLike("/home/u/proj");
